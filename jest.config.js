@@ -1,0 +1,28 @@
+// Native ESM under jest: run with --experimental-vm-modules (see package.json scripts),
+// transform TypeScript with SWC to ES modules, and map NodeNext-style "./x.js" imports back to "./x.ts".
+const swc = [
+  "@swc/jest",
+  {
+    jsc: { parser: { syntax: "typescript" }, target: "es2022" },
+    module: { type: "es6" },
+  },
+];
+
+const common = {
+  extensionsToTreatAsEsm: [".ts"],
+  transform: { "^.+\\.ts$": swc },
+  moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
+  testEnvironment: "node",
+};
+
+/** @type {import('jest').Config} */
+export default {
+  projects: [
+    { ...common, displayName: "unit", testMatch: ["<rootDir>/test/unit/**/*.test.ts"] },
+    {
+      ...common,
+      displayName: "integration",
+      testMatch: ["<rootDir>/test/integration/**/*.test.ts"],
+    },
+  ],
+};

@@ -1,0 +1,46 @@
+/**
+ * The contract between a function (functions/<name>/) and the runtime (shared/runtime).
+ * A function is data: a name and a handler. The runtime owns HTTP, logging, metrics and the
+ * outcome -> reply mapping, so handlers never see express.
+ */
+import type { IntakeEvent } from "../events/types.js";
+import type { Outcome } from "./outcome.js";
+
+/** Counts outbound calls made while handling one event; logged with the reply and exported as metrics. */
+export interface CallCounters {
+  api: number;
+  cnf: number;
+}
+
+/** Minimal structured logger (pino-compatible subset); every line carries the event's correlation id. */
+export interface Log {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+  debug(fields: Record<string, unknown>, message: string): void;
+}
+
+export interface HandlerContext {
+  readonly correlationId: string;
+  readonly log: Log;
+  readonly calls: CallCounters;
+  /** Aborted when the runtime shuts down or the request is abandoned. */
+  readonly signal: AbortSignal;
+}
+
+/** A CloudEvent-triggered function: reconcile-rule, on-deployment-ready, egress-group-sync. */
+export interface EventFunction {
+  readonly name: string;
+  readonly kind: "event";
+  handle(event: IntakeEvent, ctx: HandlerContext): Promise<Outcome>;
+}
+
+/** A JSON request/response function that is not a CloudEvent sink: validate-admission (AdmissionReview). */
+export interface JsonFunction {
+  readonly name: string;
+  readonly kind: "json";
+  /** Returns the HTTP status and JSON body. Malformed input is answered by the function itself. */
+  handle(body: unknown, ctx: HandlerContext): Promise<{ status: number; body: unknown }>;
+}
+
+export type SdewanFunction = EventFunction | JsonFunction;

@@ -1,0 +1,50 @@
+/**
+ * The closed vocabulary of handler outcomes and the one table that maps each to an HTTP reply
+ * and a status condition. Handlers never throw for expected failures: they return an Outcome.
+ * Unknown exceptions are caught by the runtime and treated as `retry` with a 500 + error id.
+ */
+
+export type Outcome =
+  /** The work is done, or there was nothing to do. `result` reads as a sentence fragment ("created", "unchanged"). */
+  | { readonly kind: "done"; readonly result: string }
+  /** Try again later: CNF not ready, CNF/API error after the short in-process retry, conflict storm. */
+  | { readonly kind: "retry"; readonly reason: string; readonly retryAfterSeconds: number }
+  /** The object can never be applied as it is; recorded as Stalled on its status. Not redelivered. */
+  | { readonly kind: "permanent"; readonly code: string; readonly reason: string }
+  /** The event itself is unusable (bad JSON, unknown type, missing fields). Not redelivered. */
+  | { readonly kind: "malformed"; readonly code: string; readonly reason: string };
+
+export type OutcomeKind = Outcome["kind"];
+
+export interface OutcomeReply {
+  readonly httpStatus: number;
+  /** Condition type written on the object's status, when the outcome concerns an object. */
+  readonly condition: "Ready" | "Reconciling" | "Stalled" | null;
+  /** Whether the delivery layer (Knative Trigger, connector) redelivers the event. */
+  readonly redelivered: boolean;
+}
+
+/** DESIGN.md section 5, as one table. docs and the outcome test read from here. */
+export const OUTCOME_TABLE: Readonly<Record<OutcomeKind, OutcomeReply>> = {
+  done: { httpStatus: 202, condition: "Ready", redelivered: false },
+  retry: { httpStatus: 503, condition: "Reconciling", redelivered: true },
+  permanent: { httpStatus: 422, condition: "Stalled", redelivered: false },
+  malformed: { httpStatus: 400, condition: null, redelivered: false },
+};
+
+export const done = (result: string): Outcome => ({ kind: "done", result });
+export const retryLater = (reason: string, retryAfterSeconds = 5): Outcome => ({
+  kind: "retry",
+  reason,
+  retryAfterSeconds,
+});
+export const permanent = (code: string, reason: string): Outcome => ({
+  kind: "permanent",
+  code,
+  reason,
+});
+export const malformed = (code: string, reason: string): Outcome => ({
+  kind: "malformed",
+  code,
+  reason,
+});
