@@ -1,0 +1,309 @@
+/**
+ * Pure planning of what a rule's status, finalizer and outcome become, from the CNF's situation
+ * and what happened on each ready pod. One table of cases for reconcile-rule and
+ * on-deployment-ready alike; no I/O.
+ */
+import { done, permanent, retryLater, type Outcome } from "../runtime/outcome.js";
+
+export type ConditionType = "Ready" | "Reconciling" | "Stalled";
+
+export interface Condition {
+  readonly type: ConditionType;
+  readonly status: "True" | "False";
+  readonly reason: string;
+  readonly message: string;
+  readonly lastTransitionTime: string;
+  readonly observedGeneration?: number;
+}
+
+/** DESIGN.md section 3: the status of every rule kind. */
+export interface RuleStatus {
+  readonly appliedVersion?: string;
+  readonly appliedGeneration?: number;
+  readonly appliedTime?: string;
+  readonly inSync?: boolean;
+  readonly observedGeneration?: number;
+  readonly conditions?: readonly Condition[];
+  readonly message?: string;
+}
+
+/** The rule as observed on the API server (only what planning needs). */
+export interface ObservedRule {
+  readonly key: string;
+  readonly generation: number;
+  readonly resourceVersion: string;
+  readonly deleting: boolean;
+  readonly hasFinalizer: boolean;
+  readonly status: RuleStatus | undefined;
+}
+
+/** The CNF Deployment of the rule's purpose in the rule's namespace, as found. */
+export type CnfSituation =
+  | { readonly kind: "none"; readonly purpose: string; readonly namespace: string }
+  | { readonly kind: "conflict"; readonly deployments: readonly string[] }
+  | {
+      readonly kind: "found";
+      readonly deployment: string;
+      readonly readyPods: number;
+      readonly expectedPods: number;
+    };
+
+export type FailureClass = "transient" | "dependency" | "invalid";
+
+export interface WriteFailure {
+  readonly class: FailureClass;
+  readonly pod: string;
+  readonly message: string;
+}
+
+/** What happened to one rule on one ready pod. */
+export type PodRuleResult =
+  | { readonly kind: "held"; readonly changed: boolean }
+  | { readonly kind: "failed"; readonly failure: WriteFailure };
+
+export interface RulePlanInput {
+  readonly rule: ObservedRule;
+  readonly cnf: CnfSituation;
+  /** One entry per ready pod; empty when the CNF has no ready pod. */
+  readonly podResults: readonly PodRuleResult[];
+  /** A reason the rule can never be applied as written (bad network name, name collision...). */
+  readonly unappliable?: { readonly code: string; readonly message: string };
+  /** How to answer while waiting for CNF pods: reconcile-rule retries, a CNF-wide sync is done. */
+  readonly whileWaiting: "retry" | "done";
+  readonly now: string;
+}
+
+export type FinalizerAction = "add" | "remove" | "keep";
+
+export interface RuleDecision {
+  /** The status to write, or null when the stored one already says the same. */
+  readonly status: RuleStatus | null;
+  readonly finalizer: FinalizerAction;
+  readonly outcome: Outcome;
+  /** Sentence fragment for logs: "created", "unchanged", "waiting for CNF"... */
+  readonly result: string;
+}
+
+const RETRY_SECONDS = 5;
+
+interface Verdict {
+  readonly condition: { type: ConditionType; reason: string; message: string };
+  readonly inSync: boolean;
+  readonly applied: boolean;
+  readonly finalizer: FinalizerAction;
+  readonly outcome: Outcome;
+  readonly result: string;
+}
+
+function waiting(input: RulePlanInput, reason: string, message: string): Verdict {
+  const outcome =
+    input.whileWaiting === "retry" ? retryLater(message, RETRY_SECONDS) : done("waiting for CNF");
+  return {
+    condition: { type: "Reconciling", reason, message },
+    inSync: false,
+    applied: false,
+    finalizer: "keep",
+    outcome,
+    result: "waiting for CNF",
+  };
+}
+
+function stalled(code: string, message: string): Verdict {
+  return {
+    condition: { type: "Stalled", reason: code, message },
+    inSync: false,
+    applied: false,
+    finalizer: "keep",
+    outcome: permanent(code, message),
+    result: "stalled",
+  };
+}
+
+function podsMessage(deployment: string, ready: number, expected: number): string {
+  return `CNF ${deployment} has ${ready}/${expected} pods ready`;
+}
+
+/** The first failure by severity: invalid beats dependency beats transient. */
+function worstFailure(results: readonly PodRuleResult[]): WriteFailure | undefined {
+  const order: FailureClass[] = ["invalid", "dependency", "transient"];
+  const failures = results.flatMap((r) => (r.kind === "failed" ? [r.failure] : []));
+  for (const cls of order) {
+    const found = failures.find((f) => f.class === cls);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function failureVerdict(input: RulePlanInput, failure: WriteFailure): Verdict {
+  const where = `on pod ${failure.pod}`;
+  if (failure.class === "invalid" && !input.rule.deleting) {
+    return stalled("CNFRejected", `CNF rejected the rule ${where}: ${failure.message}`);
+  }
+  const reason = failure.class === "dependency" ? "DependencyMissing" : "CNFError";
+  const message = `${failure.message} (${where}); will retry`;
+  return {
+    condition: { type: "Reconciling", reason, message },
+    inSync: false,
+    applied: false,
+    finalizer: "keep",
+    outcome: retryLater(message, RETRY_SECONDS),
+    result: "failed",
+  };
+}
+
+function changedResult(input: RulePlanInput): string {
+  const changed = input.podResults.some((r) => r.kind === "held" && r.changed);
+  if (!changed) return "unchanged";
+  if (input.rule.deleting) return "deleted";
+  return input.rule.status?.appliedGeneration === undefined ? "created" : "updated";
+}
+
+function readyVerdict(input: RulePlanInput, deployment: string, allPods: boolean): Verdict {
+  const { rule } = input;
+  const result = changedResult(input);
+  const ready = input.podResults.length;
+  if (!allPods) {
+    // Applied where we could; the next readiness change (or resync) finishes the job.
+    const message = `${podsMessage(deployment, ready, expectedOf(input))}; ${
+      rule.deleting ? "deleted" : "applied"
+    } on the ready pods`;
+    return { ...waiting(input, "PodsNotReady", message), result };
+  }
+  if (rule.deleting) {
+    const message = `removed from all ${ready} pods of CNF ${deployment}`;
+    const condition = { type: "Reconciling" as const, reason: "Deleted", message };
+    return {
+      condition,
+      inSync: false,
+      applied: false,
+      finalizer: "remove",
+      outcome: done(result),
+      result,
+    };
+  }
+  const drift = result === "updated" && rule.status?.appliedGeneration === rule.generation;
+  const message = `applied on all ${ready} pods of CNF ${deployment}`;
+  return {
+    condition: { type: "Ready", reason: drift ? "DriftRepaired" : "Applied", message },
+    inSync: true,
+    applied: true,
+    finalizer: rule.hasFinalizer ? "keep" : "add",
+    outcome: done(result),
+    result,
+  };
+}
+
+function expectedOf(input: RulePlanInput): number {
+  return input.cnf.kind === "found" ? input.cnf.expectedPods : 0;
+}
+
+function verdictFor(input: RulePlanInput): Verdict {
+  const { rule, cnf } = input;
+  if (cnf.kind === "none") {
+    const message = `no CNF Deployment with sdewanPurpose=${cnf.purpose} in namespace ${cnf.namespace}`;
+    return {
+      condition: { type: "Reconciling", reason: "NoCNF", message },
+      inSync: false,
+      applied: false,
+      finalizer: rule.deleting ? "remove" : "keep",
+      outcome: done(rule.deleting ? "released (no CNF)" : "no CNF"),
+      result: "no CNF",
+    };
+  }
+  if (cnf.kind === "conflict") {
+    return stalled(
+      "MultipleCNFs",
+      `more than one CNF Deployment for this purpose in the namespace (${cnf.deployments.join(", ")}); keep one`,
+    );
+  }
+  if (input.unappliable && !rule.deleting) {
+    return stalled(input.unappliable.code, input.unappliable.message);
+  }
+  if (cnf.readyPods === 0 || input.podResults.length === 0) {
+    return waiting(
+      input,
+      "CNFNotReady",
+      podsMessage(cnf.deployment, cnf.readyPods, cnf.expectedPods),
+    );
+  }
+  const failure = worstFailure(input.podResults);
+  if (failure) return failureVerdict(input, failure);
+  return readyVerdict(input, cnf.deployment, cnf.readyPods >= cnf.expectedPods);
+}
+
+function sameCondition(
+  a: Condition | undefined,
+  type: ConditionType,
+  reason: string,
+  message: string,
+): boolean {
+  return (
+    a !== undefined &&
+    a.type === type &&
+    a.status === "True" &&
+    a.reason === reason &&
+    a.message === message
+  );
+}
+
+function nextStatus(input: RulePlanInput, verdict: Verdict): RuleStatus {
+  const { rule, now } = input;
+  const old = rule.status ?? {};
+  const { type, reason, message } = verdict.condition;
+  const previous = old.conditions?.find((c) => c.type === type);
+  const condition: Condition = {
+    type,
+    status: "True",
+    reason,
+    message,
+    // Unchanged conditions keep their transition time, so a repeat event writes nothing.
+    lastTransitionTime: sameCondition(previous, type, reason, message)
+      ? (previous as Condition).lastTransitionTime
+      : now,
+    observedGeneration: rule.generation,
+  };
+  const status: RuleStatus = {
+    inSync: verdict.inSync,
+    observedGeneration: rule.generation,
+    conditions: [condition],
+    message,
+  };
+  if (!verdict.applied) return status;
+  const sameApply = old.inSync === true && old.appliedGeneration === rule.generation;
+  return {
+    ...status,
+    appliedVersion: sameApply && old.appliedVersion ? old.appliedVersion : rule.resourceVersion,
+    appliedGeneration: rule.generation,
+    appliedTime: sameApply && old.appliedTime ? old.appliedTime : now,
+  };
+}
+
+/** Deep equality of two plain JSON values (status objects). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  if (ka.length !== kb.length) return false;
+  return ka.every((k) =>
+    jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+  );
+}
+
+/** Decides status, finalizer and outcome for one rule. */
+export function planRuleDecision(input: RulePlanInput): RuleDecision {
+  const verdict = verdictFor(input);
+  const finalizer =
+    verdict.finalizer === "remove" && !input.rule.hasFinalizer ? "keep" : verdict.finalizer;
+  // A rule on its way out needs no status: it disappears once the finalizer goes.
+  const leaving = finalizer === "remove" || (input.rule.deleting && !input.rule.hasFinalizer);
+  const status = leaving ? null : nextStatus(input, verdict);
+  const unchanged = status === null || jsonEqual(status, input.rule.status ?? {});
+  return {
+    status: unchanged ? null : status,
+    finalizer,
+    outcome: verdict.outcome,
+    result: verdict.result,
+  };
+}

@@ -1,0 +1,210 @@
+import {
+  planRuleDecision,
+  type CnfSituation,
+  type ObservedRule,
+  type PodRuleResult,
+  type RulePlanInput,
+} from "../../../shared/sync/plan-status.js";
+
+const NOW = "2026-11-21T12:00:00Z";
+const LATER = "2026-11-21T12:05:00Z";
+
+const rule = (over: Partial<ObservedRule> = {}): ObservedRule => ({
+  key: "Mwan3Rule/r1",
+  generation: 1,
+  resourceVersion: "100",
+  deleting: false,
+  hasFinalizer: false,
+  status: undefined,
+  ...over,
+});
+const cnf = (ready: number, expected = 2): CnfSituation => ({
+  kind: "found",
+  deployment: "cnf-1",
+  readyPods: ready,
+  expectedPods: expected,
+});
+const held = (changed: boolean): PodRuleResult => ({ kind: "held", changed });
+const failed = (cls: "transient" | "dependency" | "invalid", message = "boom"): PodRuleResult => ({
+  kind: "failed",
+  failure: { class: cls, pod: "cnf-1-a", message },
+});
+
+function decide(over: Partial<RulePlanInput>) {
+  return planRuleDecision({
+    rule: rule(),
+    cnf: cnf(2),
+    podResults: [held(true), held(true)],
+    whileWaiting: "retry",
+    now: NOW,
+    ...over,
+  });
+}
+
+describe("planRuleDecision for a live rule", () => {
+  it("first apply on every pod: inSync, applied fields, finalizer added, 'created'", () => {
+    const d = decide({});
+    expect(d.outcome).toEqual({ kind: "done", result: "created" });
+    expect(d.finalizer).toBe("add");
+    expect(d.status).toMatchObject({
+      inSync: true,
+      appliedVersion: "100",
+      appliedGeneration: 1,
+      appliedTime: NOW,
+      observedGeneration: 1,
+    });
+    expect(d.status?.conditions?.[0]).toMatchObject({ type: "Ready", reason: "Applied" });
+  });
+
+  it("an unchanged re-delivery writes no status and keeps the finalizer", () => {
+    const first = decide({});
+    const again = decide({
+      rule: rule({ hasFinalizer: true, resourceVersion: "105", status: first.status! }),
+      podResults: [held(false), held(false)],
+      now: LATER,
+    });
+    expect(again.status).toBeNull();
+    expect(again.finalizer).toBe("keep");
+    expect(again.outcome).toEqual({ kind: "done", result: "unchanged" });
+  });
+
+  it("an object changed behind our back is repaired and says so", () => {
+    const first = decide({});
+    const d = decide({
+      rule: rule({ hasFinalizer: true, status: first.status! }),
+      podResults: [held(true), held(false)],
+      now: LATER,
+    });
+    expect(d.status?.conditions?.[0]).toMatchObject({ reason: "DriftRepaired" });
+    expect(d.status?.appliedTime).toBe(NOW);
+  });
+
+  it("a new generation updates appliedGeneration, appliedVersion and appliedTime", () => {
+    const first = decide({});
+    const d = decide({
+      rule: rule({
+        generation: 2,
+        resourceVersion: "200",
+        hasFinalizer: true,
+        status: first.status!,
+      }),
+      now: LATER,
+    });
+    expect(d.outcome).toEqual({ kind: "done", result: "updated" });
+    expect(d.status).toMatchObject({
+      appliedGeneration: 2,
+      appliedVersion: "200",
+      appliedTime: LATER,
+    });
+  });
+
+  it.each([
+    ["reconcile-rule retries", "retry" as const, "retry"],
+    ["a CNF-wide sync is done and waits for the readiness event", "done" as const, "done"],
+  ])(
+    "CNF with no ready pod: %s, inSync false, appliedVersion cleared",
+    (_t, whileWaiting, kind) => {
+      const applied = decide({}).status!;
+      const d = decide({
+        rule: rule({ hasFinalizer: true, status: applied }),
+        cnf: cnf(0),
+        podResults: [],
+        whileWaiting,
+      });
+      expect(d.outcome.kind).toBe(kind);
+      expect(d.status?.inSync).toBe(false);
+      expect(d.status?.appliedVersion).toBeUndefined();
+      expect(d.status?.message).toBe("CNF cnf-1 has 0/2 pods ready");
+      expect(d.finalizer).toBe("keep");
+    },
+  );
+
+  it("1 of 2 pods ready: applied on the ready pod, inSync false, message says 1/2", () => {
+    const d = decide({ cnf: cnf(1), podResults: [held(true)], whileWaiting: "done" });
+    expect(d.status?.inSync).toBe(false);
+    expect(d.status?.message).toContain("CNF cnf-1 has 1/2 pods ready");
+    expect(d.outcome.kind).toBe("done");
+  });
+
+  it("no CNF: 202 and a status that says which Deployment is missing", () => {
+    const d = decide({ cnf: { kind: "none", purpose: "cnf1", namespace: "ns" }, podResults: [] });
+    expect(d.outcome.kind).toBe("done");
+    expect(d.status?.message).toBe("no CNF Deployment with sdewanPurpose=cnf1 in namespace ns");
+  });
+
+  it("two CNF Deployments for one purpose: Stalled, 422", () => {
+    const d = decide({ cnf: { kind: "conflict", deployments: ["a", "b"] }, podResults: [] });
+    expect(d.outcome).toMatchObject({ kind: "permanent", code: "MultipleCNFs" });
+    expect(d.status?.conditions?.[0]).toMatchObject({ type: "Stalled", reason: "MultipleCNFs" });
+  });
+
+  it.each([
+    [
+      "a missing dependency retries with the reason",
+      failed("dependency", "policy balance1 missing on CNF"),
+      "retry",
+      "DependencyMissing",
+    ],
+    ["a CNF 5xx retries", failed("transient"), "retry", "CNFError"],
+    [
+      "a spec the CNF rejects is Stalled, never retried",
+      failed("invalid"),
+      "permanent",
+      "CNFRejected",
+    ],
+  ])("%s", (_t, result, kind, reason) => {
+    const d = decide({ podResults: [held(true), result] });
+    expect(d.outcome.kind).toBe(kind);
+    expect(d.status?.conditions?.[0]?.reason).toBe(reason);
+    expect(d.status?.inSync).toBe(false);
+    expect(d.finalizer).toBe("keep");
+  });
+
+  it("an unappliable spec is Stalled with its own code", () => {
+    const d = decide({
+      unappliable: {
+        code: "UnknownNetwork",
+        message: "network ovn-x is not in the CNF annotation",
+      },
+      podResults: [],
+    });
+    expect(d.outcome).toMatchObject({ kind: "permanent", code: "UnknownNetwork" });
+  });
+});
+
+describe("planRuleDecision for a rule being deleted", () => {
+  const deleting = rule({ deleting: true, hasFinalizer: true });
+
+  it("gone from every pod: finalizer removed, no status write", () => {
+    const d = decide({ rule: deleting });
+    expect(d.finalizer).toBe("remove");
+    expect(d.status).toBeNull();
+    expect(d.outcome).toEqual({ kind: "done", result: "deleted" });
+  });
+
+  it("no CNF: finalizer removed", () => {
+    const d = decide({
+      rule: deleting,
+      cnf: { kind: "none", purpose: "p", namespace: "n" },
+      podResults: [],
+    });
+    expect(d.finalizer).toBe("remove");
+  });
+
+  it("CNF not ready: finalizer kept, 503", () => {
+    const d = decide({ rule: deleting, cnf: cnf(0), podResults: [] });
+    expect(d.finalizer).toBe("keep");
+    expect(d.outcome.kind).toBe("retry");
+  });
+
+  it("only some pods ready: finalizer kept until every pod is clean", () => {
+    const d = decide({ rule: deleting, cnf: cnf(1), podResults: [held(true)] });
+    expect(d.finalizer).toBe("keep");
+  });
+
+  it("a CNF error while deleting retries instead of stalling", () => {
+    const d = decide({ rule: deleting, podResults: [failed("invalid", "zone z1 is used")] });
+    expect(d.outcome.kind).toBe("retry");
+    expect(d.finalizer).toBe("keep");
+  });
+});
