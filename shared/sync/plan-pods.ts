@@ -1,0 +1,60 @@
+/**
+ * Which pods count for a CNF (DESIGN.md section 4), decided purely from the Deployment and the
+ * pods listed with its selector. Rollout-safe: pods of old and new ReplicaSets both count, so a
+ * rollout never makes reconcile fail (upstream demanded exactly one ReplicaSet).
+ */
+
+/** The parts of a Deployment this decision reads. */
+export interface DeploymentView {
+  readonly name: string;
+  readonly replicas: number | undefined;
+}
+
+/** The parts of a Pod this decision reads. */
+export interface PodView {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly owners: readonly {
+    readonly kind: string;
+    readonly name: string;
+    readonly controller?: boolean;
+  }[];
+  readonly terminating: boolean;
+  readonly phase: string | undefined;
+  readonly podIP: string | undefined;
+  readonly ready: boolean;
+}
+
+export interface CnfPods {
+  /** Pods that receive writes now. */
+  readonly ready: readonly { readonly name: string; readonly ip: string }[];
+  /** How many ready pods make the CNF fully in sync. */
+  readonly expected: number;
+}
+
+/**
+ * A Deployment names its ReplicaSets "<deployment>-<pod-template-hash>" and stamps the hash on
+ * their pods, so ownership is checked without listing ReplicaSets (one API call less per event).
+ */
+export function ownedByDeployment(deployment: string, pod: PodView): boolean {
+  const hash = pod.labels["pod-template-hash"];
+  if (hash === undefined) return false;
+  return pod.owners.some(
+    (o) => o.kind === "ReplicaSet" && o.controller === true && o.name === `${deployment}-${hash}`,
+  );
+}
+
+function live(pod: PodView): boolean {
+  return !pod.terminating && pod.phase !== "Succeeded" && pod.phase !== "Failed";
+}
+
+export function planCnfPods(deployment: DeploymentView, pods: readonly PodView[]): CnfPods {
+  const owned = pods.filter((p) => ownedByDeployment(deployment.name, p) && live(p));
+  const ready = owned
+    .filter((p) => p.ready && p.podIP !== undefined && p.podIP !== "")
+    .map((p) => ({ name: p.name, ip: p.podIP as string }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  // During a rollout (surge) more pods than replicas may be live; each must hold the rules.
+  const expected = Math.max(deployment.replicas ?? 1, owned.length);
+  return { ready, expected };
+}
