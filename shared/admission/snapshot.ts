@@ -1,0 +1,46 @@
+/**
+ * Observed state the policies decide on. The shell (observe.ts) reads only what
+ * planObservation() asks for; everything not needed stays empty.
+ */
+import type { AnnotatedRole, Binding } from "./rbac.js";
+
+/** A rule object as read from the API server, reduced to what the dependency policies need. */
+export interface ObservedRule {
+  readonly kind: string;
+  readonly name: string;
+  readonly purpose?: string | undefined;
+  readonly deleting: boolean;
+  readonly spec: unknown;
+}
+
+/** A Deployment in the request's namespace that carries the same sdewanPurpose. */
+export interface ObservedCnf {
+  readonly name: string;
+  readonly deleting: boolean;
+  /** Raw `k8s.plugin.opnfv.org/nfn-network` annotation of the pod template, when present. */
+  readonly nfnNetworkAnnotation?: string | undefined;
+}
+
+export interface RbacSnapshot {
+  /** RoleBindings in the object's namespace. */
+  readonly roleBindings: readonly Binding[];
+  readonly clusterRoleBindings: readonly Binding[];
+  /** The Roles and ClusterRoles granted to the user by those bindings (others may be absent). */
+  readonly roles: readonly AnnotatedRole[];
+}
+
+export interface AdmissionSnapshot {
+  readonly cnfDeployments: readonly ObservedCnf[];
+  /** The objects a created/updated rule references that exist; a missing one is simply absent. */
+  readonly referencedObjects: readonly ObservedRule[];
+  /** On DELETE: rules of every kind that can reference the deleted object, in its namespace. */
+  readonly referrerCandidates: readonly ObservedRule[];
+  readonly rbac: RbacSnapshot;
+}
+
+export const EMPTY_SNAPSHOT: AdmissionSnapshot = {
+  cnfDeployments: [],
+  referencedObjects: [],
+  referrerCandidates: [],
+  rbac: { roleBindings: [], clusterRoleBindings: [], roles: [] },
+};
