@@ -1,0 +1,124 @@
+/**
+ * What every SDEWAN rule kind shares: API group, labels, metadata, and the status of DESIGN.md §3.
+ */
+import { z } from "zod";
+import type { SpecIssue } from "./errors.js";
+
+export const RULE_GROUP = "batch.sdewan.akraino.org";
+export const RULE_VERSION = "v1alpha1";
+export const RULE_API_VERSION = `${RULE_GROUP}/${RULE_VERSION}`;
+
+/** Ties a rule CR to the CNF Deployment in the same namespace that carries the same value. */
+export const PURPOSE_LABEL = "sdewanPurpose";
+/** Optional label read by the bucket-permission admission policy. */
+export const BUCKET_TYPE_LABEL = "sdewan-bucket-type";
+
+export const ruleLabelsSchema = z
+  .object({
+    [PURPOSE_LABEL]: z.string().min(1).optional(),
+    [BUCKET_TYPE_LABEL]: z.string().optional(),
+  })
+  .catchall(z.string());
+
+/** The metadata fields the functions read; everything else the API server sends is kept as is. */
+export const ruleMetadataSchema = z.looseObject({
+  name: z.string().min(1),
+  namespace: z.string().optional(),
+  uid: z.string().optional(),
+  resourceVersion: z.string().optional(),
+  generation: z.int().optional(),
+  creationTimestamp: z.string().optional(),
+  deletionTimestamp: z.string().optional(),
+  finalizers: z.array(z.string()).optional(),
+  labels: ruleLabelsSchema.optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
+});
+export type RuleMetadata = z.infer<typeof ruleMetadataSchema>;
+
+export const RULE_CONDITION_TYPES = ["Ready", "Reconciling", "Stalled"] as const;
+export type RuleConditionType = (typeof RULE_CONDITION_TYPES)[number];
+
+export const ruleConditionSchema = z
+  .object({
+    type: z
+      .enum(RULE_CONDITION_TYPES)
+      .describe(
+        "Ready: applied to every CNF pod. Reconciling: work in progress or waiting for the CNF. Stalled: cannot be applied as it is.",
+      ),
+    status: z.enum(["True", "False", "Unknown"]).describe("Whether the condition holds."),
+    reason: z
+      .string()
+      .min(1)
+      .describe("One CamelCase word for machines, e.g. Applied, CnfNotReady, InvalidSpec."),
+    message: z.string().describe("What happened and what to do about it, for people."),
+    lastTransitionTime: z.iso
+      .datetime({ offset: true })
+      .describe("When status last changed (RFC 3339)."),
+    observedGeneration: z
+      .int()
+      .min(0)
+      .optional()
+      .describe("metadata.generation the condition was computed from."),
+  })
+  .describe("One observation of the rule's state, in the kstatus convention.");
+export type RuleCondition = z.infer<typeof ruleConditionSchema>;
+
+/** Status of every rule kind (DESIGN.md §3). Written by the controller only. */
+export const ruleStatusSchema = z
+  .object({
+    appliedVersion: z
+      .string()
+      .optional()
+      .describe(
+        "metadata.resourceVersion that was applied to every CNF pod; cleared when the CNF goes not-ready.",
+      ),
+    appliedGeneration: z
+      .int()
+      .min(0)
+      .optional()
+      .describe("metadata.generation that was applied to every CNF pod."),
+    appliedTime: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe("When the rule was last applied to every CNF pod (RFC 3339)."),
+    inSync: z
+      .boolean()
+      .optional()
+      .describe("True only when every ready pod of the CNF holds this rule as specified."),
+    observedGeneration: z
+      .int()
+      .min(0)
+      .optional()
+      .describe("metadata.generation the controller last acted on."),
+    conditions: z
+      .array(ruleConditionSchema)
+      .optional()
+      .meta({
+        description: "Ready, Reconciling and Stalled conditions, one of each type at most.",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+      }),
+    message: z
+      .string()
+      .optional()
+      .describe("Latest error or progress note, e.g. CNF cnf-1 has 1/2 pods ready."),
+  })
+  .describe("What the controller observed and applied.");
+export type RuleStatus = z.infer<typeof ruleStatusSchema>;
+
+/** Turns zod issues into `spec.a[0].b: message` form, prefixed with where the value sits. */
+export function issuesFromZod(error: z.ZodError, prefix: string): SpecIssue[] {
+  return error.issues.map((issue) => ({
+    path: formatPath(prefix, issue.path),
+    message: issue.message,
+  }));
+}
+
+function formatPath(prefix: string, path: readonly PropertyKey[]): string {
+  let text = prefix;
+  for (const segment of path) {
+    if (typeof segment === "number") text += `[${segment}]`;
+    else text += text === "" ? String(segment) : `.${String(segment)}`;
+  }
+  return text === "" ? "(root)" : text;
+}

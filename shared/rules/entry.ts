@@ -1,0 +1,232 @@
+/**
+ * The registry entry: everything the functions need to know about one rule kind, as data and
+ * pure functions. `defineRuleKind` turns a typed definition into the erased entry the registry
+ * holds, so callers never need the kind's TypeScript types and never switch on a kind name.
+ */
+import { z } from "zod";
+import {
+  RULE_API_VERSION,
+  issuesFromZod,
+  ruleMetadataSchema,
+  ruleStatusSchema,
+  type RuleMetadata,
+  type RuleStatus,
+} from "./common.js";
+import { InvalidRuleSpecError, type SpecIssue } from "./errors.js";
+import {
+  cnfListReplySchema,
+  cnfReplySchema,
+  diffCnfObjects,
+  normaliseCnfObject,
+  type CnfObject,
+  type CnfShape,
+  type NormalisedRecord,
+} from "./cnf-shape.js";
+import type { NetworkInterfaceMap } from "./network-map.js";
+
+export const RULE_KIND_NAMES = [
+  "Mwan3Policy",
+  "Mwan3Rule",
+  "FirewallZone",
+  "FirewallSNAT",
+  "FirewallDNAT",
+  "FirewallForwarding",
+  "FirewallRule",
+  "IpsecProposal",
+  "IpsecSite",
+  "IpsecHost",
+  "CNFService",
+] as const;
+export type RuleKindName = (typeof RULE_KIND_NAMES)[number];
+
+/** CNF REST modules (`sdewan/<module>/v1/...`) and the services restarted after a change. */
+export type CnfModule = "mwan3" | "firewall" | "ipsec" | "service";
+export type CnfServiceName = "mwan3" | "firewall" | "ipsec";
+
+export interface CnfCollection {
+  readonly module: CnfModule;
+  /** URL segment and the key of the GET list reply, e.g. `policies`. */
+  readonly collection: string;
+  /** Collection path relative to `/cgi-bin/luci/`, e.g. `sdewan/mwan3/v1/policies`. */
+  readonly path: string;
+  /** `PUT sdewan/v1/service/<name>` `{"action":"restart"}` once per pod after a change; null = none. */
+  readonly restartService: CnfServiceName | null;
+  /** How to change an existing object: PUT (upsert), or DELETE then POST where the CNF has no PUT. */
+  readonly update: "put" | "delete-then-create";
+  /** Shape of the object body, for normalised comparison and reply validation. */
+  readonly shape: CnfShape;
+}
+
+/** A reference from one rule to another rule of the same CNF (same namespace, same purpose). */
+export interface RuleReference {
+  readonly kind: RuleKindName;
+  readonly name: string;
+  /** Where in the referring CR, e.g. `spec.connections[0].crypto_proposal[1]`. */
+  readonly field: string;
+}
+
+/** What conversion needs from outside the CR: the CNF Deployment's network -> interface map. */
+export interface ConversionContext {
+  readonly networks: NetworkInterfaceMap;
+}
+
+/** The minimum of a CR that conversion reads. A parsed RuleCr fits. */
+export interface RuleCrInput {
+  readonly metadata: { readonly name: string };
+  readonly spec: unknown;
+}
+
+/** A rule CR as read from the API server, validated; `spec` is the kind's spec. */
+export interface RuleCr<Spec = Readonly<Record<string, unknown>>> {
+  readonly apiVersion: typeof RULE_API_VERSION;
+  readonly kind: RuleKindName;
+  readonly metadata: RuleMetadata;
+  readonly spec: Spec;
+  readonly status?: RuleStatus | undefined;
+}
+
+export type ParseResult<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly issues: readonly SpecIssue[]; readonly message: string };
+
+/** Rules for metadata.name beyond Kubernetes' own (the CNF stores names in UCI). */
+export interface NameRule {
+  readonly pattern?: RegExp;
+  readonly maxLength?: number;
+  /** Why, for the error message. */
+  readonly reason: string;
+}
+
+/** One rule kind, erased: every function accepts unknown input and validates it itself. */
+export interface RuleKindEntry {
+  readonly kind: RuleKindName;
+  readonly apiVersion: typeof RULE_API_VERSION;
+  readonly plural: string;
+  readonly singular: string;
+  readonly listKind: string;
+  readonly shortNames: readonly string[];
+  readonly finalizer: string;
+  /** One sentence for the CRD description and `kubectl explain`. */
+  readonly description: string;
+  readonly specSchema: z.ZodType<Readonly<Record<string, unknown>>>;
+  /** Full CR: apiVersion, kind, metadata (with the kind's name rule), spec, optional status. */
+  readonly crSchema: z.ZodType<RuleCr>;
+  readonly cnf: CnfCollection;
+  /** GET item reply from the CNF. */
+  readonly cnfObjectSchema: z.ZodType<Readonly<Record<string, unknown>>>;
+  /** GET collection reply from the CNF: `{"<collection>": [...]}`. */
+  readonly cnfListSchema: z.ZodType<
+    Readonly<Record<string, readonly Readonly<Record<string, unknown>>[]>>
+  >;
+  /** Kinds this kind can reference; they are applied first and deleted last. */
+  readonly dependsOn: readonly RuleKindName[];
+  /** Apply order: lower first. Delete in reverse. Greater than every kind in dependsOn. */
+  readonly applyRank: number;
+  readonly nameRule: NameRule | null;
+
+  /** Null when the name is acceptable, else why not. */
+  checkName(name: string): string | null;
+  parseSpec(spec: unknown): ParseResult<Readonly<Record<string, unknown>>>;
+  parseCr(raw: unknown): ParseResult<RuleCr>;
+  /** References to other rules; throws InvalidRuleSpecError on an invalid spec. */
+  references(spec: unknown): RuleReference[];
+  /** The CNF request body; never mutates `cr`. Throws InvalidRuleSpecError or NetworkNotMappedError. */
+  toCnf(cr: RuleCrInput, ctx: ConversionContext): CnfObject;
+  /** Whether a CNF object (from a GET list) is one this kind manages; kinds sharing a collection differ here. */
+  ownsCnfObject(obj: Readonly<Record<string, unknown>>): boolean;
+  normaliseCnf(obj: unknown): NormalisedRecord;
+  /** True when the CNF holds `desired` (normalised comparison). */
+  cnfEqual(desired: CnfObject, actual: unknown): boolean;
+  /** Fields that differ, for logs and status messages. */
+  cnfDiff(desired: CnfObject, actual: unknown): string[];
+}
+
+/** The typed definition one kind module writes. */
+export interface RuleKindDefinition<Spec extends Readonly<Record<string, unknown>>> {
+  readonly kind: RuleKindName;
+  readonly plural: string;
+  readonly shortNames: readonly string[];
+  readonly finalizer: string;
+  readonly description: string;
+  readonly specSchema: z.ZodType<Spec>;
+  readonly cnf: Omit<CnfCollection, "path">;
+  readonly dependsOn: readonly RuleKindName[];
+  readonly applyRank: number;
+  readonly nameRule: NameRule | null;
+  readonly references: (spec: Spec) => RuleReference[];
+  readonly toCnf: (name: string, spec: Spec, ctx: ConversionContext) => CnfObject;
+  readonly ownsCnfObject?: (obj: Readonly<Record<string, unknown>>) => boolean;
+}
+
+function nameProblem(rule: NameRule | null, name: string): string | null {
+  if (rule === null) return null;
+  if (rule.maxLength !== undefined && name.length > rule.maxLength) {
+    return `name ${name} is ${name.length} characters; at most ${rule.maxLength} allowed (${rule.reason})`;
+  }
+  if (rule.pattern !== undefined && !rule.pattern.test(name)) {
+    return `name ${name} must match ${rule.pattern.source} (${rule.reason})`;
+  }
+  return null;
+}
+
+function toResult<T>(
+  parsed: z.ZodSafeParseResult<T>,
+  prefix: string,
+  kind: string,
+): ParseResult<T> {
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const issues = issuesFromZod(parsed.error, prefix);
+  return { ok: false, issues, message: new InvalidRuleSpecError(kind, issues).message };
+}
+
+export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
+  def: RuleKindDefinition<Spec>,
+): RuleKindEntry {
+  const singular = def.kind.toLowerCase();
+  const crSchema = z.object({
+    apiVersion: z.literal(RULE_API_VERSION),
+    kind: z.literal(def.kind),
+    metadata: ruleMetadataSchema.superRefine((meta, ctx) => {
+      const problem = nameProblem(def.nameRule, meta.name);
+      if (problem !== null) ctx.addIssue({ code: "custom", path: ["name"], message: problem });
+    }),
+    spec: def.specSchema,
+    status: ruleStatusSchema.optional(),
+  }) as unknown as z.ZodType<RuleCr>;
+  const replySchema = cnfReplySchema(def.cnf.shape);
+  const shape = def.cnf.shape;
+
+  const specOrThrow = (spec: unknown): Spec => {
+    const parsed = def.specSchema.safeParse(spec);
+    if (parsed.success) return parsed.data;
+    throw new InvalidRuleSpecError(def.kind, issuesFromZod(parsed.error, "spec"));
+  };
+
+  return {
+    kind: def.kind,
+    apiVersion: RULE_API_VERSION,
+    plural: def.plural,
+    singular,
+    listKind: `${def.kind}List`,
+    shortNames: def.shortNames,
+    finalizer: def.finalizer,
+    description: def.description,
+    specSchema: def.specSchema,
+    crSchema,
+    cnf: { ...def.cnf, path: `sdewan/${def.cnf.module}/v1/${def.cnf.collection}` },
+    cnfObjectSchema: replySchema,
+    cnfListSchema: cnfListReplySchema(def.cnf.collection, shape),
+    dependsOn: def.dependsOn,
+    applyRank: def.applyRank,
+    nameRule: def.nameRule,
+    checkName: (name) => nameProblem(def.nameRule, name),
+    parseSpec: (spec) => toResult(def.specSchema.safeParse(spec), "spec", def.kind),
+    parseCr: (raw) => toResult(crSchema.safeParse(raw), "", def.kind),
+    references: (spec) => def.references(specOrThrow(spec)),
+    toCnf: (cr, ctx) => def.toCnf(cr.metadata.name, specOrThrow(cr.spec), ctx),
+    ownsCnfObject: def.ownsCnfObject ?? (() => true),
+    normaliseCnf: (obj) => normaliseCnfObject(shape, obj),
+    cnfEqual: (desired, actual) => diffCnfObjects(shape, desired, actual).length === 0,
+    cnfDiff: (desired, actual) => diffCnfObjects(shape, desired, actual),
+  };
+}

@@ -1,0 +1,288 @@
+/**
+ * IPsec kinds (reference 1.1, 2.4): proposals (crypto suites) and the two flavours of CNF
+ * `remote`: IpsecSite (hub side, local_subnet per connection) and IpsecHost (edge side,
+ * local_sourceip per connection). Both share the CNF `remotes` collection.
+ */
+import { z } from "zod";
+import { bodyFromShape, type CnfObject, type CnfRecord, type CnfShape } from "../cnf-shape.js";
+import { defineRuleKind, type RuleKindEntry, type RuleReference } from "../entry.js";
+import { UCI_SECTION_NAME_RULE, flag, nameList, opt } from "./fields.js";
+
+// ---- IpsecProposal
+
+export const ipsecProposalSpecSchema = z
+  .strictObject({
+    name: opt("Ignored: the proposal is named after metadata.name."),
+    encryption_algorithm: z
+      .string()
+      .min(1)
+      .describe("strongSwan encryption algorithm, e.g. aes128, aes256, aes128gcm16."),
+    hash_algorithm: z
+      .string()
+      .min(1)
+      .describe("strongSwan integrity algorithm, e.g. sha1, sha256."),
+    dh_group: z
+      .string()
+      .min(1)
+      .describe("strongSwan Diffie-Hellman group, e.g. modp2048, ecp256, curve25519."),
+  })
+  .describe("An IPsec crypto proposal, referenced by name from IpsecSite and IpsecHost.");
+export type IpsecProposalSpec = z.infer<typeof ipsecProposalSpecSchema>;
+
+const proposalShape: CnfShape = { scalars: ["encryption_algorithm", "hash_algorithm", "dh_group"] };
+
+export const ipsecProposal: RuleKindEntry = defineRuleKind<IpsecProposalSpec>({
+  kind: "IpsecProposal",
+  plural: "ipsecproposals",
+  shortNames: ["ipprop"],
+  finalizer: "proposal.finalizers.sdewan.akraino.org",
+  description:
+    "IpsecProposal is an IPsec crypto proposal applied to every pod of the CNF labelled with the same sdewanPurpose.",
+  specSchema: ipsecProposalSpecSchema,
+  cnf: {
+    module: "ipsec",
+    collection: "proposals",
+    restartService: "ipsec",
+    update: "put",
+    shape: proposalShape,
+  },
+  dependsOn: [],
+  applyRank: 0,
+  nameRule: UCI_SECTION_NAME_RULE,
+  references: () => [],
+  toCnf: (name, spec): CnfObject => ({ ...bodyFromShape(proposalShape, spec), name }),
+});
+
+// ---- Connections
+
+const connectionCommon = {
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9_]+$/, {
+      message: "must be letters, digits and _ only (a UCI section name on the CNF)",
+    })
+    .describe("Connection name, unique on the CNF (letters, digits, _)."),
+  conn_type: z.enum(["tunnel", "transport"]).describe("tunnel or transport."),
+  mode: z
+    .enum(["start", "add", "route"])
+    .describe("start (initiate), add (wait) or route (on traffic)."),
+  local_updown: opt("Updown script run on the local side."),
+  local_firewall: z.enum(["yes", "no"]).optional().describe("yes or no: add local firewall rules."),
+  remote_subnet: opt("Remote subnets, comma separated."),
+  remote_sourceip: opt(
+    "Virtual IP(s) or range handed out to the peer, e.g. 192.168.1.5-192.168.1.6.",
+  ),
+  remote_updown: opt("Updown script run for the remote side."),
+  remote_firewall: z
+    .enum(["yes", "no"])
+    .optional()
+    .describe("yes or no: add remote firewall rules."),
+  crypto_proposal: nameList(
+    "IpsecProposal names for this connection (child SA), in order of preference.",
+  ).optional(),
+  mark: opt("Mark for the connection's traffic."),
+  if_id: opt(
+    "XFRM interface id. Accepted for compatibility; the CNF ignores it, so it is not sent.",
+  ),
+};
+
+export const ipsecSiteConnectionSchema = z
+  .strictObject({
+    ...connectionCommon,
+    local_subnet: z
+      .string()
+      .min(1)
+      .describe("Local subnets, comma separated, e.g. 172.12.0.0/24,10.239.160.22."),
+  })
+  .describe("One IPsec connection of a site.");
+
+export const ipsecHostConnectionSchema = z
+  .strictObject({
+    ...connectionCommon,
+    local_sourceip: opt("Local virtual IP, usually %config to ask the peer for one."),
+  })
+  .describe("One IPsec connection of a host.");
+
+// ---- Remotes (IpsecSite, IpsecHost)
+
+function remoteFields<C extends z.ZodType<{ name: string }>>(connection: C) {
+  return {
+    name: opt("Ignored: the CNF remote is named after metadata.name."),
+    type: opt("Remote type, e.g. VTI-based."),
+    remote: z.string().min(1).describe("Peer gateway address, or %any to accept any peer."),
+    authentication_method: z
+      .enum(["psk", "pubkey"])
+      .describe("psk (needs pre_shared_key) or pubkey (needs the three certs)."),
+    pre_shared_key: opt("Pre-shared key for psk authentication."),
+    local_identifier: opt("Local IKE identity."),
+    remote_identifier: opt("Remote IKE identity."),
+    crypto_proposal: nameList("IpsecProposal names for IKE, in order of preference."),
+    force_crypto_proposal: flag('"1" accepts only the listed proposals.'),
+    local_public_cert: opt("Local public certificate (PEM) for pubkey authentication."),
+    local_private_cert: opt("Local private key (PEM) for pubkey authentication."),
+    shared_ca: opt("CA certificate (PEM) for pubkey authentication."),
+    connections: z
+      .array(connection)
+      .superRefine((conns, ctx) => {
+        const seen = new Set<string>();
+        conns.forEach((c, i) => {
+          if (seen.has(c.name))
+            ctx.addIssue({
+              code: "custom",
+              path: [i, "name"],
+              message: `connection name ${c.name} is used twice`,
+            });
+          seen.add(c.name);
+        });
+      })
+      .describe("Connections (child SAs) to this peer."),
+  };
+}
+
+interface RemoteAuth {
+  readonly authentication_method: "psk" | "pubkey";
+  readonly pre_shared_key?: string | undefined;
+  readonly local_public_cert?: string | undefined;
+  readonly local_private_cert?: string | undefined;
+  readonly shared_ca?: string | undefined;
+}
+
+function checkAuthentication(spec: RemoteAuth, ctx: z.RefinementCtx): void {
+  if (spec.authentication_method === "psk" && !spec.pre_shared_key) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["pre_shared_key"],
+      message: "authentication_method psk needs pre_shared_key",
+    });
+  }
+  if (spec.authentication_method === "pubkey") {
+    for (const field of ["local_public_cert", "local_private_cert", "shared_ca"] as const) {
+      if (!spec[field])
+        ctx.addIssue({
+          code: "custom",
+          path: [field],
+          message: `authentication_method pubkey needs ${field}`,
+        });
+    }
+  }
+}
+
+export const ipsecSiteSpecSchema = z
+  .strictObject(remoteFields(ipsecSiteConnectionSchema))
+  .superRefine(checkAuthentication)
+  .describe("An IPsec site (hub side): a peer and the connections offered to it.");
+export type IpsecSiteSpec = z.infer<typeof ipsecSiteSpecSchema>;
+
+export const ipsecHostSpecSchema = z
+  .strictObject(remoteFields(ipsecHostConnectionSchema))
+  .superRefine(checkAuthentication)
+  .describe("An IPsec host (edge side): a peer gateway and the connections to it.");
+export type IpsecHostSpec = z.infer<typeof ipsecHostSpecSchema>;
+
+const connectionShape: CnfShape = {
+  scalars: [
+    "name",
+    "conn_type",
+    "mode",
+    "local_subnet",
+    "local_nat",
+    "local_sourceip",
+    "local_updown",
+    "local_firewall",
+    "remote_subnet",
+    "remote_sourceip",
+    "remote_updown",
+    "remote_firewall",
+    "mark",
+  ],
+  orderedLists: ["crypto_proposal"],
+};
+
+const remoteShape: CnfShape = {
+  scalars: [
+    "type",
+    "gateway",
+    "authentication_method",
+    "pre_shared_key",
+    "local_identifier",
+    "remote_identifier",
+    "force_crypto_proposal",
+    "local_public_cert",
+    "local_private_cert",
+    "shared_ca",
+  ],
+  orderedLists: ["crypto_proposal"],
+  recordLists: { connections: { identity: "name", shape: connectionShape } },
+};
+
+type RemoteSpec = IpsecSiteSpec | IpsecHostSpec;
+
+function remoteToCnf(name: string, spec: RemoteSpec): CnfObject {
+  const connections: CnfRecord[] = spec.connections.map((c) => ({
+    ...bodyFromShape(connectionShape, c),
+    name: c.name,
+  }));
+  return { ...bodyFromShape(remoteShape, spec), name, gateway: spec.remote, connections };
+}
+
+function proposalReferences(spec: RemoteSpec): RuleReference[] {
+  const refs: RuleReference[] = spec.crypto_proposal.map((p, i) => ({
+    kind: "IpsecProposal",
+    name: p,
+    field: `spec.crypto_proposal[${i}]`,
+  }));
+  spec.connections.forEach((c, ci) => {
+    (c.crypto_proposal ?? []).forEach((p, pi) => {
+      refs.push({
+        kind: "IpsecProposal",
+        name: p,
+        field: `spec.connections[${ci}].crypto_proposal[${pi}]`,
+      });
+    });
+  });
+  return refs;
+}
+
+export const ipsecSite: RuleKindEntry = defineRuleKind<IpsecSiteSpec>({
+  kind: "IpsecSite",
+  plural: "ipsecsites",
+  shortNames: ["ipsite"],
+  finalizer: "ipsec.site.finalizers.sdewan.akraino.org",
+  description:
+    "IpsecSite is the hub side of IPsec tunnels, applied as a CNF remote to every pod of the CNF labelled with the same sdewanPurpose.",
+  specSchema: ipsecSiteSpecSchema,
+  cnf: {
+    module: "ipsec",
+    collection: "remotes",
+    restartService: "ipsec",
+    update: "put",
+    shape: remoteShape,
+  },
+  dependsOn: ["IpsecProposal"],
+  applyRank: 1,
+  nameRule: UCI_SECTION_NAME_RULE,
+  references: proposalReferences,
+  toCnf: remoteToCnf,
+});
+
+export const ipsecHost: RuleKindEntry = defineRuleKind<IpsecHostSpec>({
+  kind: "IpsecHost",
+  plural: "ipsechosts",
+  shortNames: ["iphost"],
+  finalizer: "ipsec.host.finalizers.sdewan.akraino.org",
+  description:
+    "IpsecHost is the edge side of IPsec tunnels, applied as a CNF remote to every pod of the CNF labelled with the same sdewanPurpose.",
+  specSchema: ipsecHostSpecSchema,
+  cnf: {
+    module: "ipsec",
+    collection: "remotes",
+    restartService: "ipsec",
+    update: "put",
+    shape: remoteShape,
+  },
+  dependsOn: ["IpsecProposal"],
+  applyRank: 1,
+  nameRule: UCI_SECTION_NAME_RULE,
+  references: proposalReferences,
+  toCnf: remoteToCnf,
+});
