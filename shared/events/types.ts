@@ -4,7 +4,10 @@
  * the resync event and a plain curl ref all become a list of IntakeEvent.
  */
 
-/** Identifies one Kubernetes object. `namespace` is "" for cluster-scoped objects. */
+/**
+ * Identifies one Kubernetes object. `namespace` is "" for cluster-scoped objects.
+ * `apiVersion` is "" when the sender did not say (a plain curl ref may omit it): resolve it by kind.
+ */
 export interface ObjectRef {
   readonly apiVersion: string;
   readonly kind: string;
@@ -33,5 +36,13 @@ export type IntakeEvent =
       readonly ref: ObjectRef;
       /** Resource mode: the object as the watch saw it (a hint; functions re-read live state). */
       readonly object?: Readonly<Record<string, unknown>>;
+      /** The CloudEvent type it arrived as; absent for a plain ref. For logs and metrics only. */
+      readonly ceType?: string;
     }
-  | { readonly type: "resync"; readonly id: string; readonly scope: ResyncScope };
+  | {
+      readonly type: "resync";
+      readonly id: string;
+      readonly scope: ResyncScope;
+      /** RESYNC_EVENT_TYPE or Knative PingSource's type. For logs and metrics only. */
+      readonly ceType?: string;
+    };
