@@ -1,0 +1,24 @@
+/**
+ * shared/egress: Antrea Egress membership, computed from live state on every event.
+ *
+ * Owns: Kubernetes label-selector semantics (selector.ts) and their `labelSelector` query strings;
+ * Egress membership exactly as antrea-controller computes it (membership.ts); the size budget of one
+ * group (size.ts); the pure plans: which groups an event touches and which list requests observe
+ * them (plan-recompute.ts), and the desired EgressGroup plus create/update/unchanged/delete
+ * (plan-group.ts); parsing Pods and Namespaces at the boundary (observed.ts).
+ *
+ * Does not: talk to the API server (shared/kube does, functions/egress-group-sync wires it), keep
+ * any state between events, or pick a Pod's effective Egress (Antrea's agent does that; a Pod
+ * selected by two Egresses is listed in both groups).
+ *
+ * Example:
+ *   const plan = planEgressGroup({ name: egress.name, egress, pods, namespaces, existing, now });
+ *   if (plan.action === "create") await createGroup(plan.desired);
+ */
+export * from "./labels.js";
+export * from "./selector.js";
+export * from "./membership.js";
+export * from "./observed.js";
+export * from "./size.js";
+export * from "./plan-group.js";
+export * from "./plan-recompute.js";

@@ -1,0 +1,159 @@
+/**
+ * Which Pods an Antrea Egress selects, as antrea-controller computes it (reference A.4):
+ *
+ * | appliedTo                      | selected Pods                                         |
+ * |--------------------------------|-------------------------------------------------------|
+ * | podSelector only               | matching Pods in every Namespace                      |
+ * | namespaceSelector only         | every Pod of matching Namespaces ({} = all Namespaces) |
+ * | both                           | matching Pods in matching Namespaces (AND)            |
+ * | neither (appliedTo: {})        | nothing                                               |
+ *
+ * Then Pods that are not scheduled (no spec.nodeName), use the host network, or have terminated
+ * (phase Succeeded/Failed) are dropped. Pods without an IP stay, with an empty `ips` list.
+ * A Pod selected by several Egresses is a member of each of their groups: Antrea's agent picks the
+ * effective Egress per Pod, the groups only record selection.
+ */
+import { compareStrings } from "./order.js";
+import type { Labels } from "./labels.js";
+import {
+  compileLabelSelector,
+  selectorMatches,
+  selectsEverything,
+  SELECTS_EVERYTHING,
+  SELECTS_NOTHING,
+  type CompiledSelector,
+  type LabelSelector,
+  type SelectorError,
+} from "./selector.js";
+
+/** Egress spec.appliedTo (the CRD only exposes these two selectors). */
+export interface AppliedTo {
+  readonly podSelector?: LabelSelector | null;
+  readonly namespaceSelector?: LabelSelector | null;
+}
+
+/** The facts about a Pod that membership depends on. */
+export interface PodSnapshot {
+  readonly name: string;
+  readonly namespace: string;
+  readonly labels: Labels;
+  /** "" when not scheduled. */
+  readonly nodeName: string;
+  readonly hostNetwork: boolean;
+  /** status.phase, "" when unknown. */
+  readonly phase: string;
+  /** status.podIPs (or status.podIP), primary first; [] before the Pod has an IP. */
+  readonly ips: readonly string[];
+}
+
+/** Namespace labels by Namespace name. A Namespace missing here matches no non-empty namespaceSelector. */
+export type NamespaceLabels = ReadonlyMap<string, Labels>;
+
+/**
+ * A validated appliedTo. An absent selector is `everything` here, because in appliedTo it means
+ * "no constraint on that side"; appliedTo: {} is `pods: nothing`.
+ */
+export interface CompiledAppliedTo {
+  readonly pods: CompiledSelector;
+  readonly namespaces: CompiledSelector;
+}
+
+export type AppliedToCompilation =
+  | { readonly ok: true; readonly appliedTo: CompiledAppliedTo }
+  | { readonly ok: false; readonly errors: readonly SelectorError[] };
+
+const isSet = (selector: LabelSelector | null | undefined): selector is LabelSelector =>
+  selector !== null && selector !== undefined;
+
+/** Validates and compiles spec.appliedTo; errors carry paths under `path`. */
+export function compileAppliedTo(
+  appliedTo: AppliedTo,
+  path = "spec.appliedTo",
+): AppliedToCompilation {
+  const { podSelector, namespaceSelector } = appliedTo;
+  if (!isSet(podSelector) && !isSet(namespaceSelector)) {
+    return { ok: true, appliedTo: { pods: SELECTS_NOTHING, namespaces: SELECTS_NOTHING } };
+  }
+  const pods = isSet(podSelector)
+    ? compileLabelSelector(podSelector, `${path}.podSelector`)
+    : ({ ok: true, selector: SELECTS_EVERYTHING } as const);
+  const namespaces = isSet(namespaceSelector)
+    ? compileLabelSelector(namespaceSelector, `${path}.namespaceSelector`)
+    : ({ ok: true, selector: SELECTS_EVERYTHING } as const);
+  if (!pods.ok || !namespaces.ok) {
+    return {
+      ok: false,
+      errors: [...(pods.ok ? [] : pods.errors), ...(namespaces.ok ? [] : namespaces.errors)],
+    };
+  }
+  return { ok: true, appliedTo: { pods: pods.selector, namespaces: namespaces.selector } };
+}
+
+export type PodExclusion = "NotScheduled" | "HostNetwork" | "Terminated";
+
+/** Why a Pod can never be an Egress member in its current state, or null when it can be. */
+export function podExclusion(pod: PodSnapshot): PodExclusion | null {
+  if (pod.nodeName === "") return "NotScheduled";
+  if (pod.hostNetwork) return "HostNetwork";
+  if (pod.phase === "Succeeded" || pod.phase === "Failed") return "Terminated";
+  return null;
+}
+
+/** Label selection only (no exclusions): does appliedTo pick this Pod? */
+export function appliedToSelects(
+  appliedTo: CompiledAppliedTo,
+  pod: PodSnapshot,
+  namespaces: NamespaceLabels,
+): boolean {
+  if (!selectorMatches(appliedTo.pods, pod.labels)) return false;
+  // An empty namespaceSelector skips the Namespace check entirely, as Antrea's index does.
+  if (selectsEverything(appliedTo.namespaces)) return true;
+  const namespaceLabels = namespaces.get(pod.namespace);
+  return namespaceLabels !== undefined && selectorMatches(appliedTo.namespaces, namespaceLabels);
+}
+
+/** Selected by appliedTo and not excluded. */
+export function isEgressMember(
+  appliedTo: CompiledAppliedTo,
+  pod: PodSnapshot,
+  namespaces: NamespaceLabels,
+): boolean {
+  return podExclusion(pod) === null && appliedToSelects(appliedTo, pod, namespaces);
+}
+
+export interface PodKey {
+  readonly name: string;
+  readonly namespace: string;
+}
+
+export interface GroupMember {
+  readonly pod: PodKey;
+  readonly nodeName: string;
+  readonly ips: readonly string[];
+}
+
+/** Deterministic member order: namespace, then name (code-point order, locale-independent). */
+export function compareMembers(a: GroupMember, b: GroupMember): number {
+  return compareStrings(a.pod.namespace, b.pod.namespace) || compareStrings(a.pod.name, b.pod.name);
+}
+
+/**
+ * The members of one Egress group, sorted. `pods` and `namespaces` may be any superset of the
+ * relevant objects (e.g. the union of several list requests); duplicates of a Pod are ignored.
+ */
+export function computeMembers(
+  appliedTo: CompiledAppliedTo,
+  pods: Iterable<PodSnapshot>,
+  namespaces: NamespaceLabels,
+): GroupMember[] {
+  const byKey = new Map<string, GroupMember>();
+  for (const pod of pods) {
+    if (!isEgressMember(appliedTo, pod, namespaces)) continue;
+    byKey.set(`${pod.namespace}/${pod.name}`, {
+      pod: { name: pod.name, namespace: pod.namespace },
+      nodeName: pod.nodeName,
+      ips: [...pod.ips],
+    });
+  }
+  return [...byKey.values()].sort(compareMembers);
+}

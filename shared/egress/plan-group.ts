@@ -1,0 +1,277 @@
+/**
+ * Pure planning of one EgressGroup: from the live Egress (or its absence), the candidate Pods and
+ * Namespaces and the existing group, decide the desired group and whether to create, update,
+ * delete it or leave it alone. Content is compared, never metadata, so a recompute that finds
+ * nothing new plans no write.
+ *
+ * Decisions:
+ * - The group has the Egress's name and one ownerReference to it (crd.antrea.io/v1beta1 Egress,
+ *   uid, controller: true). blockOwnerDeletion is left out: setting it needs update permission on
+ *   the Egress's finalizers, and no garbage collector is assumed anyway; we delete the group
+ *   ourselves when the Egress is gone.
+ * - An invalid selector or a group over the size budget is never written half-way: the members
+ *   stay as last computed (`egressGeneration` says from which Egress generation; 0 = never), and
+ *   the conditions say Stalled with the reason and the current generation.
+ */
+import {
+  compileAppliedTo,
+  computeMembers,
+  type AppliedTo,
+  type GroupMember,
+  type NamespaceLabels,
+  type PodSnapshot,
+} from "./membership.js";
+import { DEFAULT_GROUP_LIMITS, groupSizeProblem, type GroupLimits } from "./size.js";
+
+export const EGRESS_API_VERSION = "crd.antrea.io/v1beta1";
+export const EGRESS_KIND = "Egress";
+
+/** The facts of an Antrea Egress the group depends on. */
+export interface EgressSnapshot {
+  readonly name: string;
+  readonly uid: string;
+  readonly generation: number;
+  readonly appliedTo: AppliedTo;
+}
+
+export interface OwnerReference {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly controller: boolean;
+}
+
+export type GroupProblemReason = "InvalidSelector" | "TooManyMembers";
+
+export interface GroupProblem {
+  readonly reason: GroupProblemReason;
+  readonly message: string;
+}
+
+export interface GroupCondition {
+  readonly type: "Ready" | "Stalled";
+  readonly status: "True" | "False";
+  readonly reason: string;
+  readonly message: string;
+  readonly observedGeneration: number;
+  readonly lastTransitionTime: string;
+}
+
+export interface EgressGroupContent {
+  /** The Egress generation the members were computed from; 0 when they never were. */
+  readonly egressGeneration: number;
+  readonly memberCount: number;
+  /** Sorted by namespace, then name. */
+  readonly members: readonly GroupMember[];
+}
+
+/** An EgressGroup as read from the API server, reduced to what planning compares. */
+export interface ObservedEgressGroup {
+  readonly name: string;
+  readonly resourceVersion: string;
+  /** uid of the Egress ownerReference, null when there is none. */
+  readonly ownerUid: string | null;
+  readonly content: EgressGroupContent;
+  readonly conditions: readonly GroupCondition[];
+}
+
+export interface DesiredEgressGroup {
+  readonly name: string;
+  readonly ownerReference: OwnerReference;
+  readonly content: EgressGroupContent;
+  readonly conditions: readonly GroupCondition[];
+}
+
+export type EgressGroupPlan =
+  | {
+      readonly action: "create" | "update";
+      readonly name: string;
+      readonly desired: DesiredEgressGroup;
+      readonly problem: GroupProblem | null;
+    }
+  | {
+      readonly action: "unchanged";
+      readonly name: string;
+      /** null when neither the Egress nor its group exists. */
+      readonly desired: DesiredEgressGroup | null;
+      readonly problem: GroupProblem | null;
+    }
+  | {
+      readonly action: "delete";
+      readonly name: string;
+      readonly desired: null;
+      readonly problem: null;
+    };
+
+export interface EgressGroupPlanInput {
+  /** The group's name, which is the Egress's name. */
+  readonly name: string;
+  /** The live Egress, or null when it does not exist (any more). */
+  readonly egress: EgressSnapshot | null;
+  /** Candidate Pods: any superset of the Egress's members. */
+  readonly pods: Iterable<PodSnapshot>;
+  readonly namespaces: NamespaceLabels;
+  readonly existing: ObservedEgressGroup | null;
+  /** RFC 3339 time used for conditions that change status. */
+  readonly now: string;
+  readonly limits?: GroupLimits;
+}
+
+export const NO_MEMBERS: EgressGroupContent = { egressGeneration: 0, memberCount: 0, members: [] };
+
+/** The ownerReference a group carries to its Egress. */
+export function egressOwnerReference(egress: EgressSnapshot): OwnerReference {
+  return {
+    apiVersion: EGRESS_API_VERSION,
+    kind: EGRESS_KIND,
+    name: egress.name,
+    uid: egress.uid,
+    controller: true,
+  };
+}
+
+interface ComputedContent {
+  readonly content: EgressGroupContent;
+  readonly problem: GroupProblem | null;
+}
+
+function computeContent(input: EgressGroupPlanInput, egress: EgressSnapshot): ComputedContent {
+  const lastGood = input.existing?.content ?? NO_MEMBERS;
+  const compiled = compileAppliedTo(egress.appliedTo);
+  if (!compiled.ok) {
+    const message = compiled.errors.map((e) => `${e.path}: ${e.message}`).join("; ");
+    return { content: lastGood, problem: { reason: "InvalidSelector", message } };
+  }
+  const members = computeMembers(compiled.appliedTo, input.pods, input.namespaces);
+  const sizeProblem = groupSizeProblem(members, input.limits ?? DEFAULT_GROUP_LIMITS);
+  if (sizeProblem !== null) {
+    const message = `${sizeProblem}; members are kept as computed from Egress generation ${lastGood.egressGeneration}`;
+    return { content: lastGood, problem: { reason: "TooManyMembers", message } };
+  }
+  return {
+    content: { egressGeneration: egress.generation, memberCount: members.length, members },
+    problem: null,
+  };
+}
+
+type ConditionFields = Omit<GroupCondition, "lastTransitionTime">;
+
+function conditionFields(computed: ComputedContent, generation: number): ConditionFields[] {
+  const { problem, content } = computed;
+  if (problem === null) {
+    const message = `${content.memberCount} members computed from Egress generation ${generation}`;
+    return [
+      {
+        type: "Ready",
+        status: "True",
+        reason: "MembersComputed",
+        message,
+        observedGeneration: generation,
+      },
+    ];
+  }
+  return [
+    {
+      type: "Ready",
+      status: "False",
+      reason: problem.reason,
+      message: problem.message,
+      observedGeneration: generation,
+    },
+    {
+      type: "Stalled",
+      status: "True",
+      reason: problem.reason,
+      message: problem.message,
+      observedGeneration: generation,
+    },
+  ];
+}
+
+/** Keeps lastTransitionTime from the existing condition of the same type when its status is unchanged. */
+function withTransitionTimes(
+  fields: readonly ConditionFields[],
+  existing: readonly GroupCondition[],
+  now: string,
+): GroupCondition[] {
+  return fields.map((condition) => {
+    const previous = existing.find((c) => c.type === condition.type);
+    const since =
+      previous !== undefined && previous.status === condition.status
+        ? previous.lastTransitionTime
+        : now;
+    return { ...condition, lastTransitionTime: since };
+  });
+}
+
+const sameStrings = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((value, i) => value === b[i]);
+
+function membersEqual(a: readonly GroupMember[], b: readonly GroupMember[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((m, i) => {
+      const other = b[i];
+      return (
+        other !== undefined &&
+        m.pod.namespace === other.pod.namespace &&
+        m.pod.name === other.pod.name &&
+        m.nodeName === other.nodeName &&
+        sameStrings(m.ips, other.ips)
+      );
+    })
+  );
+}
+
+function contentEqual(a: EgressGroupContent, b: EgressGroupContent): boolean {
+  return (
+    a.egressGeneration === b.egressGeneration &&
+    a.memberCount === b.memberCount &&
+    membersEqual(a.members, b.members)
+  );
+}
+
+/** Conditions compared without lastTransitionTime, in order. */
+function conditionsEqual(a: readonly GroupCondition[], b: readonly GroupCondition[]): boolean {
+  const strip = (c: GroupCondition): string =>
+    JSON.stringify([c.type, c.status, c.reason, c.message, c.observedGeneration]);
+  return a.length === b.length && a.every((c, i) => b[i] !== undefined && strip(c) === strip(b[i]));
+}
+
+/** Whether writing `desired` over `existing` would change anything we own. */
+export function groupContentEqual(
+  existing: ObservedEgressGroup,
+  desired: DesiredEgressGroup,
+): boolean {
+  return (
+    existing.ownerUid === desired.ownerReference.uid &&
+    contentEqual(existing.content, desired.content) &&
+    conditionsEqual(existing.conditions, desired.conditions)
+  );
+}
+
+/** Plans one EgressGroup: the desired object and the write (if any) that gets it there. */
+export function planEgressGroup(input: EgressGroupPlanInput): EgressGroupPlan {
+  const { name, egress, existing } = input;
+  if (egress === null) {
+    return existing === null
+      ? { action: "unchanged", name, desired: null, problem: null }
+      : { action: "delete", name, desired: null, problem: null };
+  }
+  const computed = computeContent(input, egress);
+  const conditions = withTransitionTimes(
+    conditionFields(computed, egress.generation),
+    existing?.conditions ?? [],
+    input.now,
+  );
+  const desired: DesiredEgressGroup = {
+    name,
+    ownerReference: egressOwnerReference(egress),
+    content: computed.content,
+    conditions,
+  };
+  const action =
+    existing === null ? "create" : groupContentEqual(existing, desired) ? "unchanged" : "update";
+  return { action, name, desired, problem: computed.problem };
+}
