@@ -2,7 +2,8 @@ import { coalesce, eventKey, type PendingEvent } from "../../../connector/pendin
 import type { WatchAction } from "../../../shared/events/types.js";
 
 const ref = { apiVersion: "v1", kind: "Pod", namespace: "ns1", name: "p1" };
-const ev = (action: WatchAction, id: string): PendingEvent => ({ route: "r", action, ref, id });
+type ObjectEvent = Extract<PendingEvent, { ref: unknown }>;
+const ev = (action: WatchAction, id: string): ObjectEvent => ({ route: "r", action, ref, id });
 const resync = (id: string): PendingEvent => ({ route: "r", action: "resync", id });
 
 describe("coalesce: a newer event for the same object merges into the queued one", () => {
