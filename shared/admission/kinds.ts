@@ -1,33 +1,40 @@
 /**
  * The view of the rule registry (shared/rules) that admission needs. Admission never names a rule
- * kind: everything kind-specific (plural, spec schema, references, network names) comes from here.
+ * kind: plural, spec schema, name rule, references and network names all come from the registry.
  */
-import type { z } from "zod";
+import {
+  ALL_RULE_KINDS,
+  RULE_GROUP,
+  isRuleKind,
+  kindsReferencing,
+  parseNfnNetworkAnnotation,
+  type NetworkInterfaceMap,
+  type NetworkUse,
+  type RuleKindEntry,
+  type RuleReference,
+  type SpecIssue,
+} from "../rules/index.js";
 
-/** A rule field that names another rule object in the same namespace, e.g. Mwan3Rule spec.policy. */
-export interface RuleReference {
-  readonly kind: string;
-  readonly name: string;
-  /** Where in the spec, for messages: "spec.policy", "spec.connections[0].crypto_proposal[1]". */
-  readonly field: string;
-}
+export type { NetworkUse, RuleReference } from "../rules/index.js";
 
-/** A rule field that names a k8s network the CNF must attach, e.g. FirewallZone spec.network[0]. */
-export interface NetworkReference {
-  readonly network: string;
-  readonly field: string;
-}
+export type ParsedSpec =
+  | { readonly ok: true; readonly spec: unknown }
+  | { readonly ok: false; readonly issues: readonly SpecIssue[] };
 
 export interface AdmissionRuleKind {
   readonly kind: string;
   readonly plural: string;
-  readonly specSchema: z.ZodType;
+  parseSpec(spec: unknown): ParsedSpec;
+  /** Null when metadata.name is acceptable to the CNF, else why not. */
+  checkName(name: string): string | null;
+  /** References to other rules of a spec that parsed. */
   references(spec: unknown): readonly RuleReference[];
-  networks(spec: unknown): readonly NetworkReference[];
+  /** Networks a spec that parsed names; each must be attached to the CNF. */
+  networks(spec: unknown): readonly NetworkUse[];
 }
 
 export type ParsedNetworks =
-  | { readonly ok: true; readonly networks: readonly string[] }
+  | { readonly ok: true; readonly networks: NetworkInterfaceMap }
   | { readonly ok: false; readonly problem: string };
 
 export interface AdmissionKinds {
@@ -35,8 +42,39 @@ export interface AdmissionKinds {
   readonly group: string;
   readonly kinds: readonly AdmissionRuleKind[];
   find(kind: string): AdmissionRuleKind | undefined;
-  /** Network names from a CNF Deployment's `k8s.plugin.opnfv.org/nfn-network` annotation. */
-  parseNfnNetworks(annotation: string): ParsedNetworks;
+  /** The network map from a CNF Deployment's `k8s.plugin.opnfv.org/nfn-network` annotation. */
+  parseNfnNetworks(annotation: string | undefined): ParsedNetworks;
   /** Kinds whose specs can reference `kind`: the only ones listed when such an object is deleted. */
   referrerKindsOf(kind: string): readonly AdmissionRuleKind[];
 }
+
+function viewOf(entry: RuleKindEntry): AdmissionRuleKind {
+  return {
+    kind: entry.kind,
+    plural: entry.plural,
+    parseSpec: (spec) => {
+      const parsed = entry.parseSpec(spec);
+      return parsed.ok ? { ok: true, spec: parsed.value } : { ok: false, issues: parsed.issues };
+    },
+    checkName: (name) => entry.checkName(name),
+    references: (spec) => entry.references(spec),
+    networks: (spec) => entry.networks(spec),
+  };
+}
+
+const VIEWS = new Map(ALL_RULE_KINDS.map((entry) => [entry.kind, viewOf(entry)]));
+
+export const ruleKinds: AdmissionKinds = {
+  group: RULE_GROUP,
+  kinds: [...VIEWS.values()],
+  find: (kind) => (isRuleKind(kind) ? VIEWS.get(kind) : undefined),
+  parseNfnNetworks: (annotation) => {
+    try {
+      return { ok: true, networks: parseNfnNetworkAnnotation(annotation) };
+    } catch (error) {
+      return { ok: false, problem: error instanceof Error ? error.message : String(error) };
+    }
+  },
+  referrerKindsOf: (kind) =>
+    isRuleKind(kind) ? kindsReferencing(kind).flatMap((entry) => VIEWS.get(entry.kind) ?? []) : [],
+};

@@ -1,8 +1,8 @@
 /** Small readers over admitted objects: labels, names, deletion state. */
+import { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL } from "../rules/index.js";
 import type { AdmissionRequest, KubeObject } from "./review.js";
 
-export const PURPOSE_LABEL = "sdewanPurpose";
-export const NFN_NETWORK_ANNOTATION = "k8s.plugin.opnfv.org/nfn-network";
+export { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL };
 
 /** A label value; an empty value counts as absent, as upstream treated it. */
 export function labelOf(object: KubeObject | null | undefined, key: string): string | undefined {

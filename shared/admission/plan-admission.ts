@@ -3,18 +3,17 @@
  * then run the policies of its class in a fixed order. The first denial wins; warnings of the
  * policies that allowed are kept.
  */
-import type { AdmissionKinds, AdmissionRuleKind } from "./kinds.js";
+import { ruleKinds, type AdmissionKinds, type AdmissionRuleKind } from "./kinds.js";
 import { PURPOSE_LABEL, describeObject, labelOf } from "./objects.js";
 import { needsRbac, planBucketPermission } from "./plan-bucket-permission.js";
 import { planImmutablePurpose, planOneCnfPerPurpose } from "./plan-purpose.js";
 import {
-  parsedSpec,
+  needsCnfNetworks,
   planCnfNetworks,
   planReferencedBy,
   planRuleDependencies,
   planRuleSpec,
   referencesToCheck,
-  specChecksApply,
 } from "./plan-rule.js";
 import type { AdmissionRequest } from "./review.js";
 import type { AdmissionSnapshot } from "./snapshot.js";
@@ -60,13 +59,12 @@ function ruleObservation(
   rule: AdmissionRuleKind,
   kinds: AdmissionKinds,
 ): ObservationPlan {
-  const spec = parsedSpec(rule, request.object?.spec);
-  const checksNetworks = specChecksApply(request) && spec.ok && rule.networks(spec.spec).length > 0;
+  const checksNetworks = needsCnfNetworks(request, rule);
   const purpose = labelOf(request.object, PURPOSE_LABEL);
-  const seen = new Set<string>();
-  const referencedObjects = referencesToCheck(request, rule)
-    .map(({ kind, name }) => ({ kind, name }))
-    .filter(({ kind, name }) => !seen.has(`${kind}/${name}`) && seen.add(`${kind}/${name}`));
+  const unique = new Map(
+    referencesToCheck(request, rule).map(({ kind, name }) => [`${kind}/${name}`, { kind, name }]),
+  );
+  const referencedObjects = [...unique.values()];
   return {
     namespace: request.namespace,
     cnfPurpose: checksNetworks ? purpose : undefined,
@@ -76,7 +74,10 @@ function ruleObservation(
   };
 }
 
-export function planObservation(request: AdmissionRequest, kinds: AdmissionKinds): ObservationPlan {
+export function planObservation(
+  request: AdmissionRequest,
+  kinds: AdmissionKinds = ruleKinds,
+): ObservationPlan {
   const subject = classifyRequest(request, kinds);
   if (subject.type === "rule") return ruleObservation(request, subject.rule, kinds);
   if (subject.type === "cnf" && request.operation !== "DELETE") {
@@ -111,8 +112,8 @@ function purposeWarning(request: AdmissionRequest): Verdict {
 
 export function planAdmission(
   request: AdmissionRequest,
-  kinds: AdmissionKinds,
   snapshot: AdmissionSnapshot,
+  kinds: AdmissionKinds = ruleKinds,
 ): Verdict {
   const subject = classifyRequest(request, kinds);
   if (subject.type === "unsupported") {

@@ -1,14 +1,21 @@
 /**
  * Policies on rule objects, kind-agnostic: everything kind-specific comes from the registry view.
- * - rule-spec: the spec passes the kind's zod schema (the CNF's own validation rules).
+ * - rule-spec: the spec passes the kind's schema and the name suits the CNF (its own rules).
  * - rule-dependencies: referenced objects exist, share the purpose, and are not being deleted.
  * - cnf-networks: named networks are attached to the CNF (checked only when that CNF exists).
  * - referenced-by-rules: an object still referenced by a live rule cannot be deleted.
  */
 import { isDeepStrictEqual } from "node:util";
-import type { AdmissionKinds, AdmissionRuleKind, RuleReference } from "./kinds.js";
-import { PURPOSE_LABEL, describeObject, labelOf, quoteValue, subjectObject } from "./objects.js";
-import { describeIssues, type AdmissionRequest } from "./review.js";
+import type { AdmissionKinds, AdmissionRuleKind, ParsedSpec, RuleReference } from "./kinds.js";
+import {
+  NFN_NETWORK_ANNOTATION,
+  PURPOSE_LABEL,
+  describeObject,
+  labelOf,
+  quoteValue,
+  subjectObject,
+} from "./objects.js";
+import type { AdmissionRequest } from "./review.js";
 import type { ObservedCnf, ObservedRule } from "./snapshot.js";
 import { POLICY, allow, deny, type Verdict } from "./verdict.js";
 
@@ -23,26 +30,29 @@ export function specChecksApply(request: AdmissionRequest): boolean {
   return !isDeepStrictEqual(request.object?.spec, request.oldObject?.spec);
 }
 
+/** The admitted spec, parsed, when spec checks apply to this request. */
+export function checkedSpec(request: AdmissionRequest, rule: AdmissionRuleKind): ParsedSpec | null {
+  return specChecksApply(request) ? rule.parseSpec(request.object?.spec) : null;
+}
+
+function problemsOf(request: AdmissionRequest, rule: AdmissionRuleKind): string[] {
+  const spec = checkedSpec(request, rule);
+  const problems = spec?.ok === false ? spec.issues.map((i) => `${i.path}: ${i.message}`) : [];
+  // Names cannot change after CREATE, so the CNF's name rule is checked then only.
+  const name = request.operation === "CREATE" ? request.object?.metadata.name : undefined;
+  const nameProblem = name === undefined ? null : rule.checkName(name);
+  return nameProblem === null ? problems : [`metadata.name: ${nameProblem}`, ...problems];
+}
+
 export function planRuleSpec(request: AdmissionRequest, rule: AdmissionRuleKind): Verdict {
-  if (!specChecksApply(request)) return allow();
-  const parsed = rule.specSchema.safeParse(request.object?.spec);
-  if (parsed.success) return allow();
+  const problems = problemsOf(request, rule);
+  if (problems.length === 0) return allow();
   return deny(
     POLICY.ruleSpec,
     422,
-    `${describeObject(request)} has an invalid spec (the CNF would reject it): ` +
-      describeIssues(parsed.error.issues, "spec"),
+    `${describeObject(request)} is invalid (the CNF would reject it): ${problems.join("; ")}`,
     `correct the listed fields (see \`kubectl explain ${rule.plural}.spec\`)`,
   );
-}
-
-/** The spec as the registry's schema parses it; references and networks are read from this only. */
-export function parsedSpec(
-  rule: AdmissionRuleKind,
-  spec: unknown,
-): { ok: true; spec: unknown } | { ok: false } {
-  const parsed = rule.specSchema.safeParse(spec);
-  return parsed.success ? { ok: true, spec: parsed.data } : { ok: false };
 }
 
 const refKey = (kind: string, name: string): string => `${kind}/${name}`;
@@ -64,14 +74,13 @@ function referenceProblem(
   return undefined;
 }
 
-/** The references of the admitted rule; empty when spec checks do not apply or the spec is unusable. */
+/** The references of the admitted rule; empty when spec checks do not apply or the spec is invalid. */
 export function referencesToCheck(
   request: AdmissionRequest,
   rule: AdmissionRuleKind,
 ): RuleReference[] {
-  if (!specChecksApply(request)) return [];
-  const spec = parsedSpec(rule, request.object?.spec);
-  return spec.ok ? [...rule.references(spec.spec)] : [];
+  const spec = checkedSpec(request, rule);
+  return spec?.ok ? [...rule.references(spec.spec)] : [];
 }
 
 export function planRuleDependencies(
@@ -95,10 +104,10 @@ export function planRuleDependencies(
   );
 }
 
-/** The one live CNF Deployment for the rule's purpose, if there is exactly one. */
-function theCnf(cnfs: readonly ObservedCnf[]): ObservedCnf | undefined {
-  const live = cnfs.filter((cnf) => !cnf.deleting);
-  return live.length === 1 ? live[0] : undefined;
+/** Whether the network policy needs the CNF Deployment: the checked spec names networks. */
+export function needsCnfNetworks(request: AdmissionRequest, rule: AdmissionRuleKind): boolean {
+  const spec = checkedSpec(request, rule);
+  return spec?.ok === true && rule.networks(spec.spec).length > 0;
 }
 
 export function planCnfNetworks(
@@ -107,31 +116,32 @@ export function planCnfNetworks(
   kinds: AdmissionKinds,
   cnfs: readonly ObservedCnf[],
 ): Verdict {
-  const spec = parsedSpec(rule, request.object?.spec);
-  if (!specChecksApply(request) || !spec.ok) return allow();
-  const wanted = rule.networks(spec.spec);
-  const purpose = labelOf(request.object, PURPOSE_LABEL);
-  const cnf = theCnf(cnfs);
+  const spec = checkedSpec(request, rule);
+  const wanted = spec?.ok === true ? rule.networks(spec.spec) : [];
   if (wanted.length === 0) return allow();
+  const purpose = labelOf(request.object, PURPOSE_LABEL);
+  const live = cnfs.filter((cnf) => !cnf.deleting);
+  const cnf = live.length === 1 ? live[0] : undefined;
   if (cnf === undefined) {
     return allow([
-      `no single CNF Deployment with ${PURPOSE_LABEL}=${quoteValue(purpose)} in namespace ` +
-        `"${request.namespace}" yet; its networks are checked when it exists`,
+      `networks not checked: no single CNF Deployment with ${PURPOSE_LABEL}=${quoteValue(purpose)} ` +
+        `in namespace "${request.namespace}" yet`,
     ]);
   }
-  const attached = kinds.parseNfnNetworks(cnf.nfnNetworkAnnotation ?? "");
+  const attached = kinds.parseNfnNetworks(cnf.nfnNetworkAnnotation);
   if (!attached.ok) {
-    return allow([`CNF Deployment "${cnf.name}": networks not checked (${attached.problem})`]);
+    return allow([`networks not checked: CNF Deployment "${cnf.name}": ${attached.problem}`]);
   }
-  const missing = wanted.filter((ref) => !attached.networks.includes(ref.network));
+  const missing = wanted.filter((use) => !attached.networks.has(use.network));
   if (missing.length === 0) return allow();
+  const known = [...attached.networks.keys()].map((name) => `"${name}"`).join(", ") || "none";
+  const listed = missing.map((use) => `"${use.network}" (${use.field})`).join(", ");
   return deny(
     POLICY.cnfNetworks,
     422,
     `${describeObject(request)} names networks that CNF Deployment "${cnf.name}" does not attach: ` +
-      `${missing.map((ref) => `"${ref.network}" (${ref.field})`).join(", ")}; attached: ` +
-      `${attached.networks.map((name) => `"${name}"`).join(", ") || "none"}`,
-    `use networks listed in the CNF's pod template annotation k8s.plugin.opnfv.org/nfn-network, ` +
+      `${listed}; attached: ${known}`,
+    `use a network listed in the CNF's pod template annotation ${NFN_NETWORK_ANNOTATION}, ` +
       `or attach the network to the CNF first`,
   );
 }
@@ -142,14 +152,13 @@ export function findReferrers(
   kinds: AdmissionKinds,
   candidates: readonly ObservedRule[],
 ): { rule: ObservedRule; ref: RuleReference }[] {
-  const deleted = subjectObject(request);
-  const purpose = labelOf(deleted, PURPOSE_LABEL);
+  const purpose = labelOf(subjectObject(request), PURPOSE_LABEL);
   const found: { rule: ObservedRule; ref: RuleReference }[] = [];
   for (const rule of candidates) {
     const kind = kinds.find(rule.kind);
     if (kind === undefined || rule.deleting || rule.purpose !== purpose) continue;
-    // A referrer whose spec no longer parses (written before this webhook) cannot be read; skip it.
-    const spec = parsedSpec(kind, rule.spec);
+    // A referrer whose spec does not parse (written before this webhook) cannot be read; skip it.
+    const spec = kind.parseSpec(rule.spec);
     const ref = (spec.ok ? kind.references(spec.spec) : []).find(
       (candidate) => candidate.kind === request.kind.kind && candidate.name === request.name,
     );

@@ -4,9 +4,10 @@
  * Pure: the shell (observe.ts) fills these shapes from the API server.
  */
 import { z } from "zod";
+import { BUCKET_TYPE_LABEL } from "../rules/index.js";
 import { matchesWildcard } from "./wildcard.js";
 
-export const BUCKET_LABEL = "sdewan-bucket-type";
+export const BUCKET_LABEL = BUCKET_TYPE_LABEL;
 export const BUCKET_PERMISSION_ANNOTATION = "sdewan-bucket-type-permission";
 export const CLUSTER_ADMIN_GROUP = "system:masters";
 

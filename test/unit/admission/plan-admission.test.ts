@@ -1,0 +1,371 @@
+import { planAdmission, planObservation } from "../../../shared/admission/plan-admission.js";
+import type {
+  AdmissionSnapshot,
+  ObservedCnf,
+  ObservedRule,
+} from "../../../shared/admission/snapshot.js";
+import { EMPTY_SNAPSHOT } from "../../../shared/admission/snapshot.js";
+import { denialMessage, type Verdict } from "../../../shared/admission/verdict.js";
+import { objectOf, requestOf } from "./fixtures.js";
+
+const cnfA = { sdewanPurpose: "cnf-a" };
+const NFN = "k8s.plugin.opnfv.org/nfn-network";
+const nfnAnnotation = JSON.stringify({
+  type: "ovn4nfv",
+  interface: [
+    { name: "ovn-priv-net", interface: "net0", defaultGateway: "false" },
+    { name: "ovn-provider-net1", interface: "net1", defaultGateway: "false" },
+  ],
+});
+
+const specs = {
+  policy: { members: [{ network: "ovn-provider-net1", metric: 1, weight: 2 }] },
+  rule: { policy: "balance1", proto: "tcp", dest_port: "80" },
+  zone: { network: ["ovn-priv-net"], input: "ACCEPT" },
+  forwarding: { src: "lan", dest: "wan" },
+  proposal: { encryption_algorithm: "aes128", hash_algorithm: "sha256", dh_group: "modp2048" },
+  host: {
+    remote: "10.10.10.1",
+    authentication_method: "psk",
+    pre_shared_key: "not-a-secret",
+    crypto_proposal: ["ike1"],
+    connections: [{ name: "conn1", conn_type: "tunnel", mode: "start", crypto_proposal: ["esp1"] }],
+  },
+};
+
+const observed = (
+  kind: string,
+  name: string,
+  spec: unknown,
+  extra: Partial<ObservedRule> = {},
+): ObservedRule => ({
+  kind,
+  name,
+  purpose: "cnf-a",
+  deleting: false,
+  spec,
+  ...extra,
+});
+
+const snapshot = (patch: Partial<AdmissionSnapshot>): AdmissionSnapshot => ({
+  ...EMPTY_SNAPSHOT,
+  ...patch,
+});
+
+const cnf = (annotation: string | undefined = nfnAnnotation): ObservedCnf => ({
+  name: "cnf-1",
+  deleting: false,
+  nfnNetworkAnnotation: annotation,
+});
+
+const create = (kind: string, name: string, spec: unknown, labels: Record<string, string> = cnfA) =>
+  requestOf({ operation: "CREATE", kind, object: objectOf(name, labels, spec) });
+
+function message(verdict: Verdict): string {
+  return verdict.allowed ? "(allowed)" : denialMessage(verdict);
+}
+
+describe("rule-spec: the CNF's own validation at kubectl apply time", () => {
+  it.each([
+    [
+      "Mwan3Rule with a port range",
+      "Mwan3Rule",
+      "r1",
+      { ...specs.rule, dest_port: "80-90" },
+      "spec.dest_port",
+    ],
+    [
+      "Mwan3Rule with an unknown proto",
+      "Mwan3Rule",
+      "r1",
+      { ...specs.rule, proto: "gre" },
+      "spec.proto",
+    ],
+    [
+      "FirewallZone with a 12-character name",
+      "FirewallZone",
+      "zonename1234",
+      specs.zone,
+      "metadata.name",
+    ],
+    [
+      "FirewallZone with masq 'yes'",
+      "FirewallZone",
+      "lan",
+      { ...specs.zone, masq: "yes" },
+      "spec.masq",
+    ],
+    [
+      "IpsecHost psk without pre_shared_key",
+      "IpsecHost",
+      "host1",
+      { ...specs.host, pre_shared_key: undefined },
+      "spec.pre_shared_key",
+    ],
+  ])("denies %s, naming the field", (_title, kind, name, spec, field) => {
+    const verdict = planAdmission(create(kind, name, spec), snapshot({}));
+    expect(verdict).toMatchObject({ allowed: false, code: 422, policy: "rule-spec" });
+    expect(message(verdict)).toContain(field);
+    expect(message(verdict)).toContain("kubectl explain");
+  });
+
+  it("does not re-validate an UPDATE that leaves the spec alone (e.g. the controller removing its finalizer)", () => {
+    const old = objectOf("r1", cnfA, { ...specs.rule, proto: "gre" });
+    const request = requestOf({
+      operation: "UPDATE",
+      kind: "Mwan3Rule",
+      oldObject: old,
+      object: { ...old, metadata: { ...old.metadata, labels: { ...cnfA, team: "x" } } },
+    });
+    expect(planAdmission(request, snapshot({})).allowed).toBe(true);
+  });
+
+  it("warns when a new rule has no sdewanPurpose label", () => {
+    const verdict = planAdmission(
+      create("IpsecProposal", "prop1", specs.proposal, {}),
+      snapshot({}),
+    );
+    expect(verdict.allowed).toBe(true);
+    expect(verdict.warnings.join()).toContain("no sdewanPurpose label");
+  });
+});
+
+describe("rule-dependencies on CREATE/UPDATE", () => {
+  const policy = observed("Mwan3Policy", "balance1", specs.policy);
+
+  it("allows an Mwan3Rule whose policy exists with the same purpose", () => {
+    expect(
+      planAdmission(
+        create("Mwan3Rule", "r1", specs.rule),
+        snapshot({ referencedObjects: [policy] }),
+      ).allowed,
+    ).toBe(true);
+  });
+
+  it.each([
+    ["missing", [], 'Mwan3Policy "balance1" (spec.policy) does not exist'],
+    ["being deleted", [{ ...policy, deleting: true }], "is being deleted"],
+    [
+      "of another purpose",
+      [{ ...policy, purpose: "cnf-b" }],
+      'has sdewanPurpose="cnf-b", not "cnf-a"',
+    ],
+  ])("denies an Mwan3Rule whose policy is %s", (_title, referenced, text) => {
+    const verdict = planAdmission(
+      create("Mwan3Rule", "r1", specs.rule),
+      snapshot({ referencedObjects: referenced }),
+    );
+    expect(verdict).toMatchObject({ allowed: false, code: 422, policy: "rule-dependencies" });
+    expect(message(verdict)).toContain(text);
+    expect(message(verdict)).toContain("create the referenced objects first");
+  });
+
+  it("lists every missing zone of a forwarding", () => {
+    const verdict = planAdmission(
+      create("FirewallForwarding", "fwd1", specs.forwarding),
+      snapshot({}),
+    );
+    expect(message(verdict)).toContain('FirewallZone "lan" (spec.src) does not exist');
+    expect(message(verdict)).toContain('FirewallZone "wan" (spec.dest) does not exist');
+  });
+
+  it("checks ipsec proposals at the top level and per connection", () => {
+    const verdict = planAdmission(
+      create("IpsecHost", "host1", specs.host),
+      snapshot({ referencedObjects: [observed("IpsecProposal", "ike1", specs.proposal)] }),
+    );
+    expect(message(verdict)).toContain(
+      'IpsecProposal "esp1" (spec.connections[0].crypto_proposal[0]) does not exist',
+    );
+    expect(message(verdict)).not.toContain('"ike1"');
+  });
+
+  it("asks the shell to read each referenced object once", () => {
+    const spec = {
+      ...specs.host,
+      connections: [{ ...specs.host.connections[0], crypto_proposal: ["ike1", "ike1"] }],
+    };
+    expect(planObservation(create("IpsecHost", "host1", spec)).referencedObjects).toEqual([
+      { kind: "IpsecProposal", name: "ike1" },
+    ]);
+  });
+});
+
+describe("cnf-networks: names must be attached to the CNF, when it exists", () => {
+  it("allows a zone on an attached network", () => {
+    expect(
+      planAdmission(
+        create("FirewallZone", "lan", specs.zone),
+        snapshot({ cnfDeployments: [cnf()] }),
+      ).allowed,
+    ).toBe(true);
+  });
+
+  it("denies a policy member on a network the CNF does not attach, listing the attached ones", () => {
+    const spec = {
+      members: [...specs.policy.members, { network: "ovn-nope", metric: 2, weight: 1 }],
+    };
+    const verdict = planAdmission(
+      create("Mwan3Policy", "balance1", spec),
+      snapshot({ cnfDeployments: [cnf()] }),
+    );
+    expect(verdict).toMatchObject({ allowed: false, code: 422, policy: "cnf-networks" });
+    expect(message(verdict)).toContain('"ovn-nope" (spec.members[1].network)');
+    expect(message(verdict)).toContain('attached: "ovn-priv-net", "ovn-provider-net1"');
+  });
+
+  it("allows with a warning while no CNF exists (rules may come first)", () => {
+    const verdict = planAdmission(
+      create("FirewallZone", "lan", { network: ["ovn-nope"] }),
+      snapshot({}),
+    );
+    expect(verdict.allowed).toBe(true);
+    expect(verdict.warnings.join()).toContain("networks not checked");
+  });
+
+  it("allows with a warning when the CNF's annotation is not JSON", () => {
+    const verdict = planAdmission(
+      create("FirewallZone", "lan", specs.zone),
+      snapshot({ cnfDeployments: [cnf("{not json")] }),
+    );
+    expect(verdict.allowed).toBe(true);
+    expect(verdict.warnings.join()).toContain(NFN);
+  });
+
+  it("reads the CNF only for specs that name networks", () => {
+    expect(planObservation(create("FirewallZone", "lan", specs.zone)).cnfPurpose).toBe("cnf-a");
+    expect(planObservation(create("Mwan3Rule", "r1", specs.rule)).cnfPurpose).toBeUndefined();
+  });
+});
+
+describe("referenced-by-rules on DELETE", () => {
+  const deleteZone = (labels = cnfA) =>
+    requestOf({
+      operation: "DELETE",
+      kind: "FirewallZone",
+      oldObject: objectOf("lan", labels, specs.zone),
+    });
+
+  it("denies deleting a zone that live rules use, listing the referrers", () => {
+    const candidates = [
+      observed("FirewallForwarding", "fwd1", specs.forwarding),
+      observed("FirewallRule", "allow-http", { src: "lan", target: "ACCEPT", proto: "tcp" }),
+      observed("FirewallSNAT", "snat1", { dest: "wan", src_dip: "1.2.3.4" }),
+    ];
+    const verdict = planAdmission(deleteZone(), snapshot({ referrerCandidates: candidates }));
+    expect(verdict).toMatchObject({ allowed: false, code: 409, policy: "referenced-by-rules" });
+    expect(message(verdict)).toContain(
+      'FirewallForwarding "fwd1" (spec.src), FirewallRule "allow-http" (spec.src)',
+    );
+    expect(message(verdict)).not.toContain("snat1");
+  });
+
+  it.each([
+    ["being deleted", { deleting: true }],
+    ["of another purpose", { purpose: "cnf-b" }],
+  ])("ignores a referrer that is %s", (_title, extra) => {
+    const candidates = [observed("FirewallForwarding", "fwd1", specs.forwarding, extra)];
+    expect(planAdmission(deleteZone(), snapshot({ referrerCandidates: candidates })).allowed).toBe(
+      true,
+    );
+  });
+
+  it("lists only the kinds that can reference the deleted kind", () => {
+    const kinds = planObservation(deleteZone())
+      .referrerKinds.map((k) => k.kind)
+      .sort();
+    expect(kinds).toEqual(["FirewallDNAT", "FirewallForwarding", "FirewallRule", "FirewallSNAT"]);
+    const forMwan3Rule = planObservation(
+      requestOf({
+        operation: "DELETE",
+        kind: "Mwan3Rule",
+        oldObject: objectOf("r1", cnfA, specs.rule),
+      }),
+    );
+    expect(forMwan3Rule.referrerKinds).toEqual([]);
+  });
+
+  it("denies deleting an Mwan3Policy or IpsecProposal still in use", () => {
+    const policyDelete = requestOf({
+      operation: "DELETE",
+      kind: "Mwan3Policy",
+      oldObject: objectOf("balance1", cnfA, specs.policy),
+    });
+    const byRule = planAdmission(
+      policyDelete,
+      snapshot({ referrerCandidates: [observed("Mwan3Rule", "r1", specs.rule)] }),
+    );
+    expect(message(byRule)).toContain('Mwan3Rule "r1" (spec.policy)');
+    const proposalDelete = requestOf({
+      operation: "DELETE",
+      kind: "IpsecProposal",
+      oldObject: objectOf("esp1", cnfA, specs.proposal),
+    });
+    const byHost = planAdmission(
+      proposalDelete,
+      snapshot({ referrerCandidates: [observed("IpsecHost", "host1", specs.host)] }),
+    );
+    expect(message(byHost)).toContain('IpsecHost "host1" (spec.connections[0].crypto_proposal[0])');
+  });
+});
+
+describe("request classes", () => {
+  it("denies a kind the webhook does not handle with 400", () => {
+    const request = requestOf({
+      operation: "CREATE",
+      kind: "ConfigMap",
+      group: "",
+      object: objectOf("cm", {}),
+    });
+    expect(planAdmission(request, snapshot({}))).toMatchObject({
+      allowed: false,
+      code: 400,
+      policy: "supported-kinds",
+    });
+  });
+
+  it("denies a look-alike kind from another group", () => {
+    const request = requestOf({
+      operation: "CREATE",
+      kind: "Mwan3Rule",
+      group: "example.com",
+      object: objectOf("r1", cnfA, specs.rule),
+    });
+    expect(planAdmission(request, snapshot({})).allowed).toBe(false);
+  });
+
+  it("checks bucket permission before anything else, so denied users learn nothing about references", () => {
+    const request = requestOf({
+      operation: "CREATE",
+      kind: "Mwan3Rule",
+      resource: "mwan3rules",
+      object: objectOf("r1", { ...cnfA, "sdewan-bucket-type": "basic" }, specs.rule),
+      username: "mallory",
+    });
+    expect(planAdmission(request, snapshot({}))).toMatchObject({ policy: "bucket-permission" });
+    expect(planObservation(request).rbac).toBe(true);
+  });
+
+  it("runs a second-CNF check for Deployments and reads nothing for DELETE", () => {
+    const request = requestOf({
+      operation: "CREATE",
+      kind: "Deployment",
+      group: "apps",
+      object: objectOf("cnf-2", cnfA),
+    });
+    expect(planAdmission(request, snapshot({ cnfDeployments: [cnf()] }))).toMatchObject({
+      policy: "one-cnf-per-purpose",
+    });
+    const del = requestOf({
+      operation: "DELETE",
+      kind: "Deployment",
+      group: "apps",
+      oldObject: objectOf("cnf-2", cnfA),
+    });
+    expect(planObservation(del).cnfPurpose).toBeUndefined();
+    expect(planObservation(del)).toMatchObject({
+      rbac: false,
+      referencedObjects: [],
+    });
+  });
+});
