@@ -1,10 +1,12 @@
 /**
- * Boundary parsing: Kubernetes Pod and Namespace objects (as the API server or the client library
- * returns them) into the few facts egress membership needs. Unknown fields are ignored.
+ * Boundary parsing: Kubernetes Pod, Namespace and Antrea Egress objects (as the API server or the
+ * client library returns them) into the few facts egress membership needs. Unknown fields are
+ * ignored.
  */
 import { z } from "zod";
 import type { Labels } from "./labels.js";
 import type { PodSnapshot } from "./membership.js";
+import type { EgressSnapshot } from "./plan-group.js";
 
 const LabelsSchema = z.record(z.string(), z.string()).nullish();
 
@@ -56,6 +58,47 @@ export interface NamespaceSnapshot {
 export function namespaceSnapshotFromObject(object: unknown): NamespaceSnapshot {
   const namespace = NamespaceObjectSchema.parse(object);
   return { name: namespace.metadata.name, labels: namespace.metadata.labels ?? {} };
+}
+
+// Lenient on purpose: the Egress is Antrea's input, and a selector the strict schema would refuse
+// (e.g. an unknown operator) must become a Stalled group with a reason, not an unreadable event.
+const SelectorSchema = z
+  .object({
+    matchLabels: z.record(z.string(), z.string()).nullish(),
+    matchExpressions: z
+      .array(
+        z.object({
+          key: z.string(),
+          operator: z.string(),
+          values: z.array(z.string()).nullish(),
+        }),
+      )
+      .nullish(),
+  })
+  .nullish();
+
+const EgressObjectSchema = z.object({
+  metadata: z.object({
+    name: z.string().min(1),
+    uid: z.string().min(1),
+    generation: z.number().int().nullish(),
+  }),
+  spec: z.object({
+    appliedTo: z
+      .object({ podSelector: SelectorSchema, namespaceSelector: SelectorSchema })
+      .nullish(),
+  }),
+});
+
+/** Parses an Egress object into what its group depends on; throws a ZodError when unreadable. */
+export function egressSnapshotFromObject(object: unknown): EgressSnapshot {
+  const egress = EgressObjectSchema.parse(object);
+  return {
+    name: egress.metadata.name,
+    uid: egress.metadata.uid,
+    generation: egress.metadata.generation ?? 0,
+    appliedTo: egress.spec.appliedTo ?? {},
+  };
 }
 
 /** Namespace labels by name, the lookup membership uses. */

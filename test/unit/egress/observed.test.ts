@@ -1,4 +1,5 @@
 import {
+  egressSnapshotFromObject,
   namespaceSnapshotFromObject,
   podSnapshotFromObject,
 } from "../../../shared/egress/observed.js";
@@ -92,5 +93,38 @@ describe("Namespace objects become labels by name", () => {
       name: "dev",
       labels: {},
     });
+  });
+});
+
+describe("Egress objects become the facts their group depends on", () => {
+  const metadata = { name: "eg", uid: "u-1", generation: 4 };
+
+  it("reads name, uid, generation and appliedTo, ignoring the IP fields", () => {
+    const appliedTo = { podSelector: { matchLabels: { app: "web" } }, namespaceSelector: {} };
+    expect(
+      egressSnapshotFromObject({ metadata, spec: { appliedTo, egressIP: "10.1.1.1" }, status: {} }),
+    ).toEqual({ name: "eg", uid: "u-1", generation: 4, appliedTo });
+  });
+
+  it("keeps an unknown operator so the planner can report it as InvalidSelector", () => {
+    const appliedTo = { podSelector: { matchExpressions: [{ key: "a", operator: "Bogus" }] } };
+    expect(egressSnapshotFromObject({ metadata, spec: { appliedTo } }).appliedTo).toEqual(
+      appliedTo,
+    );
+  });
+
+  it("treats a missing appliedTo as appliedTo: {} (selects nothing)", () => {
+    expect(egressSnapshotFromObject({ metadata, spec: {} }).appliedTo).toEqual({});
+  });
+
+  it.each<[string, unknown]>([
+    ["no uid", { metadata: { name: "eg" }, spec: {} }],
+    ["no spec", { metadata }],
+    [
+      "matchLabels with a number value",
+      { metadata, spec: { appliedTo: { podSelector: { matchLabels: { a: 1 } } } } },
+    ],
+  ])("rejects an Egress with %s", (_title, object) => {
+    expect(() => egressSnapshotFromObject(object)).toThrow();
   });
 });
