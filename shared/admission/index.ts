@@ -1,0 +1,72 @@
+/**
+ * shared/admission: everything validate-admission decides, as pure code.
+ *
+ * Owns: AdmissionReview v1 parsing (review.ts), the response format (verdict.ts), the policies
+ * (plan-*.ts) over an observed-state snapshot (snapshot.ts), what must be observed for a request
+ * (planObservation), the read-only observation shell (observe.ts), and the
+ * ValidatingWebhookConfiguration built from the rule registry (webhook-config.ts).
+ *
+ * Does not: serve HTTP or TLS (functions/validate-admission), know any rule kind by name (the
+ * registry in shared/rules answers), write to the API server, or call a CNF.
+ *
+ * Policies, in the order they run (first denial wins):
+ *   rules:       bucket-permission, immutable-purpose, rule-spec, rule-dependencies,
+ *                cnf-networks, referenced-by-rules
+ *   Deployments: immutable-purpose, one-cnf-per-purpose
+ * Objects without the `sdewan-bucket-type` label are governed by RBAC alone.
+ *
+ * Example:
+ *   const parsed = parseAdmissionReview(body);               // 400 when !parsed.ok
+ *   const needs = planObservation(parsed.request);           // what to read, nothing more
+ *   const verdict = planAdmission(parsed.request, snapshot); // pure
+ *   return buildAdmissionResponse(parsed.request.uid, verdict);
+ */
+export {
+  ADMISSION_API_VERSION,
+  parseAdmissionReview,
+  type AdmissionOperation,
+  type AdmissionRequest,
+  type KubeObject,
+  type ParsedReview,
+} from "./review.js";
+export {
+  POLICY,
+  buildAdmissionResponse,
+  denialMessage,
+  type AdmissionResponseBody,
+  type Allowance,
+  type Denial,
+  type PolicyName,
+  type Verdict,
+} from "./verdict.js";
+export {
+  classifyRequest,
+  planAdmission,
+  planObservation,
+  type AdmissionSubject,
+  type ObservationPlan,
+} from "./plan-admission.js";
+export {
+  EMPTY_SNAPSHOT,
+  type AdmissionSnapshot,
+  type ObservedCnf,
+  type ObservedRule,
+  type RbacSnapshot,
+} from "./snapshot.js";
+export {
+  BUCKET_LABEL,
+  BUCKET_PERMISSION_ANNOTATION,
+  CLUSTER_ADMIN_GROUP,
+  bindingsForUser,
+  rolesGrantedBy,
+  type AnnotatedRole,
+  type Binding,
+  type RoleKey,
+} from "./rbac.js";
+export { ruleKinds, type AdmissionKinds, type AdmissionRuleKind } from "./kinds.js";
+export {
+  IN_CLUSTER,
+  buildWebhookConfiguration,
+  renderWebhookManifest,
+  type WebhookClientConfig,
+} from "./webhook-config.js";

@@ -1,0 +1,145 @@
+/**
+ * The ValidatingWebhookConfiguration of validate-admission, built from the rule registry so the
+ * list of rule kinds is never kept by hand. manifests/webhook/ is generated from this
+ * (scripts/gen-webhook.ts), and the integration tests register it with a URL and caBundle.
+ */
+import { stringify } from "yaml";
+import { ALL_RULE_KINDS, PURPOSE_LABEL, RULE_GROUP, RULE_VERSION } from "../rules/index.js";
+
+export const WEBHOOK_CONFIGURATION_NAME = "sdewan-validate-admission";
+export const RULES_WEBHOOK_NAME = "rules.validate-admission.sdewan.akraino.org";
+export const CNF_WEBHOOK_NAME = "cnf-deployments.validate-admission.sdewan.akraino.org";
+
+/** Where the API server sends reviews: an in-cluster Service, or a URL (local control plane). */
+export type WebhookClientConfig =
+  | {
+      readonly service: {
+        readonly namespace: string;
+        readonly name: string;
+        readonly path: string;
+        readonly port: number;
+      };
+      readonly caBundle?: string;
+    }
+  | { readonly url: string; readonly caBundle?: string };
+
+export interface LabelSelector {
+  readonly matchLabels?: Readonly<Record<string, string>>;
+  readonly matchExpressions?: readonly {
+    readonly key: string;
+    readonly operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
+    readonly values?: readonly string[];
+  }[];
+}
+
+export interface WebhookConfigurationOptions {
+  readonly name?: string;
+  readonly clientConfig: WebhookClientConfig;
+  /** Which namespaces are admitted; default: all except kube-system. */
+  readonly namespaceSelector?: LabelSelector;
+  /** Extra metadata.annotations, e.g. cert-manager's inject-ca-from. */
+  readonly annotations?: Readonly<Record<string, string>>;
+  /** At most 5 seconds: a slow webhook must not stall `kubectl apply`. Default 5. */
+  readonly timeoutSeconds?: number;
+}
+
+const DEFAULT_NAMESPACE_SELECTOR: LabelSelector = {
+  matchExpressions: [
+    { key: "kubernetes.io/metadata.name", operator: "NotIn", values: ["kube-system"] },
+  ],
+};
+
+/** The plurals of every rule kind, from the registry, sorted for a stable manifest. */
+export function ruleResources(): string[] {
+  return ALL_RULE_KINDS.map((entry) => entry.plural).sort();
+}
+
+export function buildWebhookConfiguration(options: WebhookConfigurationOptions): {
+  apiVersion: string;
+  kind: string;
+  metadata: Record<string, unknown>;
+  webhooks: Record<string, unknown>[];
+} {
+  const common = {
+    clientConfig: options.clientConfig,
+    admissionReviewVersions: ["v1"],
+    sideEffects: "None",
+    timeoutSeconds: Math.min(options.timeoutSeconds ?? 5, 5),
+    matchPolicy: "Equivalent",
+    namespaceSelector: options.namespaceSelector ?? DEFAULT_NAMESPACE_SELECTOR,
+  };
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingWebhookConfiguration",
+    metadata: {
+      name: options.name ?? WEBHOOK_CONFIGURATION_NAME,
+      labels: {
+        "app.kubernetes.io/name": "validate-admission",
+        "app.kubernetes.io/part-of": "sdewan",
+      },
+      ...(options.annotations ? { annotations: options.annotations } : {}),
+    },
+    webhooks: [
+      {
+        name: RULES_WEBHOOK_NAME,
+        ...common,
+        // Fail closed: a rule admitted without its checks could break the CNF or escape its bucket.
+        failurePolicy: "Fail",
+        rules: [
+          {
+            apiGroups: [RULE_GROUP],
+            apiVersions: [RULE_VERSION],
+            operations: ["CREATE", "UPDATE", "DELETE"],
+            resources: ruleResources(),
+            scope: "Namespaced",
+          },
+        ],
+      },
+      {
+        name: CNF_WEBHOOK_NAME,
+        ...common,
+        // Open on outage: operating a CNF (rollback, scaling) must not depend on the webhook.
+        failurePolicy: "Ignore",
+        // Only CNF Deployments; the selector is matched against the old and the new object, so
+        // removing the label on UPDATE is still reviewed.
+        objectSelector: { matchExpressions: [{ key: PURPOSE_LABEL, operator: "Exists" }] },
+        rules: [
+          {
+            apiGroups: ["apps"],
+            apiVersions: ["v1"],
+            operations: ["CREATE", "UPDATE"],
+            resources: ["deployments"],
+            scope: "Namespaced",
+          },
+        ],
+      },
+    ],
+  };
+}
+
+/** In-cluster deployment facts shared by the generated manifest and manifests/webhook/*.yaml. */
+export const IN_CLUSTER = {
+  namespace: "sdewan-system",
+  service: "validate-admission",
+  /** cert-manager Certificate whose CA is injected into caBundle. */
+  certificate: "validate-admission-serving-cert",
+} as const;
+
+/** The generated manifests/webhook/validating-webhook-configuration.yaml. */
+export function renderWebhookManifest(): string {
+  const configuration = buildWebhookConfiguration({
+    clientConfig: {
+      service: { namespace: IN_CLUSTER.namespace, name: IN_CLUSTER.service, path: "/", port: 443 },
+    },
+    annotations: {
+      // With cert-manager, its CA injector fills caBundle; without it, patch caBundle by hand
+      // (manifests/webhook/README.md, "Self-signed").
+      "cert-manager.io/inject-ca-from": `${IN_CLUSTER.namespace}/${IN_CLUSTER.certificate}`,
+    },
+  });
+  return (
+    "# Generated by `npm run gen:webhook` from shared/admission/webhook-config.ts and the rule\n" +
+    "# registry (shared/rules). Do not edit by hand: a unit test fails when this file drifts.\n" +
+    stringify(configuration, { lineWidth: 0, aliasDuplicateObjects: false })
+  );
+}
