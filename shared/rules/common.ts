@@ -110,8 +110,15 @@ export type RuleStatus = z.infer<typeof ruleStatusSchema>;
 export function issuesFromZod(error: z.ZodError, prefix: string): SpecIssue[] {
   return error.issues.map((issue) => ({
     path: formatPath(prefix, issue.path),
-    message: issue.message,
+    message: isMissing(issue) ? "required" : issue.message,
   }));
+}
+
+/** Parse options that let issuesFromZod say "required" for a missing field. */
+export const PARSE_OPTIONS = { reportInput: true } as const;
+
+function isMissing(issue: z.core.$ZodIssue): boolean {
+  return issue.code === "invalid_type" && "input" in issue && issue.input === undefined;
 }
 
 function formatPath(prefix: string, path: readonly PropertyKey[]): string {

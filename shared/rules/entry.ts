@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import {
+  PARSE_OPTIONS,
   RULE_API_VERSION,
   issuesFromZod,
   ruleMetadataSchema,
@@ -62,6 +63,13 @@ export interface RuleReference {
   readonly kind: RuleKindName;
   readonly name: string;
   /** Where in the referring CR, e.g. `spec.connections[0].crypto_proposal[1]`. */
+  readonly field: string;
+}
+
+/** A Kubernetes network a spec names; toCnf translates it to a pod interface. */
+export interface NetworkUse {
+  readonly network: string;
+  /** e.g. `spec.members[1].network`. */
   readonly field: string;
 }
 
@@ -130,6 +138,8 @@ export interface RuleKindEntry {
   parseCr(raw: unknown): ParseResult<RuleCr>;
   /** References to other rules; throws InvalidRuleSpecError on an invalid spec. */
   references(spec: unknown): RuleReference[];
+  /** Networks the spec names (must be in the CNF's nfn-network map); throws InvalidRuleSpecError. */
+  networks(spec: unknown): NetworkUse[];
   /** The CNF request body; never mutates `cr`. Throws InvalidRuleSpecError or NetworkNotMappedError. */
   toCnf(cr: RuleCrInput, ctx: ConversionContext): CnfObject;
   /** Whether a CNF object (from a GET list) is one this kind manages; kinds sharing a collection differ here. */
@@ -154,6 +164,7 @@ export interface RuleKindDefinition<Spec extends Readonly<Record<string, unknown
   readonly applyRank: number;
   readonly nameRule: NameRule | null;
   readonly references: (spec: Spec) => RuleReference[];
+  readonly networks?: (spec: Spec) => NetworkUse[];
   readonly toCnf: (name: string, spec: Spec, ctx: ConversionContext) => CnfObject;
   readonly ownsCnfObject?: (obj: Readonly<Record<string, unknown>>) => boolean;
 }
@@ -197,7 +208,7 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
   const shape = def.cnf.shape;
 
   const specOrThrow = (spec: unknown): Spec => {
-    const parsed = def.specSchema.safeParse(spec);
+    const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
     if (parsed.success) return parsed.data;
     throw new InvalidRuleSpecError(def.kind, issuesFromZod(parsed.error, "spec"));
   };
@@ -220,9 +231,10 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
     applyRank: def.applyRank,
     nameRule: def.nameRule,
     checkName: (name) => nameProblem(def.nameRule, name),
-    parseSpec: (spec) => toResult(def.specSchema.safeParse(spec), "spec", def.kind),
-    parseCr: (raw) => toResult(crSchema.safeParse(raw), "", def.kind),
+    parseSpec: (spec) => toResult(def.specSchema.safeParse(spec, PARSE_OPTIONS), "spec", def.kind),
+    parseCr: (raw) => toResult(crSchema.safeParse(raw, PARSE_OPTIONS), "", def.kind),
     references: (spec) => def.references(specOrThrow(spec)),
+    networks: (spec) => (def.networks === undefined ? [] : def.networks(specOrThrow(spec))),
     toCnf: (cr, ctx) => def.toCnf(cr.metadata.name, specOrThrow(cr.spec), ctx),
     ownsCnfObject: def.ownsCnfObject ?? (() => true),
     normaliseCnf: (obj) => normaliseCnfObject(shape, obj),

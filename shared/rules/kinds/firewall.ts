@@ -101,6 +101,7 @@ export const firewallZone: RuleKindEntry = defineRuleKind<FirewallZoneSpec>({
   applyRank: 0,
   nameRule: { maxLength: 11, reason: "the CNF limits zone names to 11 characters" },
   references: () => [],
+  networks: (spec) => spec.network.map((n, i) => ({ network: n, field: `spec.network[${i}]` })),
   toCnf: (name, spec, ctx): CnfObject => ({
     ...bodyFromShape(firewallZoneShape, spec),
     name,

@@ -73,6 +73,8 @@ export const mwan3Policy: RuleKindEntry = defineRuleKind<Mwan3PolicySpec>({
   applyRank: 0,
   nameRule: UCI_SECTION_NAME_RULE,
   references: () => [],
+  networks: (spec) =>
+    spec.members.map((m, i) => ({ network: m.network, field: `spec.members[${i}].network` })),
   toCnf: (name, spec, ctx): CnfObject => ({
     name,
     members: spec.members.map((m, i) => ({

@@ -1,0 +1,421 @@
+/**
+ * CustomResourceDefinitions generated from the same zod schemas the functions use (DESIGN.md §3):
+ * apiextensions.k8s.io/v1, structural OpenAPI v3 schemas with descriptions for `kubectl explain`.
+ * Pure: builds objects and YAML text; scripts/gen-crds.ts writes them to manifests/crds/.
+ */
+import { z } from "zod";
+import { stringify } from "yaml";
+import { RULE_GROUP, RULE_VERSION, ruleStatusSchema } from "./common.js";
+import type { RuleKindEntry } from "./entry.js";
+import {
+  EGRESS_API_GROUP,
+  EGRESS_GROUP_API_GROUP,
+  EGRESS_GROUP_KIND,
+  EGRESS_GROUP_PLURAL,
+  EGRESS_GROUP_VERSION,
+  EGRESS_KIND,
+  EGRESS_PLURAL,
+  EGRESS_VERSION,
+  egressGroupStatusSchema,
+  egressSpecSchema,
+  egressStatusSchema,
+} from "./egress-kinds.js";
+import { ALL_RULE_KINDS } from "./registry.js";
+
+/** A JSON Schema / OpenAPI v3 node, as plain data. */
+export type SchemaNode = { [key: string]: unknown };
+
+export interface PrinterColumn {
+  readonly name: string;
+  readonly type: "string" | "boolean" | "integer" | "number" | "date";
+  readonly jsonPath: string;
+  readonly description?: string;
+  readonly priority?: number;
+}
+
+/** Everything one CRD is made from. */
+export interface CrdDefinition {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly singular: string;
+  readonly shortNames: readonly string[];
+  readonly categories: readonly string[];
+  readonly scope: "Namespaced" | "Cluster";
+  readonly description: string;
+  /** Top-level fields besides apiVersion/kind/metadata (spec, status), as zod schemas. */
+  readonly fields: Readonly<Record<string, z.ZodType>>;
+  readonly requiredFields: readonly string[];
+  readonly statusSubresource: boolean;
+  readonly printerColumns: readonly PrinterColumn[];
+}
+
+export const SDEWAN_CATEGORY = "sdewan";
+
+const RULE_PRINTER_COLUMNS: readonly PrinterColumn[] = [
+  {
+    name: "Purpose",
+    type: "string",
+    jsonPath: ".metadata.labels.sdewanPurpose",
+    description: "sdewanPurpose label: the CNF this rule belongs to.",
+  },
+  {
+    name: "InSync",
+    type: "boolean",
+    jsonPath: ".status.inSync",
+    description: "Every ready CNF pod holds the rule.",
+  },
+  {
+    name: "Applied",
+    type: "date",
+    jsonPath: ".status.appliedTime",
+    description: "When the rule was last applied to every CNF pod.",
+  },
+  {
+    name: "Version",
+    type: "string",
+    jsonPath: ".status.appliedVersion",
+    description: "resourceVersion that was applied.",
+    priority: 1,
+  },
+  {
+    name: "Message",
+    type: "string",
+    jsonPath: ".status.message",
+    description: "Latest error or progress note.",
+    priority: 1,
+  },
+  { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+];
+
+export function ruleKindCrd(entry: RuleKindEntry): CrdDefinition {
+  return {
+    group: RULE_GROUP,
+    version: RULE_VERSION,
+    kind: entry.kind,
+    plural: entry.plural,
+    singular: entry.singular,
+    shortNames: entry.shortNames,
+    categories: [SDEWAN_CATEGORY],
+    scope: "Namespaced",
+    description: entry.description,
+    fields: { spec: entry.specSchema, status: ruleStatusSchema },
+    requiredFields: ["spec"],
+    statusSubresource: true,
+    printerColumns: RULE_PRINTER_COLUMNS,
+  };
+}
+
+export const EGRESS_GROUP_CRD: CrdDefinition = {
+  group: EGRESS_GROUP_API_GROUP,
+  version: EGRESS_GROUP_VERSION,
+  kind: EGRESS_GROUP_KIND,
+  plural: EGRESS_GROUP_PLURAL,
+  singular: EGRESS_GROUP_KIND.toLowerCase(),
+  shortNames: ["egrp"],
+  categories: [SDEWAN_CATEGORY],
+  scope: "Cluster",
+  description:
+    "EgressGroup lists the Pods an Antrea Egress of the same name selects. Written by egress-group-sync, owned by the Egress; no spec, no status subresource.",
+  fields: { status: egressGroupStatusSchema },
+  requiredFields: [],
+  statusSubresource: false,
+  printerColumns: [
+    {
+      name: "Members",
+      type: "integer",
+      jsonPath: ".status.memberCount",
+      description: "Number of member Pods.",
+    },
+    {
+      name: "EgressGeneration",
+      type: "integer",
+      jsonPath: ".status.observedEgressGeneration",
+      priority: 1,
+    },
+    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+  ],
+};
+
+/** Antrea's Egress, for clusters and tests without Antrea (reference A.1-A.2). */
+export const EGRESS_CRD: CrdDefinition = {
+  group: EGRESS_API_GROUP,
+  version: EGRESS_VERSION,
+  kind: EGRESS_KIND,
+  plural: EGRESS_PLURAL,
+  singular: EGRESS_KIND.toLowerCase(),
+  shortNames: ["eg"],
+  categories: [],
+  scope: "Cluster",
+  description:
+    "Egress makes the selected Pods' traffic leave the cluster with a chosen SNAT IP (Antrea).",
+  fields: { spec: egressSpecSchema, status: egressStatusSchema },
+  requiredFields: ["spec"],
+  statusSubresource: true,
+  printerColumns: [
+    { name: "EgressIP", type: "string", jsonPath: ".status.egressIP" },
+    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+    { name: "Node", type: "string", jsonPath: ".status.egressNode" },
+  ],
+};
+
+/** Every CRD this project ships, rule kinds first in apply order. */
+export const ALL_CRD_DEFINITIONS: readonly CrdDefinition[] = [
+  ...ALL_RULE_KINDS.map(ruleKindCrd),
+  EGRESS_GROUP_CRD,
+  EGRESS_CRD,
+];
+
+// ---- zod JSON Schema -> structural OpenAPI v3
+
+/** Keywords the API server accepts in a structural schema, in the order they are written. */
+const KEY_ORDER = [
+  "description",
+  "type",
+  "format",
+  "enum",
+  "minimum",
+  "exclusiveMinimum",
+  "maximum",
+  "exclusiveMaximum",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "minItems",
+  "maxItems",
+  "items",
+  "properties",
+  "required",
+  "additionalProperties",
+  "oneOf",
+  "anyOf",
+  "allOf",
+  "not",
+  "x-kubernetes-int-or-string",
+  "x-kubernetes-preserve-unknown-fields",
+  "x-kubernetes-list-type",
+  "x-kubernetes-list-map-keys",
+  "x-kubernetes-map-type",
+] as const;
+
+/** zod output we drop: JSON Schema bookkeeping the API server does not know. */
+const DROPPED = new Set(["$schema", "title", "propertyNames"]);
+
+/** Formats the API server understands (k8s.io/kube-openapi strfmt); others would be rejected as meaningless. */
+const KNOWN_FORMATS = new Set([
+  "date-time",
+  "date",
+  "int32",
+  "int64",
+  "byte",
+  "uuid",
+  "hostname",
+  "ipv4",
+  "ipv6",
+  "cidr",
+  "mac",
+  "uri",
+  "email",
+]);
+
+const SAFE_LIMITS = new Set([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]);
+
+/** RE2 (the API server's regexp) has no lookaround and no backreferences. */
+const NON_RE2 = /\(\?[=!<]|\\[1-9]/;
+
+export class CrdSchemaError extends Error {
+  override readonly name = "CrdSchemaError";
+}
+
+function isNode(value: unknown): value is SchemaNode {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Whether a oneOf/anyOf/allOf/not branch only constrains which fields are present. */
+function isPresenceOnly(node: unknown): boolean {
+  if (!isNode(node)) return false;
+  return Object.entries(node).every(([k, v]) =>
+    k === "required"
+      ? Array.isArray(v)
+      : ["oneOf", "anyOf", "allOf"].includes(k)
+        ? Array.isArray(v) && v.every(isPresenceOnly)
+        : k === "not" && isPresenceOnly(v),
+  );
+}
+
+function convertBounds(node: SchemaNode, out: SchemaNode): void {
+  for (const [key, exclusive] of [
+    ["minimum", "exclusiveMinimum"],
+    ["maximum", "exclusiveMaximum"],
+  ] as const) {
+    const inclusive = node[key];
+    const strict = node[exclusive];
+    if (typeof strict === "number") {
+      out[key] = strict;
+      out[exclusive] = true; // OpenAPI v3.0 form: a boolean beside the bound
+    } else if (typeof inclusive === "number" && !SAFE_LIMITS.has(inclusive)) {
+      out[key] = inclusive;
+    }
+  }
+}
+
+function convertAdditional(node: SchemaNode, out: SchemaNode, path: string): void {
+  const extra = node["additionalProperties"];
+  if (extra === undefined || extra === false || node["properties"] !== undefined) return; // unknown fields are pruned
+  if (extra === true || (isNode(extra) && Object.keys(extra).length === 0)) {
+    out["x-kubernetes-preserve-unknown-fields"] = true;
+    return;
+  }
+  out["additionalProperties"] = toStructural(extra, `${path}.additionalProperties`);
+}
+
+type KeywordHandler = (value: unknown, node: SchemaNode, out: SchemaNode, path: string) => void;
+
+const presenceOnly =
+  (key: string): KeywordHandler =>
+  (value, _node, out, path) => {
+    if (!(Array.isArray(value) ? value.every(isPresenceOnly) : isPresenceOnly(value))) {
+      throw new CrdSchemaError(
+        `${path}: ${key} with types or properties is not structural (a zod union?)`,
+      );
+    }
+    out[key] = value;
+  };
+
+const KEYWORD_HANDLERS: Readonly<Record<string, KeywordHandler>> = {
+  // OpenAPI v3.0 has no const.
+  const: (value, _node, out) => {
+    out["enum"] = [value];
+  },
+  format: (value, _node, out, path) => {
+    if (typeof value !== "string" || !KNOWN_FORMATS.has(value)) {
+      throw new CrdSchemaError(`${path}: format ${String(value)} is not supported`);
+    }
+    out["format"] = value;
+  },
+  pattern: (value, node, out, path) => {
+    if (node["format"] !== undefined) return; // zod adds a regex beside formats; the format says it
+    if (typeof value !== "string" || NON_RE2.test(value)) {
+      throw new CrdSchemaError(`${path}: pattern is not RE2: ${String(value)}`);
+    }
+    out["pattern"] = value;
+  },
+  oneOf: presenceOnly("oneOf"),
+  anyOf: presenceOnly("anyOf"),
+  allOf: presenceOnly("allOf"),
+  not: presenceOnly("not"),
+};
+
+function copyPlain(node: SchemaNode, out: SchemaNode, path: string): void {
+  for (const [key, value] of Object.entries(node)) {
+    if (DROPPED.has(key) || key in out) continue;
+    const handler = KEYWORD_HANDLERS[key];
+    if (handler !== undefined) handler(value, node, out, path);
+    else if ((KEY_ORDER as readonly string[]).includes(key)) out[key] = value;
+    else throw new CrdSchemaError(`${path}: keyword ${key} is not supported in a CRD schema`);
+  }
+}
+
+/** One zod JSON Schema node -> a structural schema node; throws CrdSchemaError on what the API server would reject. */
+export function toStructural(node: unknown, path = "schema"): SchemaNode {
+  if (!isNode(node)) throw new CrdSchemaError(`${path}: not a schema object`);
+  const out: SchemaNode = {};
+  if (isNode(node["properties"])) {
+    const props: SchemaNode = {};
+    for (const [name, child] of Object.entries(node["properties"]))
+      props[name] = toStructural(child, `${path}.${name}`);
+    out["properties"] = props;
+  }
+  if (node["items"] !== undefined) out["items"] = toStructural(node["items"], `${path}[]`);
+  convertBounds(node, out);
+  convertAdditional(node, out, path);
+  const handled = new Set([
+    "properties",
+    "items",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "additionalProperties",
+  ]);
+  copyPlain(Object.fromEntries(Object.entries(node).filter(([k]) => !handled.has(k))), out, path);
+  if (out["type"] === undefined && out["x-kubernetes-preserve-unknown-fields"] !== true) {
+    throw new CrdSchemaError(`${path}: no type (structural schemas need one on every node)`);
+  }
+  return ordered(out);
+}
+
+function ordered(node: SchemaNode): SchemaNode {
+  const out: SchemaNode = {};
+  for (const key of KEY_ORDER) if (node[key] !== undefined) out[key] = node[key];
+  return out;
+}
+
+/** A zod schema as a structural OpenAPI v3 schema. */
+export function structuralSchemaOf(schema: z.ZodType, path = "schema"): SchemaNode {
+  return toStructural(
+    z.toJSONSchema(schema, {
+      io: "input",
+      unrepresentable: "throw",
+      reused: "inline",
+      cycles: "throw",
+    }),
+    path,
+  );
+}
+
+function openApiSchema(def: CrdDefinition): SchemaNode {
+  const properties: SchemaNode = {
+    apiVersion: {
+      description: "Versioned schema of this representation of an object.",
+      type: "string",
+    },
+    kind: { description: "REST resource this object represents.", type: "string" },
+    metadata: { type: "object" },
+  };
+  for (const [name, schema] of Object.entries(def.fields))
+    properties[name] = structuralSchemaOf(schema, `${def.kind}.${name}`);
+  const root: SchemaNode = { description: def.description, type: "object", properties };
+  if (def.requiredFields.length > 0) root["required"] = [...def.requiredFields];
+  return root;
+}
+
+/** The CustomResourceDefinition object of one definition. */
+export function buildCrd(def: CrdDefinition): SchemaNode {
+  const names: SchemaNode = {
+    kind: def.kind,
+    listKind: `${def.kind}List`,
+    plural: def.plural,
+    singular: def.singular,
+  };
+  if (def.shortNames.length > 0) names["shortNames"] = [...def.shortNames];
+  if (def.categories.length > 0) names["categories"] = [...def.categories];
+  const version: SchemaNode = {
+    name: def.version,
+    served: true,
+    storage: true,
+    schema: { openAPIV3Schema: openApiSchema(def) },
+  };
+  if (def.statusSubresource) version["subresources"] = { status: {} };
+  version["additionalPrinterColumns"] = def.printerColumns.map((c) => ({ ...c }));
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${def.plural}.${def.group}` },
+    spec: { group: def.group, names, scope: def.scope, versions: [version] },
+  };
+}
+
+export const GENERATED_HEADER =
+  "# Generated by `npm run gen:crds` from shared/rules (scripts/gen-crds.ts). Do not edit.\n";
+
+/** manifests/crds/<file> -> YAML text, for every CRD. */
+export function renderCrdFiles(): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const def of ALL_CRD_DEFINITIONS) {
+    const text = stringify(buildCrd(def), { lineWidth: 0, aliasDuplicateObjects: false });
+    files.set(`${def.group}_${def.plural}.yaml`, GENERATED_HEADER + text);
+  }
+  return files;
+}
