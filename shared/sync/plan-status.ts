@@ -3,29 +3,11 @@
  * and what happened on each ready pod. One table of cases for reconcile-rule and
  * on-deployment-ready alike; no I/O.
  */
+import type { RuleCondition, RuleConditionType, RuleStatus } from "../rules/index.js";
 import { done, permanent, retryLater, type Outcome } from "../runtime/outcome.js";
 
-export type ConditionType = "Ready" | "Reconciling" | "Stalled";
-
-export interface Condition {
-  readonly type: ConditionType;
-  readonly status: "True" | "False";
-  readonly reason: string;
-  readonly message: string;
-  readonly lastTransitionTime: string;
-  readonly observedGeneration?: number;
-}
-
-/** DESIGN.md section 3: the status of every rule kind. */
-export interface RuleStatus {
-  readonly appliedVersion?: string;
-  readonly appliedGeneration?: number;
-  readonly appliedTime?: string;
-  readonly inSync?: boolean;
-  readonly observedGeneration?: number;
-  readonly conditions?: readonly Condition[];
-  readonly message?: string;
-}
+type ConditionType = RuleConditionType;
+type Condition = RuleCondition;
 
 /** The rule as observed on the API server (only what planning needs). */
 export interface ObservedRule {
