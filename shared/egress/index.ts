@@ -22,3 +22,4 @@ export * from "./observed.js";
 export * from "./size.js";
 export * from "./plan-group.js";
 export * from "./plan-recompute.js";
+export * from "./group-object.js";

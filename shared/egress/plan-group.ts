@@ -21,10 +21,8 @@ import {
   type NamespaceLabels,
   type PodSnapshot,
 } from "./membership.js";
+import { EGRESS_API_VERSION, EGRESS_KIND } from "../rules/index.js";
 import { DEFAULT_GROUP_LIMITS, groupSizeProblem, type GroupLimits } from "./size.js";
-
-export const EGRESS_API_VERSION = "crd.antrea.io/v1beta1";
-export const EGRESS_KIND = "Egress";
 
 /** The facts of an Antrea Egress the group depends on. */
 export interface EgressSnapshot {

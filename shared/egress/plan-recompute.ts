@@ -21,7 +21,8 @@ import {
   type PodSnapshot,
 } from "./membership.js";
 import { compareStrings } from "./order.js";
-import { EGRESS_KIND, type EgressSnapshot } from "./plan-group.js";
+import { EGRESS_KIND } from "../rules/index.js";
+import type { EgressSnapshot } from "./plan-group.js";
 import { labelSelectorQuery, selectorMatches, selectsEverything } from "./selector.js";
 
 export type RecomputeTrigger =
