@@ -1,0 +1,78 @@
+/**
+ * Prometheus metrics of one runtime. Each runtime has its own registry, so tests (and two apps in
+ * one process) never collide on metric names.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { CallCounters } from "./function.js";
+
+export interface EventSample {
+  readonly fn: string;
+  /** The CloudEvent type, "plain-ref", or "json" for a JsonFunction. */
+  readonly type: string;
+  /** done | retry | permanent | malformed | error | not-implemented, or "http-<status>" for JSON. */
+  readonly outcome: string;
+  readonly seconds: number;
+  readonly calls: CallCounters;
+}
+
+export class RuntimeMetrics {
+  readonly registry = new Registry();
+  private readonly events: Counter<"function" | "type" | "outcome">;
+  private readonly durations: Histogram<"function" | "outcome">;
+  private readonly apiCalls: Counter<"function">;
+  private readonly cnfCalls: Counter<"function">;
+  private readonly intakeErrors: Counter<"function" | "code">;
+  readonly inFlight: Gauge;
+
+  constructor(options: { readonly defaultMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    this.events = new Counter({
+      name: "sdewan_events_total",
+      help: "Events handled, by function, CloudEvent type and outcome",
+      labelNames: ["function", "type", "outcome"],
+      registers,
+    });
+    this.durations = new Histogram({
+      name: "sdewan_event_duration_seconds",
+      help: "Time to handle one event, by function and outcome",
+      labelNames: ["function", "outcome"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.apiCalls = new Counter({
+      name: "sdewan_api_calls_total",
+      help: "Kubernetes API requests made while handling events",
+      labelNames: ["function"],
+      registers,
+    });
+    this.cnfCalls = new Counter({
+      name: "sdewan_cnf_calls_total",
+      help: "CNF REST requests made while handling events",
+      labelNames: ["function"],
+      registers,
+    });
+    this.intakeErrors = new Counter({
+      name: "sdewan_intake_errors_total",
+      help: "Requests refused before any function ran, by intake error code",
+      labelNames: ["function", "code"],
+      registers,
+    });
+    this.inFlight = new Gauge({
+      name: "sdewan_requests_in_flight",
+      help: "Requests being handled now",
+      registers,
+    });
+    if (options.defaultMetrics === true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  recordEvent({ fn, type, outcome, seconds, calls }: EventSample): void {
+    this.events.inc({ function: fn, type, outcome });
+    this.durations.observe({ function: fn, outcome }, seconds);
+    if (calls.api > 0) this.apiCalls.inc({ function: fn }, calls.api);
+    if (calls.cnf > 0) this.cnfCalls.inc({ function: fn }, calls.cnf);
+  }
+
+  recordIntakeError(fn: string, code: string): void {
+    this.intakeErrors.inc({ function: fn, code });
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * How a function says "this route exists but its logic has not landed yet". The runtime answers
+ * 501 for it, so a stub never pretends success and the closed OUTCOME_TABLE stays closed.
+ */
+export class NotImplementedError extends Error {
+  override readonly name = "NotImplementedError";
+}
+
+/** An EventFunction whose every event is answered 501 with `message`. */
+export function notImplementedEventFunction(
+  name: string,
+  message: string,
+): { readonly name: string; readonly kind: "event"; handle(): Promise<never> } {
+  return {
+    name,
+    kind: "event",
+    handle: () => Promise.reject(new NotImplementedError(message)),
+  };
+}
+
+/** A JsonFunction whose every request is answered 501 with `message`. */
+export function notImplementedJsonFunction(
+  name: string,
+  message: string,
+): { readonly name: string; readonly kind: "json"; handle(): Promise<never> } {
+  return {
+    name,
+    kind: "json",
+    handle: () => Promise.reject(new NotImplementedError(message)),
+  };
+}
