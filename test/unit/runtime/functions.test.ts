@@ -1,0 +1,124 @@
+import request from "supertest";
+import { ALL_FUNCTIONS } from "../../../functions/all.js";
+import { reconcileRule } from "../../../functions/reconcile-rule/index.js";
+import {
+  NotImplementedError,
+  createCombinedApp,
+  createFunctionApp,
+  notImplementedEventFunction,
+  notImplementedJsonFunction,
+  portFrom,
+  selectFunctions,
+} from "../../../shared/runtime/index.js";
+import { loadEventFixture } from "../../fixtures/events/index.js";
+import { capturingRuntime } from "./helpers.js";
+
+const FUNCTION_NAMES = [
+  "reconcile-rule",
+  "on-deployment-ready",
+  "validate-admission",
+  "egress-group-sync",
+];
+
+const handlerContext = () => ({
+  correlationId: "t",
+  log: capturingRuntime().runtime.logger,
+  calls: { api: 0, cnf: 0 },
+  signal: new AbortController().signal,
+});
+
+/** Refused by the runtime before any handler runs, so it proves the route without calling one. */
+const notJson = (app: Parameters<typeof request>[0], path: string) =>
+  request(app).post(path).set("content-type", "application/json").send("{");
+
+describe("the four functions exist and are wired to the runtime", () => {
+  it("ALL_FUNCTIONS lists them once each", () => {
+    expect(ALL_FUNCTIONS.map((fn) => fn.name)).toEqual(FUNCTION_NAMES);
+  });
+
+  it.each(FUNCTION_NAMES)("the combined server routes POST /%s to its function", async (name) => {
+    const app = createCombinedApp(ALL_FUNCTIONS, capturingRuntime().runtime);
+    const res = await notJson(app, `/${name}`).expect(400);
+    expect(JSON.stringify(res.headers) + res.text).toContain("bad-json");
+  });
+
+  it("one function alone is served at POST / (OpenFaaS / Knative style)", async () => {
+    await notJson(createFunctionApp(reconcileRule, capturingRuntime().runtime), "/").expect(400);
+  });
+});
+
+describe("a function whose logic has not landed answers 501, never a pretend success", () => {
+  const stub = notImplementedEventFunction("later", "not implemented yet: lands with issue 9");
+
+  it("called directly, it refuses with NotImplementedError", async () => {
+    const event = { type: "resync" as const, id: "1", scope: {} };
+    await expect(stub.handle(event, handlerContext())).rejects.toBeInstanceOf(NotImplementedError);
+  });
+
+  it.each(["binary-ref-update", "structured-ref-add", "batch", "plain-ref"])(
+    "over HTTP (%s) -> 501 with the message in X-Sdewan-Reason",
+    async (fixture) => {
+      const { headers, body } = loadEventFixture(fixture);
+      const res = await request(createFunctionApp(stub, capturingRuntime().runtime))
+        .post("/")
+        .set(headers)
+        .send(body);
+      expect(res.status).toBe(501);
+      expect(res.headers["x-sdewan-outcome"]).toBe("not-implemented");
+      expect(res.headers["x-sdewan-reason"]).toBe("later: not implemented yet: lands with issue 9");
+    },
+  );
+
+  it("a JSON stub -> 501 with a JSON message", async () => {
+    const jsonStub = notImplementedJsonFunction("webhook", "not implemented yet");
+    const res = await request(createFunctionApp(jsonStub, capturingRuntime().runtime))
+      .post("/")
+      .send({ kind: "AdmissionReview" })
+      .expect(501);
+    expect(res.body).toEqual({ error: "not-implemented", message: "webhook: not implemented yet" });
+  });
+});
+
+describe("FUNCTIONS=a,b limits what the combined server serves", () => {
+  it("unset or empty serves all", () => {
+    expect(selectFunctions(ALL_FUNCTIONS, undefined)).toHaveLength(4);
+    expect(selectFunctions(ALL_FUNCTIONS, " ")).toHaveLength(4);
+  });
+
+  it("a list serves only those, and the others are 404", async () => {
+    const selected = selectFunctions(ALL_FUNCTIONS, "egress-group-sync, reconcile-rule");
+    expect(selected.map((fn) => fn.name)).toEqual(["reconcile-rule", "egress-group-sync"]);
+    const app = createCombinedApp(selected, capturingRuntime().runtime);
+    await notJson(app, "/reconcile-rule").expect(400);
+    await notJson(app, "/egress-group-sync").expect(400);
+    await notJson(app, "/on-deployment-ready").expect(404);
+    await notJson(app, "/validate-admission").expect(404);
+  });
+
+  it("an unknown name fails at start, naming the known ones", () => {
+    expect(() => selectFunctions(ALL_FUNCTIONS, "reconcile-rule,reconcile-rules")).toThrow(
+      "FUNCTIONS names unknown function(s) reconcile-rules; known: reconcile-rule, on-deployment-ready, validate-admission, egress-group-sync",
+    );
+  });
+
+  it("two functions with one name cannot be served together", () => {
+    expect(() => createCombinedApp([reconcileRule, reconcileRule])).toThrow(
+      'function "reconcile-rule" is listed twice',
+    );
+  });
+});
+
+describe("PORT", () => {
+  it.each([
+    [undefined, 8080],
+    ["", 8080],
+    ["9000", 9000],
+    ["0", 0],
+  ])("%j -> %i", (value, port) => {
+    expect(portFrom(value)).toBe(port);
+  });
+
+  it("rejects a port that is not a port", () => {
+    expect(() => portFrom("80a")).toThrow('PORT must be an integer 0-65535, got "80a"');
+  });
+});
