@@ -1,0 +1,345 @@
+/**
+ * The CNF REST client for one CNF pod: login with cookie reuse and one re-login on 403,
+ * collections (list/get/create/update/delete), the service restart, a short in-process retry of
+ * transient failures, reply validation with zod, and a count of every HTTP call made.
+ */
+import pRetry from "p-retry";
+import { inspect } from "node:util";
+import type { z } from "zod";
+import type { CnfCredentials } from "./credentials.js";
+import { DEFAULT_CNF_TUNING, type CnfRetryPolicy } from "./endpoint.js";
+import {
+  CnfAbortedError,
+  CnfBadReplyError,
+  CnfError,
+  CnfHttpError,
+  CnfLoginError,
+  isRetryableNow,
+  type CnfCallSite,
+} from "./errors.js";
+import { errorMessageOf, listItemsOf, objectReplyOf } from "./replies.js";
+import { CnfSessionCache, processCnfSessions } from "./session.js";
+import { exchange, type HttpExchange } from "./transport.js";
+
+/** A CNF collection, e.g. `{ module: "mwan3", collection: "policies", update: "put" }` (the registry's `entry.cnf`). */
+export interface CnfCollectionRef {
+  readonly module: string;
+  readonly collection: string;
+  /** How to change an existing object: PUT (an upsert upstream), or DELETE then POST (CNFService has no PUT). */
+  readonly update?: "put" | "delete-then-create";
+}
+
+/** Per-collection reply schemas (the registry's `entry.cnfObjectSchema` / `entry.cnfListSchema`). */
+export interface CnfReplySchemas {
+  readonly item?: z.ZodType<Readonly<Record<string, unknown>>>;
+  readonly list?: z.ZodType<Readonly<Record<string, readonly Readonly<Record<string, unknown>>[]>>>;
+}
+
+/** An object as the CNF returns it. */
+export type CnfReplyObject = Readonly<Record<string, unknown>> & { readonly name: string };
+/** A request body: always named. */
+export type CnfRequestBody = Readonly<Record<string, unknown>> & { readonly name: string };
+
+export type CnfServiceAction = "start" | "stop" | "restart" | "reload";
+
+/** Where CNF calls are counted: HandlerContext.calls fits. */
+export interface CnfCallCounter {
+  cnf: number;
+}
+
+/** pino-compatible subset; the client logs logins (debug) and retries (warn), never secrets. */
+export interface CnfLog {
+  debug(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+export interface CnfClientOptions {
+  /** http(s)://<podIP>:<port>/cgi-bin/luci/ — see cnfBaseUrl(). */
+  readonly baseUrl: string;
+  readonly credentials: CnfCredentials;
+  readonly calls?: CnfCallCounter;
+  readonly signal?: AbortSignal;
+  readonly timeoutMs?: number;
+  readonly restartTimeoutMs?: number;
+  readonly retry?: Partial<CnfRetryPolicy>;
+  readonly sessions?: CnfSessionCache;
+  /** PEM CA bundle for an https CNF. */
+  readonly ca?: string;
+  readonly log?: CnfLog;
+}
+
+interface Call {
+  readonly method: "GET" | "POST" | "PUT" | "DELETE";
+  readonly path: string;
+  readonly body?: unknown;
+  readonly timeoutMs?: number;
+}
+
+export class CnfClient {
+  readonly baseUrl: string;
+  private readonly credentials: CnfCredentials;
+  private readonly sessions: CnfSessionCache;
+  private readonly sessionKey: string;
+  private readonly timeoutMs: number;
+  private readonly restartTimeoutMs: number;
+  private readonly retry: CnfRetryPolicy;
+
+  constructor(private readonly options: CnfClientOptions) {
+    this.baseUrl = options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`;
+    this.credentials = options.credentials;
+    this.sessions = options.sessions ?? processCnfSessions;
+    this.sessionKey = CnfSessionCache.key(this.baseUrl, this.credentials.username);
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_CNF_TUNING.timeoutMs;
+    this.restartTimeoutMs = options.restartTimeoutMs ?? DEFAULT_CNF_TUNING.restartTimeoutMs;
+    this.retry = { ...DEFAULT_CNF_TUNING.retry, ...options.retry };
+  }
+
+  /** GET the collection; `{"<collection>": {}}` (an empty Lua table) counts as empty. */
+  async list(ref: CnfCollectionRef, schemas?: CnfReplySchemas): Promise<CnfReplyObject[]> {
+    return this.call({ method: "GET", path: collectionPath(ref) }, (reply, site) =>
+      listItemsOf(site, reply, ref.collection, schemas?.list),
+    );
+  }
+
+  /** GET one object; undefined when the CNF has none by that name (404). */
+  async get(
+    ref: CnfCollectionRef,
+    name: string,
+    schemas?: CnfReplySchemas,
+  ): Promise<CnfReplyObject | undefined> {
+    const path = itemPath(ref, name);
+    try {
+      return await this.call({ method: "GET", path }, (reply, site) =>
+        objectReplyOf(site, reply, schemas?.item, name),
+      );
+    } catch (error) {
+      if (error instanceof CnfHttpError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /** POST. Not repeated after a lost reply (a firewall duplicate would result); prefer update(). */
+  async create(
+    ref: CnfCollectionRef,
+    body: CnfRequestBody,
+    schemas?: CnfReplySchemas,
+  ): Promise<CnfReplyObject> {
+    const path = collectionPath(ref);
+    return this.call({ method: "POST", path, body }, (reply, site) =>
+      objectReplyOf(site, reply, schemas?.item, body.name),
+    );
+  }
+
+  /** Create or replace `body.name`: PUT (upsert upstream), or DELETE then POST for collections without PUT. */
+  async update(
+    ref: CnfCollectionRef,
+    body: CnfRequestBody,
+    schemas?: CnfReplySchemas,
+  ): Promise<CnfReplyObject> {
+    if (ref.update === "delete-then-create") {
+      await this.delete(ref, body.name);
+      return this.create(ref, body, schemas);
+    }
+    const path = itemPath(ref, body.name);
+    return this.call({ method: "PUT", path, body }, (reply, site) =>
+      objectReplyOf(site, reply, schemas?.item, body.name),
+    );
+  }
+
+  /** DELETE; "absent" when the CNF did not have it (404), which callers treat as done. */
+  async delete(ref: CnfCollectionRef, name: string): Promise<"deleted" | "absent"> {
+    try {
+      await this.call({ method: "DELETE", path: itemPath(ref, name) }, ignoreBody);
+      return "deleted";
+    } catch (error) {
+      if (error instanceof CnfHttpError && error.status === 404) return "absent";
+      throw error;
+    }
+  }
+
+  /** PUT sdewan/v1/service/<service> {"action": ...}: apply the configuration (reference 3.3). */
+  async restartService(
+    service: "mwan3" | "firewall" | "ipsec",
+    action: CnfServiceAction = "restart",
+  ): Promise<void> {
+    const path = `sdewan/v1/service/${service}`;
+    await this.call(
+      { method: "PUT", path, body: { action }, timeoutMs: this.restartTimeoutMs },
+      ignoreBody,
+    );
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { baseUrl: this.baseUrl, credentials: this.credentials.toJSON() };
+  }
+
+  toString(): string {
+    return `CnfClient(${this.baseUrl}, ${this.credentials.toString()})`;
+  }
+
+  [inspect.custom](): string {
+    return this.toString();
+  }
+
+  /**
+   * One logical call: in-process retry around one authenticated exchange and the reading of its
+   * reply (a garbled reply is retried like a lost one).
+   */
+  private async call<T>(
+    call: Call,
+    read: (reply: HttpExchange, site: CnfCallSite) => T,
+  ): Promise<T> {
+    const idempotent = call.method !== "POST";
+    let attempts = 0;
+    try {
+      return await pRetry(
+        async () => {
+          attempts += 1;
+          const reply = await this.authenticated(call);
+          return read(reply, this.site(call.method, call.path));
+        },
+        {
+          retries: this.retry.retries,
+          minTimeout: this.retry.minDelayMs,
+          maxTimeout: this.retry.maxDelayMs,
+          factor: 2,
+          randomize: true,
+          maxRetryTime: this.retry.budgetMs,
+          ...(this.options.signal === undefined ? {} : { signal: this.options.signal }),
+          shouldRetry: ({ error }) => isRetryableNow(error, idempotent),
+          onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
+            if (retriesLeft > 0 && isRetryableNow(error, idempotent)) {
+              this.options.log?.warn(
+                {
+                  endpoint: this.baseUrl,
+                  operation: `${call.method} ${call.path}`,
+                  attempt: attemptNumber,
+                  error: error.message,
+                },
+                "CNF call failed, retrying",
+              );
+            }
+          },
+        },
+      );
+    } catch (error) {
+      if (error instanceof CnfError) {
+        error.attempts = attempts;
+        throw error;
+      }
+      // p-retry rejects with the signal's reason when the caller aborts during a back-off.
+      if (this.options.signal?.aborted === true)
+        throw new CnfAbortedError(this.site(call.method, call.path));
+      throw error;
+    }
+  }
+
+  /** One request with the session cookie; on 403, one fresh login and one more try (as upstream). */
+  private async authenticated(call: Call): Promise<HttpExchange> {
+    const token = await this.sessions.obtain(this.sessionKey, () => this.login());
+    const first = await this.send(call, token);
+    if (first.status !== 403) return this.checked(call, first);
+    this.sessions.forget(this.sessionKey, token);
+    const fresh = await this.sessions.obtain(this.sessionKey, () => this.login());
+    return this.checked(call, await this.send(call, fresh));
+  }
+
+  private async login(): Promise<string> {
+    const site = this.site("POST", "(login)");
+    const reply = await this.exchange(site, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: this.credentials.loginForm(),
+      timeoutMs: this.timeoutMs,
+      path: "",
+    });
+    if (reply.status !== 302) {
+      throw new CnfLoginError(
+        site,
+        reply.status,
+        `HTTP ${reply.status} for user ${this.credentials.username}`,
+      );
+    }
+    const token = sysauthToken(reply.headers["set-cookie"]);
+    if (token === undefined)
+      throw new CnfLoginError(site, reply.status, "no sysauth cookie in the reply");
+    this.options.log?.debug(
+      { endpoint: this.baseUrl, user: this.credentials.username },
+      "CNF login",
+    );
+    return token;
+  }
+
+  private send(call: Call, token: string): Promise<HttpExchange> {
+    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    return this.exchange(this.site(call.method, call.path), {
+      method: call.method,
+      headers: {
+        cookie: `sysauth=${token}`,
+        accept: "application/json",
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body }),
+      timeoutMs: call.timeoutMs ?? this.timeoutMs,
+      path: call.path,
+    });
+  }
+
+  private exchange(
+    site: CnfCallSite,
+    request: {
+      method: string;
+      headers: Record<string, string>;
+      body?: string;
+      timeoutMs: number;
+      path: string;
+    },
+  ): Promise<HttpExchange> {
+    if (this.options.calls !== undefined) this.options.calls.cnf += 1;
+    return exchange(site, {
+      url: new URL(request.path, this.baseUrl),
+      method: request.method,
+      headers: request.headers,
+      ...(request.body === undefined ? {} : { body: request.body }),
+      timeoutMs: request.timeoutMs,
+      ...(this.options.signal === undefined ? {} : { signal: this.options.signal }),
+      ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
+    });
+  }
+
+  private checked(call: Call, reply: HttpExchange): HttpExchange {
+    if (reply.status >= 200 && reply.status < 300) return reply;
+    const site = this.site(call.method, call.path);
+    if (reply.status >= 300 && reply.status < 400) {
+      throw new CnfBadReplyError(
+        site,
+        reply.status,
+        `unexpected redirect to ${String(reply.headers.location)}`,
+      );
+    }
+    throw new CnfHttpError(site, reply.status, errorMessageOf(reply.body));
+  }
+
+  private site(method: string, path: string): CnfCallSite {
+    return { endpoint: this.baseUrl, operation: `${method} ${path}` };
+  }
+}
+
+/** Success bodies of DELETE and the service endpoint carry nothing the caller needs. */
+const ignoreBody = (): void => undefined;
+
+function collectionPath(ref: CnfCollectionRef): string {
+  return `sdewan/${ref.module}/v1/${ref.collection}`;
+}
+
+function itemPath(ref: CnfCollectionRef, name: string): string {
+  return `${collectionPath(ref)}/${encodeURIComponent(name)}`;
+}
+
+function sysauthToken(setCookie: string[] | undefined): string | undefined {
+  for (const cookie of setCookie ?? []) {
+    const match = /(?:^|;\s*)sysauth=([^;]+)/.exec(cookie);
+    if (match?.[1] !== undefined) return match[1];
+  }
+  return undefined;
+}
