@@ -219,6 +219,15 @@ const KNOWN_FORMATS = new Set([
   "email",
 ]);
 
+const STRUCTURAL_TYPES = new Set<unknown>([
+  "object",
+  "array",
+  "string",
+  "integer",
+  "number",
+  "boolean",
+]);
+
 const SAFE_LIMITS = new Set([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]);
 
 /** RE2 (the API server's regexp) has no lookaround and no backreferences. */
@@ -342,6 +351,11 @@ export function toStructural(node: unknown, path = "schema"): SchemaNode {
   copyPlain(Object.fromEntries(Object.entries(node).filter(([k]) => !handled.has(k))), out, path);
   if (out["type"] === undefined && out["x-kubernetes-preserve-unknown-fields"] !== true) {
     throw new CrdSchemaError(`${path}: no type (structural schemas need one on every node)`);
+  }
+  if (out["type"] !== undefined && !STRUCTURAL_TYPES.has(out["type"])) {
+    throw new CrdSchemaError(
+      `${path}: type ${JSON.stringify(out["type"])} is not one type (a zod union or nullable?)`,
+    );
   }
   return ordered(out);
 }

@@ -99,3 +99,31 @@ export type {
 } from "./kinds/firewall.js";
 export type { IpsecProposalSpec, IpsecSiteSpec, IpsecHostSpec } from "./kinds/ipsec.js";
 export type { CnfServiceSpec } from "./kinds/cnf-service.js";
+export {
+  EGRESS_API_GROUP,
+  EGRESS_VERSION,
+  EGRESS_API_VERSION,
+  EGRESS_KIND,
+  EGRESS_PLURAL,
+  EGRESS_GROUP_API_GROUP,
+  EGRESS_GROUP_VERSION,
+  EGRESS_GROUP_API_VERSION,
+  EGRESS_GROUP_KIND,
+  EGRESS_GROUP_PLURAL,
+  labelSelectorSchema,
+  labelSelectorRequirementSchema,
+  egressSpecSchema,
+  egressStatusSchema,
+  egressConditionSchema,
+  egressSchema,
+  egressGroupMemberSchema,
+  egressGroupConditionSchema,
+  egressGroupStatusSchema,
+  egressGroupSchema,
+  type LabelSelector,
+  type Egress,
+  type EgressSpec,
+  type EgressGroup,
+  type EgressGroupMember,
+  type EgressGroupStatus,
+} from "./egress-kinds.js";
