@@ -1,0 +1,55 @@
+/**
+ * validate-admission as an always-on HTTPS endpoint: the API server only calls webhooks over TLS,
+ * so this function serves TLS itself, with the certificate reloaded when its files change.
+ */
+import type { AdmissionReader } from "../../shared/admission/observe.js";
+import {
+  Runtime,
+  createFunctionApp,
+  startServer,
+  type RunningServer,
+} from "../../shared/runtime/index.js";
+import { createValidateAdmission, validateAdmission } from "./index.js";
+import { reloadTlsOnChange, type TlsFiles, type TlsReloader } from "./tls-reload.js";
+
+export interface AdmissionServerOptions {
+  readonly tls: TlsFiles;
+  /** 0 picks a free port. */
+  readonly port: number;
+  readonly host?: string;
+  readonly runtime?: Runtime;
+  /** Default: the process's own identity (in-cluster service account or KUBECONFIG). */
+  readonly reader?: AdmissionReader;
+  /** How often the certificate files are checked for changes. Default 2 s. */
+  readonly tlsPollMs?: number;
+}
+
+export interface AdmissionServer {
+  readonly running: RunningServer;
+  readonly tls: TlsReloader;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export async function serveValidateAdmission(
+  options: AdmissionServerOptions,
+): Promise<AdmissionServer> {
+  const runtime = options.runtime ?? new Runtime();
+  const reader = options.reader;
+  const fn = reader === undefined ? validateAdmission : createValidateAdmission(() => reader);
+  const running = await startServer(createFunctionApp(fn, runtime), runtime, {
+    port: options.port,
+    ...(options.host === undefined ? {} : { host: options.host }),
+    tls: options.tls,
+  });
+  const tls = reloadTlsOnChange(running.server, options.tls, runtime.logger, options.tlsPollMs);
+  return {
+    running,
+    tls,
+    url: running.url,
+    close: async () => {
+      tls.stop();
+      await running.close();
+    },
+  };
+}

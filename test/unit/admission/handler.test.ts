@@ -1,0 +1,167 @@
+// validate-admission over HTTP (supertest) with an in-memory AdmissionReader: the HTTP contract
+// (400 for malformed reviews, uid copied, denial format) and "reads only what the request needs".
+// Behaviour against a real API server is in test/integration/admission*.test.ts.
+import request from "supertest";
+import { createValidateAdmission } from "../../../functions/validate-admission/index.js";
+import type { AdmissionReader } from "../../../shared/admission/observe.js";
+import type { ObservedRule } from "../../../shared/admission/snapshot.js";
+import type { AdmissionResponseBody } from "../../../shared/admission/verdict.js";
+import { Runtime, createFunctionApp, createLogger } from "../../../shared/runtime/index.js";
+import { objectOf, reviewBody } from "./fixtures.js";
+
+class MemoryReader implements AdmissionReader {
+  readonly reads: string[] = [];
+  constructor(private readonly rules: ObservedRule[] = []) {}
+  listCnfDeployments(namespace: string, purpose: string) {
+    this.reads.push(`deployments ${namespace} ${purpose}`);
+    return Promise.resolve([]);
+  }
+  getRule(kind: { kind: string }, _namespace: string, name: string) {
+    this.reads.push(`get ${kind.kind}/${name}`);
+    return Promise.resolve(this.rules.find((r) => r.kind === kind.kind && r.name === name) ?? null);
+  }
+  listRules(kind: { kind: string }) {
+    this.reads.push(`list ${kind.kind}`);
+    return Promise.resolve(this.rules.filter((r) => r.kind === kind.kind));
+  }
+  listRoleBindings() {
+    this.reads.push("rolebindings");
+    return Promise.resolve([]);
+  }
+  listClusterRoleBindings() {
+    this.reads.push("clusterrolebindings");
+    return Promise.resolve([]);
+  }
+  getRole() {
+    this.reads.push("role");
+    return Promise.resolve(null);
+  }
+}
+
+const answer = (res: { body: unknown }) => (res.body as AdmissionResponseBody).response;
+const errorMessage = (res: { body: unknown }) => (res.body as { message: string }).message;
+
+const quietRuntime = () => new Runtime({ logger: createLogger({ level: "silent" }) });
+
+function appWith(reader: MemoryReader) {
+  return createFunctionApp(
+    createValidateAdmission(() => reader),
+    quietRuntime(),
+  );
+}
+
+const purpose = { sdewanPurpose: "cnf-a" };
+const ruleSpec = { policy: "balance1", proto: "tcp" };
+const policy: ObservedRule = {
+  kind: "Mwan3Policy",
+  name: "balance1",
+  purpose: "cnf-a",
+  deleting: false,
+  spec: { members: [{ network: "n1", metric: 1, weight: 1 }] },
+};
+
+describe("validate-admission over HTTP", () => {
+  it("answers 400 with a message for a body that is not JSON", async () => {
+    const res = await request(appWith(new MemoryReader()))
+      .post("/")
+      .set("content-type", "application/json")
+      .send("{nope");
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain("not valid JSON");
+  });
+
+  it("answers 400 naming the field for a malformed AdmissionReview", async () => {
+    const body = reviewBody({
+      operation: "CREATE",
+      kind: "Mwan3Rule",
+      object: objectOf("r1", purpose, ruleSpec),
+    });
+    (body.request as Record<string, unknown>).operation = "PATCH";
+    const res = await request(appWith(new MemoryReader())).post("/").send(body);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: "MalformedAdmissionReview" });
+    expect(errorMessage(res)).toContain("request.operation");
+  });
+
+  it("allows a valid rule, copying the uid, after reading only its policy", async () => {
+    const reader = new MemoryReader([policy]);
+    const body = reviewBody({
+      operation: "CREATE",
+      kind: "Mwan3Rule",
+      object: objectOf("r1", purpose, ruleSpec),
+    });
+    const res = await request(appWith(reader)).post("/").send(body);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      response: { uid: "0b5f2a7e-0000-4000-8000-000000000001", allowed: true },
+    });
+    expect(reader.reads).toEqual(["get Mwan3Policy/balance1"]);
+  });
+
+  it("denies a kind it does not handle with status 400", async () => {
+    const body = reviewBody({
+      operation: "CREATE",
+      kind: "Widget",
+      group: "example.com",
+      object: objectOf("w", {}),
+    });
+    const res = await request(appWith(new MemoryReader())).post("/").send(body);
+    expect(res.status).toBe(200);
+    expect(answer(res)).toMatchObject({ allowed: false, status: { code: 400 } });
+    expect(answer(res).status?.message).toContain('policy "supported-kinds"');
+  });
+
+  it("denies a rule whose object fails schema parsing with 422, without reading anything", async () => {
+    const reader = new MemoryReader();
+    const body = reviewBody({
+      operation: "CREATE",
+      kind: "Mwan3Rule",
+      object: objectOf("r1", purpose, { policy: 7 }),
+    });
+    const res = await request(appWith(reader)).post("/").send(body);
+    expect(answer(res)).toMatchObject({
+      allowed: false,
+      status: { code: 422, reason: "Invalid" },
+    });
+    expect(answer(res).status?.message).toContain("spec.policy");
+    expect(reader.reads).toEqual([]);
+  });
+
+  it("reads bindings only for a labelled object and a non-admin user", async () => {
+    const labelled = objectOf("r1", { ...purpose, "sdewan-bucket-type": "basic" }, ruleSpec);
+    const asAdmin = new MemoryReader([policy]);
+    await request(appWith(asAdmin))
+      .post("/")
+      .send(
+        reviewBody({
+          operation: "CREATE",
+          kind: "Mwan3Rule",
+          object: labelled,
+          groups: ["system:masters"],
+        }),
+      );
+    expect(asAdmin.reads).not.toContain("rolebindings");
+    const asUser = new MemoryReader([policy]);
+    const res = await request(appWith(asUser))
+      .post("/")
+      .send(reviewBody({ operation: "CREATE", kind: "Mwan3Rule", object: labelled }));
+    expect(asUser.reads).toEqual(expect.arrayContaining(["rolebindings", "clusterrolebindings"]));
+    expect(answer(res).status?.code).toBe(403);
+  });
+
+  it("lists only the kinds that can reference an object on DELETE", async () => {
+    const reader = new MemoryReader([
+      { kind: "Mwan3Rule", name: "r1", purpose: "cnf-a", deleting: false, spec: ruleSpec },
+    ]);
+    const body = reviewBody({
+      operation: "DELETE",
+      kind: "Mwan3Policy",
+      oldObject: objectOf("balance1", purpose, policy.spec),
+    });
+    const res = await request(appWith(reader)).post("/").send(body);
+    expect(reader.reads).toEqual(["list Mwan3Rule"]);
+    expect(answer(res).status?.message).toContain('Mwan3Rule "r1" (spec.policy)');
+  });
+});
