@@ -1,0 +1,55 @@
+import { readFileSync, readdirSync } from "node:fs";
+import { parse, parseAllDocuments } from "yaml";
+import { networkMapOfDeployment, requireKind, type RuleCr } from "../../../shared/rules/index.js";
+import { holdingsOf, planRuleTarget } from "../../../shared/sync/plan-targets.js";
+import { planPodWrites } from "../../../shared/sync/plan-writes.js";
+
+const dir = new URL("../../../manifests/samples/", import.meta.url);
+const load = (file: string): Record<string, unknown> =>
+  parse(readFileSync(new URL(file, dir), "utf8")) as Record<string, unknown>;
+const deployment = load("cnf-deployment.yaml");
+const networks = networkMapOfDeployment(deployment);
+const samples: RuleCr[] = readdirSync(dir)
+  .filter((f) => !["cnf-deployment.yaml", "egress.yaml"].includes(f))
+  .flatMap((f) =>
+    parseAllDocuments(readFileSync(new URL(f, dir), "utf8")).map(
+      (d) => d.toJS() as Record<string, unknown>,
+    ),
+  )
+  .map((raw) => {
+    const parsed = requireKind(String(raw["kind"])).parseCr(raw);
+    if (!parsed.ok) throw new Error(parsed.message);
+    return parsed.value;
+  });
+
+describe("planRuleTarget over the samples", () => {
+  it.each(samples.map((cr) => [cr.kind, cr] as const))(
+    "%s becomes a target that a pod echoing its own body already holds",
+    (_kind, cr) => {
+      const result = planRuleTarget(cr, networks);
+      if (!result.ok) throw new Error(result.message);
+      const { target } = result;
+      expect(target.desired?.name).toBe(cr.metadata.name);
+      const echoed = holdingsOf(new Map([[target.collection, [target.desired!]]]));
+      expect(planPodWrites([target], echoed).writes).toEqual([]);
+      expect(planPodWrites([target], holdingsOf(new Map())).writes.map((w) => w.op)).toEqual([
+        "create",
+      ]);
+    },
+  );
+
+  it("a rule being deleted wants its object absent", () => {
+    const cr = {
+      ...samples[0]!,
+      metadata: { ...samples[0]!.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" },
+    };
+    const result = planRuleTarget(cr, networks);
+    expect(result.ok && result.target.desired).toBeNull();
+  });
+
+  it("a network missing from the CNF's annotation is a coded, permanent failure", () => {
+    const policy = samples.find((s) => s.kind === "Mwan3Policy")!;
+    const result = planRuleTarget(policy, new Map());
+    expect(result).toMatchObject({ ok: false, code: "NetworkNotMapped" });
+  });
+});
