@@ -72,3 +72,16 @@ function fromFileOrEnv(env: Env, name: string, readFile: ReadTextFile): string |
   }
   return env[name];
 }
+
+/** The PEM CA bundle for https CNFs, from CNF_CA_FILE; undefined when unset. */
+export function cnfCaFromEnv(env: Env, readFile: ReadTextFile = readText): string | undefined {
+  const path = env["CNF_CA_FILE"];
+  if (path === undefined || path === "") return undefined;
+  try {
+    return readFile(path);
+  } catch (error) {
+    throw new CnfConfigError(
+      `cannot read CNF_CA_FILE ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`,
+    );
+  }
+}

@@ -36,6 +36,7 @@ export {
 } from "./client.js";
 export {
   CnfCredentials,
+  cnfCaFromEnv,
   cnfCredentialsFromEnv,
   REDACTED,
   type Env,

@@ -4,6 +4,7 @@ import {
   CnfConfigError,
   DEFAULT_CNF_TUNING,
   cnfBaseUrl,
+  cnfCaFromEnv,
   cnfClientTuningFromEnv,
   cnfCredentialsFromEnv,
   cnfEndpointConfig,
@@ -116,6 +117,15 @@ describe("cnfCredentialsFromEnv", () => {
   it("names an unreadable file without showing anything of its content", () => {
     expect(() => cnfCredentialsFromEnv({ CNF_PASSWORD_FILE: "/missing" }, readFile)).toThrow(
       "cannot read CNF_PASSWORD_FILE /missing: ENOENT",
+    );
+  });
+});
+
+describe("cnfCaFromEnv", () => {
+  it("reads the CA bundle named by CNF_CA_FILE, or nothing when unset", () => {
+    expect(cnfCaFromEnv({}, () => "unused")).toBeUndefined();
+    expect(cnfCaFromEnv({ CNF_CA_FILE: "/ca/ca.crt" }, () => "-----BEGIN CERTIFICATE-----")).toBe(
+      "-----BEGIN CERTIFICATE-----",
     );
   });
 });
