@@ -1,0 +1,284 @@
+/**
+ * KubeClient: typed reads (validated with zod), writes, status patches and finalizer changes,
+ * with every request counted into the event's CallCounters and every failure a KubeError.
+ */
+import { setTimeout as delay } from "node:timers/promises";
+import { ApiException, type KubeConfig } from "@kubernetes/client-node";
+import type { CallCounters } from "../runtime/function.js";
+import { loadKubeConfig } from "./config.js";
+import { KubeError, isKubeError, kubeErrorFromResponse } from "./errors.js";
+import type { KubeObject } from "./objects.js";
+import { planFinalizers, type FinalizerChange } from "./plan-finalizers.js";
+import { apiVersionOf, type ResourceType } from "./resources.js";
+import { formatLabelSelector, type LabelSelectorInput } from "./selectors.js";
+import { createTransport, type ObjectKey, type Subresource, type Transport } from "./transport.js";
+
+export type { ObjectKey } from "./transport.js";
+
+export interface ListOptions {
+  /** Omit to list every namespace (or a cluster-scoped kind). */
+  readonly namespace?: string;
+  readonly labelSelector?: LabelSelectorInput;
+  readonly fieldSelector?: string;
+}
+
+/** An object to create or replace: at least a name; apiVersion and kind default from the type. */
+export interface ObjectInput {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string } & Readonly<
+    Record<string, unknown>
+  >;
+  readonly [field: string]: unknown;
+}
+
+export type FinalizerResult = "added" | "alreadyPresent" | "removed" | "alreadyAbsent" | "gone";
+
+export interface KubeClient {
+  /** The object, or undefined when it does not exist. */
+  get<T extends KubeObject>(type: ResourceType<T>, key: ObjectKey): Promise<T | undefined>;
+  list<T extends KubeObject>(type: ResourceType<T>, options?: ListOptions): Promise<T[]>;
+  create<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T>;
+  /** Update; with metadata.resourceVersion set it fails with `conflict` if the object changed. */
+  replace<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T>;
+  /** True when deleted, false when it was already gone. */
+  delete(type: ResourceType, key: ObjectKey): Promise<boolean>;
+  /** JSON merge patch of the object (not its status). */
+  mergePatch<T extends KubeObject>(
+    type: ResourceType<T>,
+    key: ObjectKey,
+    patch: object,
+  ): Promise<T>;
+  /**
+   * Merge patch of `status` (through the /status subresource when the kind has one). With a
+   * resourceVersion it fails with `conflict` if the object changed since it was read.
+   */
+  patchStatus<T extends KubeObject>(
+    type: ResourceType<T>,
+    key: ObjectKey,
+    status: Readonly<Record<string, unknown>>,
+    options?: { readonly resourceVersion?: string },
+  ): Promise<T>;
+  /** Adds `finalizer` unless present; safe under concurrent writers (see changeFinalizer). */
+  addFinalizer(type: ResourceType, key: ObjectKey, finalizer: string): Promise<FinalizerResult>;
+  removeFinalizer(type: ResourceType, key: ObjectKey, finalizer: string): Promise<FinalizerResult>;
+  /** The same client, counting its requests into `calls.api` (HandlerContext.calls). */
+  withCalls(calls: CallCounters): KubeClient;
+}
+
+export interface KubeClientOptions {
+  /** Where requests are counted. Default: a private counter. */
+  readonly calls?: CallCounters;
+  /** Attempts at a finalizer change before giving up with `conflict`. Default 10. */
+  readonly maxConflictAttempts?: number;
+}
+
+export function createKubeClient(
+  kc: KubeConfig = loadKubeConfig(),
+  options: KubeClientOptions = {},
+): KubeClient {
+  return new ApiClient(createTransport(kc), {
+    calls: options.calls ?? { api: 0, cnf: 0 },
+    maxConflictAttempts: options.maxConflictAttempts ?? 10,
+  });
+}
+
+const describeKey = (type: ResourceType, key: ObjectKey): string =>
+  `${type.kind} ${key.namespace ? `${key.namespace}/` : ""}${key.name}`;
+
+class ApiClient implements KubeClient {
+  constructor(
+    private readonly transport: Transport,
+    private readonly options: Required<KubeClientOptions>,
+  ) {}
+
+  withCalls(calls: CallCounters): KubeClient {
+    return new ApiClient(this.transport, { ...this.options, calls });
+  }
+
+  async get<T extends KubeObject>(type: ResourceType<T>, key: ObjectKey): Promise<T | undefined> {
+    const operation = `get ${describeKey(type, key)}`;
+    try {
+      const raw = await this.request(operation, () => this.transport.get(type, key));
+      return this.validate(type, raw, operation);
+    } catch (error) {
+      if (isKubeError(error, "notFound")) return undefined;
+      throw error;
+    }
+  }
+
+  async list<T extends KubeObject>(type: ResourceType<T>, options: ListOptions = {}): Promise<T[]> {
+    const where = options.namespace ? ` in ${options.namespace}` : "";
+    const operation = `list ${type.kind}${where}`;
+    const query = {
+      ...(options.labelSelector === undefined
+        ? {}
+        : { labelSelector: formatLabelSelector(options.labelSelector) }),
+      ...(options.fieldSelector === undefined ? {} : { fieldSelector: options.fieldSelector }),
+    };
+    const raw = await this.request(operation, () =>
+      this.transport.list(type, options.namespace, query),
+    );
+    const items = (raw as { items?: unknown } | null)?.items;
+    if (!Array.isArray(items)) {
+      throw new KubeError("unexpected", `${operation}: the reply has no items list`);
+    }
+    return items.map((item) => this.validate(type, item, operation));
+  }
+
+  async create<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T> {
+    const operation = `create ${describeKey(type, object.metadata)}`;
+    const body = { apiVersion: apiVersionOf(type), kind: type.kind, ...object };
+    const raw = await this.request(operation, () =>
+      this.transport.create(type, object.metadata.namespace, body),
+    );
+    return this.validate(type, raw, operation);
+  }
+
+  async replace<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T> {
+    const operation = `replace ${describeKey(type, object.metadata)}`;
+    const body = { apiVersion: apiVersionOf(type), kind: type.kind, ...object };
+    const raw = await this.request(operation, () =>
+      this.transport.replace(type, object.metadata, body),
+    );
+    return this.validate(type, raw, operation);
+  }
+
+  async delete(type: ResourceType, key: ObjectKey): Promise<boolean> {
+    try {
+      await this.request(`delete ${describeKey(type, key)}`, () =>
+        this.transport.delete(type, key),
+      );
+      return true;
+    } catch (error) {
+      if (isKubeError(error, "notFound")) return false;
+      throw error;
+    }
+  }
+
+  mergePatch<T extends KubeObject>(
+    type: ResourceType<T>,
+    key: ObjectKey,
+    patch: object,
+  ): Promise<T> {
+    return this.patch(type, key, patch, "", `patch ${describeKey(type, key)}`);
+  }
+
+  patchStatus<T extends KubeObject>(
+    type: ResourceType<T>,
+    key: ObjectKey,
+    status: Readonly<Record<string, unknown>>,
+    options: { readonly resourceVersion?: string } = {},
+  ): Promise<T> {
+    const precondition =
+      options.resourceVersion === undefined
+        ? {}
+        : { metadata: { resourceVersion: options.resourceVersion } };
+    const sub: Subresource = type.statusSubresource ? "status" : "";
+    const operation = `patch status of ${describeKey(type, key)}`;
+    return this.patch(type, key, { ...precondition, status }, sub, operation);
+  }
+
+  addFinalizer(type: ResourceType, key: ObjectKey, finalizer: string): Promise<FinalizerResult> {
+    return this.changeFinalizer(type, key, finalizer, "add");
+  }
+
+  removeFinalizer(type: ResourceType, key: ObjectKey, finalizer: string): Promise<FinalizerResult> {
+    return this.changeFinalizer(type, key, finalizer, "remove");
+  }
+
+  /**
+   * Read, compute the new list, write it with the resourceVersion that was read: a merge patch
+   * carrying metadata.resourceVersion is refused with 409 if anyone wrote in between, so no
+   * other writer's finalizer is lost. On 409, re-read and try again.
+   */
+  private async changeFinalizer(
+    type: ResourceType,
+    key: ObjectKey,
+    finalizer: string,
+    change: FinalizerChange,
+  ): Promise<FinalizerResult> {
+    for (let attempt = 1; ; attempt += 1) {
+      const current = await this.get(type, key);
+      if (current === undefined) return "gone";
+      const next = planFinalizers(current.metadata.finalizers, finalizer, change);
+      if (next === null) return change === "add" ? "alreadyPresent" : "alreadyAbsent";
+      const patch = {
+        metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: next },
+      };
+      try {
+        await this.patch(type, key, patch, "", `${change} finalizer on ${describeKey(type, key)}`);
+        return change === "add" ? "added" : "removed";
+      } catch (error) {
+        if (isKubeError(error, "notFound")) return "gone";
+        if (!isKubeError(error, "conflict") || attempt >= this.options.maxConflictAttempts) {
+          throw error;
+        }
+        // Spread concurrent writers out a little so one of them wins each round.
+        await delay(Math.random() * 10 * attempt);
+      }
+    }
+  }
+
+  private async patch<T extends KubeObject>(
+    type: ResourceType<T>,
+    key: ObjectKey,
+    body: object,
+    sub: Subresource,
+    operation: string,
+  ): Promise<T> {
+    const raw = await this.request(operation, () =>
+      this.transport.mergePatch(type, key, body, sub),
+    );
+    return this.validate(type, raw, operation);
+  }
+
+  /** One API request: counted, and its failure converted to a KubeError. */
+  private async request(operation: string, send: () => Promise<unknown>): Promise<unknown> {
+    this.options.calls.api += 1;
+    try {
+      return await send();
+    } catch (error) {
+      throw toKubeError(operation, error);
+    }
+  }
+
+  /** List items of built-in kinds carry no apiVersion/kind: fill them in from the type. */
+  private validate<T extends KubeObject>(
+    type: ResourceType<T>,
+    raw: unknown,
+    operation: string,
+  ): T {
+    const object =
+      typeof raw === "object" && raw !== null
+        ? { apiVersion: apiVersionOf(type), kind: type.kind, ...raw }
+        : raw;
+    const parsed = type.schema.safeParse(object);
+    if (parsed.success) return parsed.data;
+    const issues = parsed.error.issues
+      .map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`)
+      .join("; ");
+    throw new KubeError(
+      "unexpected",
+      `${operation}: the object does not match the ${type.kind} schema: ${issues}`,
+    );
+  }
+}
+
+function toKubeError(operation: string, error: unknown): KubeError {
+  if (error instanceof KubeError) return error;
+  if (error instanceof ApiException) {
+    const { code, body } = error as ApiException<unknown>;
+    return kubeErrorFromResponse(operation, code, body, error);
+  }
+  const detail = error instanceof Error ? describeCause(error) : String(error);
+  return new KubeError("unavailable", `${operation}: ${detail}`, undefined, undefined, {
+    cause: error,
+  });
+}
+
+/** fetch failures hide the useful part ("ECONNREFUSED 127.0.0.1:6443") in `cause`. */
+function describeCause(error: Error): string {
+  const cause = error.cause;
+  return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
+}

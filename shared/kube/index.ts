@@ -1,0 +1,60 @@
+/**
+ * API access: the only folder that imports @kubernetes/client-node. Owns KubeConfig loading,
+ * typed get/list (validated with zod) of rule kinds, Deployments, ReplicaSets, Pods, Namespaces,
+ * Egresses and EgressGroups, writes, status merge patches, conflict-safe finalizer changes, the
+ * per-event API call count, and one error type (KubeError). It does not decide anything: no
+ * reconcile logic, no retry policy beyond a finalizer's re-read on conflict.
+ *
+ * Example:
+ *   const kube = createKubeClient().withCalls(ctx.calls);   // counts into HandlerContext.calls.api
+ *   const pods = await kube.list(PODS, { namespace: "ns1", labelSelector: { app: "cnf" } });
+ *   const rule = await kube.get(ruleResource(requireKind("Mwan3Rule")), { namespace, name });
+ *   await kube.addFinalizer(ruleResource(entry), { namespace, name }, entry.finalizer);
+ *   await kube.patchStatus(ruleResource(entry), { namespace, name }, { inSync: true });
+ *
+ * Pure modules (planners, unit tests of pure code) import types from here only with
+ * `import type`, so the ESM client is never loaded where it is not used.
+ */
+export { createKubeClient } from "./client.js";
+export type {
+  FinalizerResult,
+  KubeClient,
+  KubeClientOptions,
+  ListOptions,
+  ObjectInput,
+  ObjectKey,
+} from "./client.js";
+export { loadKubeConfig } from "./config.js";
+export { KubeError, isKubeError } from "./errors.js";
+export type { KubeErrorCode } from "./errors.js";
+export {
+  DEPLOYMENTS,
+  EGRESSES,
+  EGRESS_GROUPS,
+  NAMESPACES,
+  PODS,
+  REPLICA_SETS,
+  apiVersionOf,
+  ruleResource,
+} from "./resources.js";
+export type { ResourceType } from "./resources.js";
+export {
+  deploymentSchema,
+  kubeObjectSchema,
+  namespaceSchema,
+  objectMetaSchema,
+  podSchema,
+  replicaSetSchema,
+} from "./objects.js";
+export type {
+  Deployment,
+  KubeObject,
+  Namespace,
+  ObjectMeta,
+  OwnerReference,
+  Pod,
+  ReplicaSet,
+} from "./objects.js";
+export { formatLabelSelector } from "./selectors.js";
+export type { LabelSelectorInput, LabelSelectorObject } from "./selectors.js";
+export { planFinalizers } from "./plan-finalizers.js";

@@ -1,0 +1,122 @@
+/**
+ * What shared/kube needs to know about a resource to reach it: group, version, plural, scope,
+ * whether it has a status subresource, and the schema its objects are read with.
+ */
+import type { z } from "zod";
+import {
+  EGRESS_API_GROUP,
+  EGRESS_GROUP_API_GROUP,
+  EGRESS_GROUP_KIND,
+  EGRESS_GROUP_PLURAL,
+  EGRESS_GROUP_VERSION,
+  EGRESS_KIND,
+  EGRESS_PLURAL,
+  EGRESS_VERSION,
+  RULE_GROUP,
+  RULE_VERSION,
+} from "../rules/index.js";
+import {
+  deploymentSchema,
+  kubeObjectSchema,
+  namespaceSchema,
+  podSchema,
+  replicaSetSchema,
+  type Deployment,
+  type KubeObject,
+  type Namespace,
+  type Pod,
+  type ReplicaSet,
+} from "./objects.js";
+
+export interface ResourceType<T extends KubeObject = KubeObject> {
+  /** "" for the core group (Pods, Namespaces). */
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+  /** Whether status is written through the /status subresource. */
+  readonly statusSubresource: boolean;
+  readonly schema: z.ZodType<T>;
+}
+
+export const apiVersionOf = (type: ResourceType): string =>
+  type.group === "" ? type.version : `${type.group}/${type.version}`;
+
+export const DEPLOYMENTS: ResourceType<Deployment> = {
+  group: "apps",
+  version: "v1",
+  kind: "Deployment",
+  plural: "deployments",
+  namespaced: true,
+  statusSubresource: true,
+  schema: deploymentSchema,
+};
+
+export const REPLICA_SETS: ResourceType<ReplicaSet> = {
+  group: "apps",
+  version: "v1",
+  kind: "ReplicaSet",
+  plural: "replicasets",
+  namespaced: true,
+  statusSubresource: true,
+  schema: replicaSetSchema,
+};
+
+export const PODS: ResourceType<Pod> = {
+  group: "",
+  version: "v1",
+  kind: "Pod",
+  plural: "pods",
+  namespaced: true,
+  statusSubresource: true,
+  schema: podSchema,
+};
+
+export const NAMESPACES: ResourceType<Namespace> = {
+  group: "",
+  version: "v1",
+  kind: "Namespace",
+  plural: "namespaces",
+  namespaced: false,
+  statusSubresource: true,
+  schema: namespaceSchema,
+};
+
+/** Antrea's Egress (cluster-scoped). Its spec is parsed by shared/egress, leniently. */
+export const EGRESSES: ResourceType = {
+  group: EGRESS_API_GROUP,
+  version: EGRESS_VERSION,
+  kind: EGRESS_KIND,
+  plural: EGRESS_PLURAL,
+  namespaced: false,
+  statusSubresource: true,
+  schema: kubeObjectSchema,
+};
+
+/** Our EgressGroup (cluster-scoped, no status subresource: status is written with the object). */
+export const EGRESS_GROUPS: ResourceType = {
+  group: EGRESS_GROUP_API_GROUP,
+  version: EGRESS_GROUP_VERSION,
+  kind: EGRESS_GROUP_KIND,
+  plural: EGRESS_GROUP_PLURAL,
+  namespaced: false,
+  statusSubresource: false,
+  schema: kubeObjectSchema,
+};
+
+/** A rule kind from the registry (shared/rules): `ruleResource(requireKind("Mwan3Rule"))`. */
+export function ruleResource(entry: {
+  readonly kind: string;
+  readonly plural: string;
+}): ResourceType {
+  return {
+    group: RULE_GROUP,
+    version: RULE_VERSION,
+    kind: entry.kind,
+    plural: entry.plural,
+    namespaced: true,
+    statusSubresource: true,
+    schema: kubeObjectSchema,
+  };
+}
