@@ -2,6 +2,8 @@
  * How a function says "this route exists but its logic has not landed yet". The runtime answers
  * 501 for it, so a stub never pretends success and the closed OUTCOME_TABLE stays closed.
  */
+import type { EventFunction, JsonFunction } from "./function.js";
+
 export class NotImplementedError extends Error {
   override readonly name = "NotImplementedError";
 }
@@ -10,7 +12,7 @@ export class NotImplementedError extends Error {
 export function notImplementedEventFunction(
   name: string,
   message: string,
-): { readonly name: string; readonly kind: "event"; handle(): Promise<never> } {
+): EventFunction {
   return {
     name,
     kind: "event",
@@ -22,7 +24,7 @@ export function notImplementedEventFunction(
 export function notImplementedJsonFunction(
   name: string,
   message: string,
-): { readonly name: string; readonly kind: "json"; handle(): Promise<never> } {
+): JsonFunction {
   return {
     name,
     kind: "json",
