@@ -6,11 +6,12 @@
 import {
   RuleError,
   requireKind,
+  type CnfObject,
   type NetworkInterfaceMap,
   type RuleCr,
   type RuleKindEntry,
 } from "../rules/index.js";
-import type { CnfObject, PodHoldings, RuleTarget } from "./plan-writes.js";
+import type { HeldObject, PodHoldings, RuleTarget } from "./plan-writes.js";
 
 export type TargetResult =
   | { readonly ok: true; readonly target: RuleTarget }
@@ -57,8 +58,8 @@ export function planRuleTarget(cr: RuleCr, networks: NetworkInterfaceMap): Targe
 }
 
 /** Indexes the objects of CNF collection replies by collection id and name. */
-export function holdingsOf(collections: ReadonlyMap<string, readonly CnfObject[]>): PodHoldings {
-  const holdings = new Map<string, Map<string, CnfObject>>();
+export function holdingsOf(collections: ReadonlyMap<string, readonly HeldObject[]>): PodHoldings {
+  const holdings = new Map<string, Map<string, HeldObject>>();
   for (const [collection, objects] of collections) {
     holdings.set(collection, new Map(objects.map((o) => [o.name, o])));
   }

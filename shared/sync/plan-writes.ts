@@ -4,8 +4,10 @@
  * No I/O here; apply-writes.ts executes the plan.
  */
 
-/** A CNF object as the REST API speaks it: always named, other keys per collection. */
-export interface CnfObject {
+import type { CnfObject } from "../rules/index.js";
+
+/** An object as a CNF returned it in a GET list: named, other keys as the CNF chose. */
+export interface HeldObject {
   readonly name: string;
   readonly [field: string]: unknown;
 }
@@ -26,11 +28,11 @@ export interface RuleTarget {
   /** False for collections without PUT (CNFService): an update is a delete then a create. */
   readonly updatable: boolean;
   /** Normalised comparison of the desired object with what the CNF returned. */
-  matches(actual: CnfObject): boolean;
+  matches(actual: HeldObject): boolean;
 }
 
 /** What one pod holds, per collection id, by object name. */
-export type PodHoldings = ReadonlyMap<string, ReadonlyMap<string, CnfObject>>;
+export type PodHoldings = ReadonlyMap<string, ReadonlyMap<string, HeldObject>>;
 
 export type WriteOp = "create" | "update" | "recreate" | "delete";
 

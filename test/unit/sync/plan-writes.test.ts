@@ -2,7 +2,7 @@ import {
   findObjectCollisions,
   planPodWrites,
   servicesToRestart,
-  type CnfObject,
+  type HeldObject,
   type PodHoldings,
   type RuleTarget,
 } from "../../../shared/sync/plan-writes.js";
@@ -16,12 +16,12 @@ function target(over: Partial<RuleTarget> & { key: string }): RuleTarget {
     rank: 0,
     desired: { name: objectName, v: "1" },
     updatable: true,
-    matches: (actual: CnfObject) => actual["v"] === "1",
+    matches: (actual: HeldObject) => actual["v"] === "1",
     ...over,
   };
 }
 
-function holdings(entries: Record<string, CnfObject[]>): PodHoldings {
+function holdings(entries: Record<string, HeldObject[]>): PodHoldings {
   return new Map(
     Object.entries(entries).map(([c, objs]) => [c, new Map(objs.map((o) => [o.name, o]))]),
   );
