@@ -5,6 +5,8 @@
 #   ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/kube-<k8s>-etcd-<etcd>/{kube-apiserver,etcd}
 #
 # Prints the directory holding both binaries as the last line of stdout.
+# The wrapper modules are go/apiserver (k8s.io/kubernetes + one replace per staging module) and
+# go/etcdserver (go.etcd.io/etcd/server/v3); their go.mod files pin the versions.
 # Progress goes to stderr.
 #
 # Honours (and then builds nothing):
@@ -23,7 +25,7 @@ for arg in "$@"; do
   case "$arg" in
     --force) force=1 ;;
     --print-dir) print_dir=1 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "build.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -53,8 +55,8 @@ if [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
 fi
 
 # --- Versions come from the wrapper modules: go.mod is the single source of truth. ----------
-kube_mod="$here/go/kube-apiserver"
-etcd_mod="$here/go/etcd"
+kube_mod="$here/go/apiserver"
+etcd_mod="$here/go/etcdserver"
 kube_version="$(awk '$1 == "require" && $2 == "k8s.io/kubernetes" { print $3 }' "$kube_mod/go.mod")"
 etcd_version="$(awk '$1 == "require" && $2 == "go.etcd.io/etcd/server/v3" { print $3 }' "$etcd_mod/go.mod")"
 if [[ ! "$kube_version" =~ ^v1\.([0-9]+)\.[0-9]+$ ]]; then
@@ -108,20 +110,24 @@ build() {
   total="$(cd "$dir" && "$GO" list -deps "$pkg" | wc -l)"
   log "$label: compiling up to $total packages with go build -p $parallel ($(elapsed) elapsed)"
   local tmp="$out.tmp.$$"
-  local n=0 last=$SECONDS line status=0
+  local n=0 line status=0 count="$out.count.$$"
+  echo 0 >"$count"
+  # A heartbeat for the long quiet stretches (big packages, the link).
+  ( while sleep 30 && kill -0 $$ 2>/dev/null; do log "$label: $(cat "$count" 2>/dev/null)/$total packages compiled ($(elapsed) elapsed)"; done ) &
+  local ticker=$!
   # go build -v names each package as it is compiled (cached ones are not named).
   { (cd "$dir" && "$GO" build -p "$parallel" -v -trimpath -ldflags "$ldflags" -o "$tmp" "$pkg" 2>&1) |
     while IFS= read -r line; do
       if [[ "$line" =~ ^[A-Za-z0-9_./~-]+$ ]]; then
         n=$((n + 1))
-        if (( SECONDS - last >= 15 )); then
-          log "$label: $n/$total packages compiled ($(elapsed) elapsed)"
-          last=$SECONDS
-        fi
+        echo "$n" >"$count"
       else
         printf '%s\n' "$line" >&2
       fi
     done; } || status=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  rm -f "$count"
   if [[ $status != 0 || ! -x "$tmp" ]]; then
     rm -f "$tmp"
     log "$label: go build failed. To see why, run:"
