@@ -1,0 +1,74 @@
+/**
+ * The README's reply tables, rendered from OUTCOME_TABLE and INTAKE_ERROR_STATUS so the docs
+ * cannot drift: test/unit/runtime/readme.test.ts fails when README.md differs from these.
+ */
+import { INTAKE_ERROR_STATUS } from "../events/errors.js";
+import { OUTCOME_TABLE, type OutcomeKind } from "./outcome.js";
+import { BATCH_SEVERITY_ORDER } from "./reply.js";
+
+const OUTCOME_MEANING: Readonly<Record<OutcomeKind, string>> = {
+  done: "done, or nothing to do",
+  retry: "try again later (CNF not ready, CNF/API error, conflict storm)",
+  permanent: "the object can never be applied as it is",
+  malformed: "the event is unusable (decided by the function)",
+};
+
+const OUTCOME_HEADERS: Readonly<Record<OutcomeKind, string>> = {
+  done: "`X-Sdewan-Reason` (the result)",
+  retry: "`Retry-After`, `X-Sdewan-Reason`",
+  permanent: "`X-Sdewan-Code`, `X-Sdewan-Reason`",
+  malformed: "`X-Sdewan-Code`, `X-Sdewan-Reason`",
+};
+
+export function renderOutcomeTable(): string {
+  const rows = (Object.keys(OUTCOME_TABLE) as OutcomeKind[]).map((kind) => {
+    const reply = OUTCOME_TABLE[kind];
+    return [
+      `\`${kind}\``,
+      OUTCOME_MEANING[kind],
+      String(reply.httpStatus),
+      OUTCOME_HEADERS[kind],
+      reply.condition ?? "-",
+      reply.redelivered ? "yes" : "no",
+    ];
+  });
+  const notOutcomes = [
+    [
+      "(handler threw)",
+      "a bug or an unexpected failure",
+      "500",
+      "`X-Sdewan-Error-Id`",
+      "-",
+      "by a Broker (5xx)",
+    ],
+    [
+      "(not implemented)",
+      "the function's logic has not landed yet",
+      "501",
+      "`X-Sdewan-Reason`",
+      "-",
+      "by a Broker (5xx)",
+    ],
+  ];
+  return table(
+    ["`X-Sdewan-Outcome`", "meaning", "HTTP", "other headers", "status condition", "redelivered"],
+    [...rows, ...notOutcomes],
+  );
+}
+
+export function renderIntakeErrorTable(): string {
+  const rows = Object.entries(INTAKE_ERROR_STATUS).map(([code, status]) => [
+    `\`${code}\``,
+    String(status),
+  ]);
+  return table(["`X-Sdewan-Code`", "HTTP"], rows);
+}
+
+/** "not-implemented > error > retry > ..." as the README states the batch rule. */
+export const renderBatchOrder = (): string =>
+  BATCH_SEVERITY_ORDER.map((label) => `\`${label}\``).join(" > ");
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const line = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
+  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
+}

@@ -1,0 +1,43 @@
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  renderBatchOrder,
+  renderIntakeErrorTable,
+  renderOutcomeTable,
+} from "../../../shared/runtime/outcome-doc.js";
+import { OUTCOME_TABLE } from "../../../shared/runtime/outcome.js";
+
+const README = readFileSync(
+  join(dirname(fileURLToPath(import.meta.url)), "../../../README.md"),
+  "utf8",
+);
+
+function section(marker: string): string {
+  const match = new RegExp(`<!-- ${marker}:start -->\\n([\\s\\S]*?)\\n<!-- ${marker}:end -->`).exec(
+    README,
+  );
+  if (match?.[1] === undefined) throw new Error(`README.md has no ${marker} section`);
+  return match[1];
+}
+
+describe("README and the code agree on replies", () => {
+  it.each([
+    ["outcome-table", renderOutcomeTable],
+    ["batch-order", renderBatchOrder],
+    ["intake-table", renderIntakeErrorTable],
+  ])(
+    "the %s section is what the code renders (paste the expected text on failure)",
+    (marker, render) => {
+      expect(section(marker)).toBe(render());
+    },
+  );
+
+  it("every OUTCOME_TABLE status appears in its README row", () => {
+    for (const [kind, reply] of Object.entries(OUTCOME_TABLE)) {
+      expect(section("outcome-table")).toMatch(
+        new RegExp(`\\| \`${kind}\` \\|[^\\n]*\\| ${reply.httpStatus} \\|`),
+      );
+    }
+  });
+});
