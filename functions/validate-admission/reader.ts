@@ -1,16 +1,7 @@
 /**
- * AdmissionReader over the Kubernetes API: the few reads the admission policies need, each
- * reduced to the policy's own shapes at this boundary (zod for custom objects).
+ * AdmissionReader over shared/kube: the few reads the admission policies need, each reduced to
+ * the policies' own shapes at this boundary. RBAC objects are read with their own small schemas.
  */
-import {
-  ApiException,
-  AppsV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  RbacAuthorizationV1Api,
-  type V1ClusterRoleBinding,
-  type V1RoleBinding,
-} from "@kubernetes/client-node";
 import { z } from "zod";
 import {
   BUCKET_PERMISSION_ANNOTATION,
@@ -19,27 +10,65 @@ import {
   type ObservedRule,
 } from "../../shared/admission/index.js";
 import { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL } from "../../shared/admission/objects.js";
-import { kubeObjectSchema } from "../../shared/admission/review.js";
 import type { AdmissionReader } from "../../shared/admission/observe.js";
-import { RULE_GROUP, RULE_VERSION } from "../../shared/rules/index.js";
+import {
+  DEPLOYMENTS,
+  createKubeClient,
+  kubeObjectSchema,
+  ruleResource,
+  type KubeClient,
+  type KubeObject,
+  type ResourceType,
+} from "../../shared/kube/index.js";
 
-const ruleListSchema = z.object({ items: z.array(kubeObjectSchema) });
+const bindingSchema = kubeObjectSchema.extend({
+  roleRef: z.looseObject({ kind: z.string(), name: z.string() }),
+  subjects: z
+    .array(z.looseObject({ kind: z.string(), name: z.string(), namespace: z.string().optional() }))
+    .nullish(),
+});
+type BindingObject = z.infer<typeof bindingSchema>;
 
-function observedRule(kind: string, object: z.infer<typeof kubeObjectSchema>): ObservedRule {
+const rbacType = <T extends KubeObject>(
+  kind: string,
+  plural: string,
+  namespaced: boolean,
+  schema: z.ZodType<T>,
+): ResourceType<T> => ({
+  group: "rbac.authorization.k8s.io",
+  version: "v1",
+  kind,
+  plural,
+  namespaced,
+  statusSubresource: false,
+  schema,
+});
+
+const ROLE_BINDINGS = rbacType("RoleBinding", "rolebindings", true, bindingSchema);
+const CLUSTER_ROLE_BINDINGS = rbacType(
+  "ClusterRoleBinding",
+  "clusterrolebindings",
+  false,
+  bindingSchema,
+);
+const ROLES = rbacType("Role", "roles", true, kubeObjectSchema);
+const CLUSTER_ROLES = rbacType("ClusterRole", "clusterroles", false, kubeObjectSchema);
+
+function observedRule(kind: string, object: KubeObject): ObservedRule {
   return {
     kind,
-    name: object.metadata.name ?? "",
+    name: object.metadata.name,
     purpose: object.metadata.labels?.[PURPOSE_LABEL],
-    deleting: Boolean(object.metadata.deletionTimestamp),
+    deleting: object.metadata.deletionTimestamp !== undefined,
     spec: object.spec,
   };
 }
 
-function binding(kind: Binding["kind"], item: V1RoleBinding | V1ClusterRoleBinding): Binding {
+function binding(kind: Binding["kind"], item: BindingObject): Binding {
   return {
     kind,
-    name: item.metadata?.name ?? "",
-    namespace: kind === "RoleBinding" ? (item.metadata?.namespace ?? "") : "",
+    name: item.metadata.name,
+    namespace: kind === "RoleBinding" ? (item.metadata.namespace ?? "") : "",
     roleRef: { kind: item.roleRef.kind, name: item.roleRef.name },
     subjects: (item.subjects ?? []).map((s) => ({
       kind: s.kind,
@@ -49,75 +78,50 @@ function binding(kind: Binding["kind"], item: V1RoleBinding | V1ClusterRoleBindi
   };
 }
 
-const isNotFound = (error: unknown): boolean => error instanceof ApiException && error.code === 404;
-
-async function orNull<T>(read: Promise<T>): Promise<T | null> {
-  try {
-    return await read;
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
-}
-
-export function kubeAdmissionReader(kc: KubeConfig): AdmissionReader {
-  const apps = kc.makeApiClient(AppsV1Api);
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-  const group = RULE_GROUP;
-  const version = RULE_VERSION;
+export function kubeAdmissionReader(kube: KubeClient): AdmissionReader {
   return {
     async listCnfDeployments(namespace, purpose) {
-      const list = await apps.listNamespacedDeployment({
+      const list = await kube.list(DEPLOYMENTS, {
         namespace,
-        labelSelector: `${PURPOSE_LABEL}=${purpose}`,
+        labelSelector: { [PURPOSE_LABEL]: purpose },
       });
-      return list.items.map((d) => ({
-        name: d.metadata?.name ?? "",
-        deleting: d.metadata?.deletionTimestamp != null,
-        nfnNetworkAnnotation: d.spec?.template.metadata?.annotations?.[NFN_NETWORK_ANNOTATION],
+      return list.map((d) => ({
+        name: d.metadata.name,
+        deleting: d.metadata.deletionTimestamp !== undefined,
+        nfnNetworkAnnotation: d.spec.template.metadata?.annotations?.[NFN_NETWORK_ANNOTATION],
       }));
     },
     async getRule(kind, namespace, name) {
-      const raw: unknown = await orNull(
-        custom.getNamespacedCustomObject({ group, version, namespace, plural: kind.plural, name }),
-      );
-      return raw === null ? null : observedRule(kind.kind, kubeObjectSchema.parse(raw));
+      const object = await kube.get(ruleResource(kind), { namespace, name });
+      return object === undefined ? null : observedRule(kind.kind, object);
     },
     async listRules(kind, namespace) {
-      const raw: unknown = await custom.listNamespacedCustomObject({
-        group,
-        version,
-        namespace,
-        plural: kind.plural,
-      });
-      return ruleListSchema.parse(raw).items.map((item) => observedRule(kind.kind, item));
+      const list = await kube.list(ruleResource(kind), { namespace });
+      return list.map((object) => observedRule(kind.kind, object));
     },
     async listRoleBindings(namespace) {
-      const list = await rbac.listNamespacedRoleBinding({ namespace });
-      return list.items.map((item) => binding("RoleBinding", item));
+      const list = await kube.list(ROLE_BINDINGS, { namespace });
+      return list.map((item) => binding("RoleBinding", item));
     },
     async listClusterRoleBindings() {
-      const list = await rbac.listClusterRoleBinding();
-      return list.items.map((item) => binding("ClusterRoleBinding", item));
+      const list = await kube.list(CLUSTER_ROLE_BINDINGS);
+      return list.map((item) => binding("ClusterRoleBinding", item));
     },
     async getRole(key): Promise<AnnotatedRole | null> {
       const role =
         key.kind === "Role"
-          ? await orNull(rbac.readNamespacedRole({ namespace: key.namespace, name: key.name }))
-          : await orNull(rbac.readClusterRole({ name: key.name }));
-      if (role === null) return null;
+          ? await kube.get(ROLES, { namespace: key.namespace, name: key.name })
+          : await kube.get(CLUSTER_ROLES, { name: key.name });
+      if (role === undefined) return null;
       return {
         ...key,
-        bucketPermission: role.metadata?.annotations?.[BUCKET_PERMISSION_ANNOTATION],
+        bucketPermission: role.metadata.annotations?.[BUCKET_PERMISSION_ANNOTATION],
       };
     },
   };
 }
 
-/** The reader for the process's own identity: in-cluster service account, or KUBECONFIG. */
+/** The reader for the process's own identity: KUBECONFIG, else the pod's service account. */
 export function clusterAdmissionReader(): AdmissionReader {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  return kubeAdmissionReader(kc);
+  return kubeAdmissionReader(createKubeClient());
 }

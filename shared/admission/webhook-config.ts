@@ -23,12 +23,13 @@ export type WebhookClientConfig =
     }
   | { readonly url: string; readonly caBundle?: string };
 
+/** Mutable on purpose: the value is handed to @kubernetes/client-node's own (mutable) types. */
 export interface LabelSelector {
-  readonly matchLabels?: Readonly<Record<string, string>>;
-  readonly matchExpressions?: readonly {
-    readonly key: string;
-    readonly operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
-    readonly values?: readonly string[];
+  matchLabels?: Record<string, string>;
+  matchExpressions?: {
+    key: string;
+    operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
+    values?: string[];
   }[];
 }
 
@@ -54,18 +55,42 @@ export function ruleResources(): string[] {
   return ALL_RULE_KINDS.map((entry) => entry.plural).sort();
 }
 
-export function buildWebhookConfiguration(options: WebhookConfigurationOptions): {
-  apiVersion: string;
-  kind: string;
-  metadata: Record<string, unknown>;
-  webhooks: Record<string, unknown>[];
-} {
+/** The fields of admissionregistration.k8s.io/v1 ValidatingWebhook this project sets. */
+export interface ValidatingWebhook {
+  name: string;
+  clientConfig: WebhookClientConfig;
+  admissionReviewVersions: string[];
+  sideEffects: "None";
+  timeoutSeconds: number;
+  matchPolicy: "Equivalent";
+  failurePolicy: "Fail" | "Ignore";
+  namespaceSelector: LabelSelector;
+  objectSelector?: LabelSelector;
+  rules: {
+    apiGroups: string[];
+    apiVersions: string[];
+    operations: string[];
+    resources: string[];
+    scope: "Namespaced";
+  }[];
+}
+
+export interface ValidatingWebhookConfiguration {
+  apiVersion: "admissionregistration.k8s.io/v1";
+  kind: "ValidatingWebhookConfiguration";
+  metadata: { name: string; labels: Record<string, string>; annotations?: Record<string, string> };
+  webhooks: ValidatingWebhook[];
+}
+
+export function buildWebhookConfiguration(
+  options: WebhookConfigurationOptions,
+): ValidatingWebhookConfiguration {
   const common = {
+    sideEffects: "None" as const,
+    matchPolicy: "Equivalent" as const,
     clientConfig: options.clientConfig,
     admissionReviewVersions: ["v1"],
-    sideEffects: "None",
     timeoutSeconds: Math.min(options.timeoutSeconds ?? 5, 5),
-    matchPolicy: "Equivalent",
     namespaceSelector: options.namespaceSelector ?? DEFAULT_NAMESPACE_SELECTOR,
   };
   return {
@@ -77,7 +102,7 @@ export function buildWebhookConfiguration(options: WebhookConfigurationOptions):
         "app.kubernetes.io/name": "validate-admission",
         "app.kubernetes.io/part-of": "sdewan",
       },
-      ...(options.annotations ? { annotations: options.annotations } : {}),
+      ...(options.annotations ? { annotations: { ...options.annotations } } : {}),
     },
     webhooks: [
       {
