@@ -9,10 +9,7 @@ export class NotImplementedError extends Error {
 }
 
 /** An EventFunction whose every event is answered 501 with `message`. */
-export function notImplementedEventFunction(
-  name: string,
-  message: string,
-): EventFunction {
+export function notImplementedEventFunction(name: string, message: string): EventFunction {
   return {
     name,
     kind: "event",
@@ -21,10 +18,7 @@ export function notImplementedEventFunction(
 }
 
 /** A JsonFunction whose every request is answered 501 with `message`. */
-export function notImplementedJsonFunction(
-  name: string,
-  message: string,
-): JsonFunction {
+export function notImplementedJsonFunction(name: string, message: string): JsonFunction {
   return {
     name,
     kind: "json",
