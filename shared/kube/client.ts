@@ -83,6 +83,17 @@ export function createKubeClient(
   });
 }
 
+let processClient: KubeClient | undefined;
+
+/**
+ * One client per process, made on first use: a function module can hold it without needing a
+ * cluster at import time. Per event: `defaultKubeClient().withCalls(ctx.calls)`.
+ */
+export function defaultKubeClient(): KubeClient {
+  processClient ??= createKubeClient();
+  return processClient;
+}
+
 const describeKey = (type: ResourceType, key: ObjectKey): string =>
   `${type.kind} ${key.namespace ? `${key.namespace}/` : ""}${key.name}`;
 

@@ -6,7 +6,7 @@
  * reconcile logic, no retry policy beyond a finalizer's re-read on conflict.
  *
  * Example:
- *   const kube = createKubeClient().withCalls(ctx.calls);   // counts into HandlerContext.calls.api
+ *   const kube = defaultKubeClient().withCalls(ctx.calls);  // counts into HandlerContext.calls.api
  *   const pods = await kube.list(PODS, { namespace: "ns1", labelSelector: { app: "cnf" } });
  *   const rule = await kube.get(ruleResource(requireKind("Mwan3Rule")), { namespace, name });
  *   await kube.addFinalizer(ruleResource(entry), { namespace, name }, entry.finalizer);
@@ -15,7 +15,7 @@
  * Pure modules (planners, unit tests of pure code) import types from here only with
  * `import type`, so the ESM client is never loaded where it is not used.
  */
-export { createKubeClient } from "./client.js";
+export { createKubeClient, defaultKubeClient } from "./client.js";
 export type {
   FinalizerResult,
   KubeClient,
