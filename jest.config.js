@@ -23,6 +23,9 @@ export default {
       ...common,
       displayName: "integration",
       testMatch: ["<rootDir>/test/integration/**/*.test.ts"],
+      // One real kube-apiserver + etcd per run (dev/control-plane); each test uses its own namespace.
+      globalSetup: "<rootDir>/test/integration/support/global-setup.ts",
+      globalTeardown: "<rootDir>/test/integration/support/global-teardown.ts",
     },
   ],
 };
