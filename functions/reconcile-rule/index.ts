@@ -1,13 +1,100 @@
 /**
  * reconcile-rule: add/update/delete of an SDEWAN rule CR -> apply, update or delete that rule on
- * every pod of its CNF; finalizer; status. Stub until the rule-sync issue lands: answers 501.
+ * every ready pod of its CNF; finalizer; status. The event only names the rule: it is re-read,
+ * and the one-rule case of shared/sync does the rest.
  */
-import type { EventFunction } from "../../shared/runtime/function.js";
-import { notImplementedEventFunction } from "../../shared/runtime/not-implemented.js";
+import type { IntakeEvent } from "../../shared/events/types.js";
+import type { KubeClient } from "../../shared/kube/index.js";
+import { PURPOSE_LABEL, byKind, RULE_KIND_NAMES } from "../../shared/rules/index.js";
+import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
+import { done, malformed, type Outcome } from "../../shared/runtime/outcome.js";
+import { defaultKubeClient } from "../kube-client.js";
+import { observeCnf, parseRuleObject, type CnfObservation } from "../../shared/sync/observe.js";
+import { syncRules } from "../../shared/sync/sync.js";
+import { kubeFailureOutcome } from "../../shared/sync/apply-rule.js";
+import { ruleResource } from "../../shared/kube/resources.js";
 
-export const reconcileRule: EventFunction = notImplementedEventFunction(
-  "reconcile-rule",
-  "not implemented yet: applying rule CRs to CNF pods lands with the rule-sync issue",
-);
+export interface ReconcileRuleOptions {
+  readonly kube?: () => Promise<KubeClient>;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+const NO_CNF = (namespace: string, purpose: string): CnfObservation => ({
+  situation: { kind: "none", namespace, purpose },
+  deployment: undefined,
+  pods: { ready: [], expected: 0 },
+  networks: new Map(),
+});
+
+async function reconcile(
+  event: Extract<IntakeEvent, { type: "object" }>,
+  ctx: HandlerContext,
+  options: ReconcileRuleOptions,
+): Promise<Outcome> {
+  const { ref } = event;
+  const entry = byKind(ref.kind);
+  if (entry === undefined) {
+    return malformed(
+      "UnknownKind",
+      `reconcile-rule does not handle kind ${ref.kind}; supported kinds: ${RULE_KIND_NAMES.join(", ")}`,
+    );
+  }
+  if (ref.namespace === "") {
+    return malformed("MissingNamespace", `${ref.kind} ${ref.name}: rule kinds are namespaced`);
+  }
+  const kube = (await (options.kube ?? defaultKubeClient)()).withCalls(ctx.calls);
+  const raw = await kube.get(ruleResource(entry), { namespace: ref.namespace, name: ref.name });
+  // Deleted (and released) before we got here: the finalizer path already cleaned the CNF.
+  if (raw === undefined) return done("gone");
+  const rule = parseRuleObject(raw);
+  const purpose = raw.metadata.labels?.[PURPOSE_LABEL];
+  const observation =
+    purpose === undefined
+      ? NO_CNF(ref.namespace, "")
+      : await observeCnf(kube, { namespace: ref.namespace, purpose });
+  const report = await syncRules(
+    {
+      kube,
+      env: options.env ?? process.env,
+      calls: ctx.calls,
+      signal: ctx.signal,
+      log: ctx.log,
+      now: () => new Date().toISOString(),
+    },
+    { observation, rules: [rule], readMode: "items", whileWaiting: "retry" },
+  );
+  const writes = report.pods.reduce((n, p) => n + p.writes.length, 0);
+  ctx.log.debug(
+    {
+      rule: `${ref.kind} ${ref.namespace}/${ref.name}`,
+      cnfWrites: writes,
+      pods: report.pods.length,
+    },
+    "rule synced",
+  );
+  return report.outcome;
+}
+
+export function createReconcileRule(options: ReconcileRuleOptions = {}): EventFunction {
+  return {
+    name: "reconcile-rule",
+    kind: "event",
+    async handle(event, ctx) {
+      if (event.type === "resync") {
+        return malformed(
+          "WrongFunction",
+          "reconcile-rule takes rule events; send resync events to on-deployment-ready",
+        );
+      }
+      try {
+        return await reconcile(event, ctx, options);
+      } catch (error) {
+        return kubeFailureOutcome(error, "reading the rule and its CNF");
+      }
+    },
+  };
+}
+
+export const reconcileRule: EventFunction = createReconcileRule();
 
 export default reconcileRule;

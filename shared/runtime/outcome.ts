@@ -48,3 +48,36 @@ export const malformed = (code: string, reason: string): Outcome => ({
   code,
   reason,
 });
+
+const SEVERITY: Readonly<Record<OutcomeKind, number>> = {
+  retry: 3,
+  permanent: 2,
+  malformed: 1,
+  done: 0,
+};
+
+/** "3 created, 10 unchanged": how many of each result a set of done outcomes had. */
+function summarise(outcomes: readonly Outcome[]): string {
+  const counts = new Map<string, number>();
+  for (const o of outcomes)
+    if (o.kind === "done") counts.set(o.result, (counts.get(o.result) ?? 0) + 1);
+  return [...counts].map(([result, n]) => `${n} ${result}`).join(", ");
+}
+
+/**
+ * One outcome for many objects handled by one event: redelivery wins (the work is idempotent),
+ * then a permanent failure, then malformed; all done reads as a summary. The longest
+ * Retry-After among retries is kept.
+ */
+export function worstOutcome(outcomes: readonly Outcome[]): Outcome {
+  if (outcomes.length === 0) return done("nothing to do");
+  let worst = outcomes[0] as Outcome;
+  for (const o of outcomes) {
+    const delta = SEVERITY[o.kind] - SEVERITY[worst.kind];
+    const longer =
+      o.kind === "retry" && worst.kind === "retry" && o.retryAfterSeconds > worst.retryAfterSeconds;
+    if (delta > 0 || longer) worst = o;
+  }
+  if (worst.kind !== "done" || outcomes.length === 1) return worst;
+  return done(summarise(outcomes));
+}

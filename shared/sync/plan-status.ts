@@ -181,6 +181,10 @@ function expectedOf(input: RulePlanInput): number {
 
 function verdictFor(input: RulePlanInput): Verdict {
   const { rule, cnf } = input;
+  // A spec that can never be applied is the first thing an operator must fix, CNF or not.
+  if (input.unappliable && !rule.deleting) {
+    return stalled(input.unappliable.code, input.unappliable.message);
+  }
   if (cnf.kind === "none") {
     const message = `no CNF Deployment with sdewanPurpose=${cnf.purpose} in namespace ${cnf.namespace}`;
     return {
@@ -197,9 +201,6 @@ function verdictFor(input: RulePlanInput): Verdict {
       "MultipleCNFs",
       `more than one CNF Deployment for this purpose in the namespace (${cnf.deployments.join(", ")}); keep one`,
     );
-  }
-  if (input.unappliable && !rule.deleting) {
-    return stalled(input.unappliable.code, input.unappliable.message);
   }
   if (cnf.readyPods === 0 || input.podResults.length === 0) {
     return waiting(

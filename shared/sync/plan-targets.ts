@@ -27,34 +27,45 @@ export const collectionId = (entry: RuleKindEntry): string =>
 export const isDeleting = (cr: Pick<RuleCr, "metadata">): boolean =>
   cr.metadata.deletionTimestamp !== undefined;
 
-function desiredObject(entry: RuleKindEntry, cr: RuleCr, networks: NetworkInterfaceMap): CnfObject {
-  return entry.toCnf(cr, { networks });
+/** A rule being deleted wants its object absent; only its kind and name matter. */
+export function planDeletionTarget(kind: string, name: string): RuleTarget {
+  const entry = requireKind(kind);
+  return {
+    key: `${kind}/${name}`,
+    kind,
+    collection: collectionId(entry),
+    objectName: name,
+    service: entry.cnf.restartService,
+    rank: entry.applyRank,
+    desired: null,
+    updatable: entry.cnf.update === "put",
+    matches: () => false,
+  };
 }
 
 /** What `cr` wants on each pod; a spec the CNF can never take comes back as a coded failure. */
-export function planRuleTarget(cr: RuleCr, networks: NetworkInterfaceMap): TargetResult {
+export function planRuleTarget(
+  cr: RuleCr,
+  networks: NetworkInterfaceMap | RuleError,
+): TargetResult {
+  const deletion = planDeletionTarget(cr.kind, cr.metadata.name);
+  if (isDeleting(cr)) return { ok: true, target: deletion };
   const entry = requireKind(cr.kind);
-  const key = ruleKey(cr);
-  let desired: CnfObject | null = null;
-  if (!isDeleting(cr)) {
-    try {
-      desired = desiredObject(entry, cr, networks);
-    } catch (err) {
-      if (err instanceof RuleError) return { ok: false, key, code: err.code, message: err.message };
-      throw err;
+  let desired: CnfObject;
+  try {
+    // An unreadable nfn-network annotation only matters to kinds that name networks.
+    if (networks instanceof RuleError && entry.networks(cr.spec).length > 0) throw networks;
+    desired = entry.toCnf(cr, { networks: networks instanceof RuleError ? new Map() : networks });
+  } catch (err) {
+    if (err instanceof RuleError) {
+      return { ok: false, key: deletion.key, code: err.code, message: err.message };
     }
+    throw err;
   }
-  const target: RuleTarget = {
-    key,
-    collection: collectionId(entry),
-    objectName: cr.metadata.name,
-    service: entry.cnf.restartService,
-    rank: entry.applyRank,
-    desired,
-    updatable: entry.cnf.update === "put",
-    matches: (actual) => desired !== null && entry.cnfEqual(desired, actual),
+  return {
+    ok: true,
+    target: { ...deletion, desired, matches: (actual) => entry.cnfEqual(desired, actual) },
   };
-  return { ok: true, target };
 }
 
 /** Indexes the objects of CNF collection replies by collection id and name. */

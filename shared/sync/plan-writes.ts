@@ -16,6 +16,8 @@ export interface HeldObject {
 export interface RuleTarget {
   /** Unique rule key, "<Kind>/<name>" within one namespace. */
   readonly key: string;
+  /** The rule's kind, for the registry's CNF access details. */
+  readonly kind: string;
   /** CNF collection id, "<module>/<collection>", e.g. "firewall/zones". */
   readonly collection: string;
   readonly objectName: string;

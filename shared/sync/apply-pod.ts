@@ -1,0 +1,165 @@
+/**
+ * The effectful half of a pod's sync: read what the pod holds, run planPodWrites, execute the
+ * writes in order, restart each touched service once, and report per rule what happened.
+ * A failure on one object does not stop the others: the CNF itself rejects a dependent write
+ * whose dependency failed, and that rule is retried by redelivery.
+ */
+import type { CnfClient } from "../cnf/index.js";
+import { classifyCnfFailure, type CnfCollectionRef, type CnfReplySchemas } from "../cnf/index.js";
+import { requireKind, type CnfServiceName } from "../rules/index.js";
+import type { FailureClass, PodRuleResult } from "./plan-status.js";
+import {
+  planPodWrites,
+  servicesToRestart,
+  type HeldObject,
+  type PlannedWrite,
+  type RuleTarget,
+} from "./plan-writes.js";
+import { holdingsOf } from "./plan-targets.js";
+
+/** How a pod's current holdings are read. */
+export type ReadMode =
+  /** GET each target's object by name: cheapest for one rule. */
+  | "items"
+  /** GET each collection once: a whole CNF in a handful of reads. */
+  | "collections";
+
+export interface PodSyncResult {
+  readonly pod: string;
+  /** Per rule key. */
+  readonly results: ReadonlyMap<string, PodRuleResult>;
+  readonly writes: readonly PlannedWrite[];
+  readonly restarted: readonly string[];
+}
+
+interface CollectionAccess {
+  readonly ref: CnfCollectionRef;
+  readonly schemas: CnfReplySchemas;
+}
+
+function accessOf(target: RuleTarget): CollectionAccess {
+  const entry = requireKind(target.kind);
+  return {
+    ref: entry.cnf,
+    schemas: { item: entry.cnfObjectSchema, list: entry.cnfListSchema },
+  };
+}
+
+function failureClass(error: unknown): FailureClass {
+  const cls = classifyCnfFailure(error);
+  return cls === "permanent" ? "invalid" : cls;
+}
+
+const messageOf = (error: unknown): string =>
+  error instanceof Error ? error.message : String(error);
+
+async function readHoldings(
+  client: CnfClient,
+  targets: readonly RuleTarget[],
+  mode: ReadMode,
+): Promise<Map<string, HeldObject[]>> {
+  const held = new Map<string, HeldObject[]>();
+  if (mode === "collections") {
+    const byCollection = new Map(targets.map((t) => [t.collection, accessOf(t)]));
+    for (const [collection, access] of byCollection) {
+      held.set(collection, await client.list(access.ref, access.schemas));
+    }
+    return held;
+  }
+  for (const target of targets) {
+    const access = accessOf(target);
+    const found = await client.get(access.ref, target.objectName, access.schemas);
+    const list = held.get(target.collection) ?? [];
+    if (found !== undefined) list.push(found);
+    held.set(target.collection, list);
+  }
+  return held;
+}
+
+async function executeWrite(
+  client: CnfClient,
+  write: PlannedWrite,
+  target: RuleTarget,
+): Promise<void> {
+  const { ref, schemas } = accessOf(target);
+  if (write.op === "delete") {
+    await client.delete(ref, write.objectName);
+    return;
+  }
+  const body = write.body as NonNullable<PlannedWrite["body"]>;
+  // POST on a collection with PUT would duplicate firewall objects (anonymous UCI sections):
+  // PUT is an upsert there. Only collections without PUT create with POST.
+  if (write.op === "create" && ref.update === "delete-then-create") {
+    await client.create(ref, body, schemas);
+    return;
+  }
+  await client.update(ref, body, schemas);
+}
+
+function failAll(
+  pod: string,
+  targets: readonly RuleTarget[],
+  error: unknown,
+): Map<string, PodRuleResult> {
+  const failure = { class: failureClass(error), pod, message: messageOf(error) };
+  return new Map(targets.map((t) => [t.key, { kind: "failed", failure } as const]));
+}
+
+/** Syncs `targets` onto one pod. Never throws for CNF failures; they land in the results. */
+export async function syncPod(
+  client: CnfClient,
+  pod: string,
+  targets: readonly RuleTarget[],
+  mode: ReadMode,
+): Promise<PodSyncResult> {
+  let holdings;
+  try {
+    holdings = holdingsOf(await readHoldings(client, targets, mode));
+  } catch (error) {
+    return { pod, results: failAll(pod, targets, error), writes: [], restarted: [] };
+  }
+  const plan = planPodWrites(targets, holdings);
+  const byKey = new Map(targets.map((t) => [t.key, t]));
+  const results = new Map<string, PodRuleResult>(
+    plan.unchanged.map((key) => [key, { kind: "held", changed: false }]),
+  );
+  const done: PlannedWrite[] = [];
+  for (const write of plan.writes) {
+    try {
+      await executeWrite(client, write, byKey.get(write.ruleKey) as RuleTarget);
+      done.push(write);
+      results.set(write.ruleKey, { kind: "held", changed: true });
+    } catch (error) {
+      const failure = { class: failureClass(error), pod, message: messageOf(error) };
+      results.set(write.ruleKey, { kind: "failed", failure });
+    }
+  }
+  const restarted = await restartTouched(client, pod, done, results);
+  return { pod, results, writes: done, restarted };
+}
+
+/** Restarts each service touched by `done` once; a failed restart fails the rules it covered. */
+async function restartTouched(
+  client: CnfClient,
+  pod: string,
+  done: readonly PlannedWrite[],
+  results: Map<string, PodRuleResult>,
+): Promise<string[]> {
+  const restarted: string[] = [];
+  for (const service of servicesToRestart(done)) {
+    try {
+      await client.restartService(service as CnfServiceName);
+      restarted.push(service);
+    } catch (error) {
+      const failure = {
+        class: "transient" as const,
+        pod,
+        message: `restarting ${service} failed: ${messageOf(error)}`,
+      };
+      for (const write of done) {
+        if (write.service === service) results.set(write.ruleKey, { kind: "failed", failure });
+      }
+    }
+  }
+  return restarted;
+}

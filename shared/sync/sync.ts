@@ -1,0 +1,218 @@
+/**
+ * Rule sync: "desired vs actual for a set of rules on a set of pods". reconcile-rule calls it
+ * with one rule, on-deployment-ready with every rule of a CNF. Observe (observe.ts) -> plan
+ * (plan-*.ts, pure) -> apply (apply-pod.ts on each ready pod, apply-rule.ts per rule).
+ */
+import pLimit from "p-limit";
+import {
+  CnfClient,
+  cnfBaseUrl,
+  cnfCaFromEnv,
+  cnfClientTuningFromEnv,
+  cnfCredentialsFromEnv,
+  cnfEndpointConfig,
+  type Env,
+} from "../cnf/index.js";
+import type { KubeClient, KubeObject } from "../kube/index.js";
+import { requireKind, ruleStatusSchema, type RuleStatus } from "../rules/index.js";
+import type { CallCounters, Log } from "../runtime/function.js";
+import { worstOutcome, type Outcome } from "../runtime/outcome.js";
+import { syncPod, type PodSyncResult, type ReadMode } from "./apply-pod.js";
+import { applyRuleDecision, type RuleIdentity } from "./apply-rule.js";
+import type { CnfObservation, ObservedRuleCr } from "./observe.js";
+import {
+  planRuleDecision,
+  type ObservedRule,
+  type PodRuleResult,
+  type RuleDecision,
+} from "./plan-status.js";
+import { isDeleting, planDeletionTarget, planRuleTarget } from "./plan-targets.js";
+import { findObjectCollisions, type RuleTarget } from "./plan-writes.js";
+
+/** Everything sync needs from the outside world for one event. */
+export interface SyncContext {
+  readonly kube: KubeClient;
+  readonly env: Env;
+  readonly calls: CallCounters;
+  readonly signal: AbortSignal;
+  readonly log: Log;
+  readonly now: () => string;
+  /** How many pods are synced at once. */
+  readonly podConcurrency?: number;
+}
+
+export interface SyncRequest {
+  readonly observation: CnfObservation;
+  readonly rules: readonly ObservedRuleCr[];
+  readonly readMode: ReadMode;
+  readonly whileWaiting: "retry" | "done";
+}
+
+export interface RuleReport {
+  readonly rule: RuleIdentity;
+  readonly decision: RuleDecision;
+  /** The decision's outcome, or what writing it to the API server turned it into. */
+  readonly outcome: Outcome;
+}
+
+export interface SyncReport {
+  readonly rules: readonly RuleReport[];
+  readonly pods: readonly PodSyncResult[];
+  readonly outcome: Outcome;
+}
+
+interface PlannedRule {
+  readonly identity: RuleIdentity;
+  readonly observed: ObservedRule;
+  readonly oldStatus: RuleStatus | undefined;
+  readonly target: RuleTarget | undefined;
+  readonly unappliable: { readonly code: string; readonly message: string } | undefined;
+}
+
+function statusOf(raw: unknown): RuleStatus | undefined {
+  const parsed = ruleStatusSchema.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
+}
+
+function observedRule(meta: KubeObject["metadata"], kind: string, status: unknown): ObservedRule {
+  return {
+    key: `${kind}/${meta.name}`,
+    generation: meta.generation ?? 0,
+    resourceVersion: meta.resourceVersion ?? "",
+    deleting: meta.deletionTimestamp !== undefined,
+    hasFinalizer: (meta.finalizers ?? []).includes(requireKind(kind).finalizer),
+    status: statusOf(status),
+  };
+}
+
+function planRule(rule: ObservedRuleCr, observation: CnfObservation): PlannedRule {
+  const obj = rule.ok ? rule.cr : rule.raw;
+  const meta = obj.metadata;
+  const identity = { kind: obj.kind, namespace: meta.namespace ?? "", name: meta.name };
+  const observed = observedRule(meta, obj.kind, obj.status);
+  const base = { identity, observed, oldStatus: observed.status };
+  if (!rule.ok) {
+    // A rule whose spec never parsed can still be removed from the CNF by kind and name.
+    if (isDeleting(rule.raw)) {
+      return { ...base, target: planDeletionTarget(obj.kind, meta.name), unappliable: undefined };
+    }
+    const unappliable = { code: rule.code, message: rule.message };
+    return { ...base, target: undefined, unappliable };
+  }
+  // Without a CNF there is no network map to convert with, and nothing to write to.
+  if (observation.situation.kind !== "found") {
+    return { ...base, target: undefined, unappliable: undefined };
+  }
+  const result = planRuleTarget(rule.cr, observation.networks);
+  if (result.ok) return { ...base, target: result.target, unappliable: undefined };
+  return {
+    ...base,
+    target: undefined,
+    unappliable: { code: result.code, message: result.message },
+  };
+}
+
+/** Two rules that map to one CNF object: all but one are unappliable. */
+function withoutCollisions(planned: readonly PlannedRule[]): PlannedRule[] {
+  const targets = planned.flatMap((p) => (p.target ? [p.target] : []));
+  const collisions = findObjectCollisions(targets);
+  return planned.map((p) => {
+    const winner = p.target ? collisions.get(p.target.key) : undefined;
+    if (winner === undefined || p.observed.deleting) return p;
+    const message = `maps to the same CNF object as ${winner}; rename one of them`;
+    return { ...p, target: undefined, unappliable: { code: "NameCollision", message } };
+  });
+}
+
+let cachedCredentials: { env: Env; value: ReturnType<typeof cnfCredentialsFromEnv> } | undefined;
+
+function credentialsFor(env: Env): ReturnType<typeof cnfCredentialsFromEnv> {
+  if (cachedCredentials?.env !== env) {
+    cachedCredentials = { env, value: cnfCredentialsFromEnv(env) };
+  }
+  return cachedCredentials.value;
+}
+
+function clientFor(ctx: SyncContext, observation: CnfObservation, podIp: string): CnfClient {
+  const endpoint = cnfEndpointConfig(ctx.env, observation.deployment?.metadata.annotations);
+  const tuning = cnfClientTuningFromEnv(ctx.env);
+  return new CnfClient({
+    baseUrl: cnfBaseUrl(endpoint, podIp),
+    credentials: credentialsFor(ctx.env),
+    calls: ctx.calls,
+    signal: ctx.signal,
+    log: ctx.log,
+    timeoutMs: tuning.timeoutMs,
+    restartTimeoutMs: tuning.restartTimeoutMs,
+    retry: tuning.retry,
+    ca: cnfCaFromEnv(ctx.env),
+  });
+}
+
+async function syncPods(
+  ctx: SyncContext,
+  request: SyncRequest,
+  targets: readonly RuleTarget[],
+): Promise<PodSyncResult[]> {
+  if (targets.length === 0) return [];
+  const limit = pLimit(ctx.podConcurrency ?? 4);
+  return Promise.all(
+    request.observation.pods.ready.map((pod) =>
+      limit(async () => {
+        let client: CnfClient;
+        try {
+          client = clientFor(ctx, request.observation, pod.ip);
+        } catch (error) {
+          return syncPodUnreachable(pod.name, targets, error);
+        }
+        return syncPod(client, pod.name, targets, request.readMode);
+      }),
+    ),
+  );
+}
+
+function syncPodUnreachable(
+  pod: string,
+  targets: readonly RuleTarget[],
+  error: unknown,
+): PodSyncResult {
+  const message = error instanceof Error ? error.message : String(error);
+  const failure = { class: "invalid" as const, pod, message };
+  const results = new Map(targets.map((t) => [t.key, { kind: "failed", failure } as const]));
+  return { pod, results, writes: [], restarted: [] };
+}
+
+function podResultsOf(rule: PlannedRule, pods: readonly PodSyncResult[]): PodRuleResult[] {
+  if (rule.target === undefined) return [];
+  return pods.flatMap((p) => {
+    const result = p.results.get(rule.observed.key);
+    return result ? [result] : [];
+  });
+}
+
+/** Brings `request.rules` in sync on every ready pod of the observed CNF and records the result. */
+export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise<SyncReport> {
+  const planned = withoutCollisions(request.rules.map((r) => planRule(r, request.observation)));
+  const found = request.observation.situation.kind === "found";
+  const targets = found ? planned.flatMap((p) => (p.target ? [p.target] : [])) : [];
+  const pods = await syncPods(ctx, request, targets);
+  const now = ctx.now();
+  const limit = pLimit(8);
+  const rules = await Promise.all(
+    planned.map((rule) =>
+      limit(async (): Promise<RuleReport> => {
+        const decision = planRuleDecision({
+          rule: rule.observed,
+          cnf: request.observation.situation,
+          podResults: podResultsOf(rule, pods),
+          unappliable: rule.unappliable,
+          whileWaiting: request.whileWaiting,
+          now,
+        });
+        const outcome = await applyRuleDecision(ctx.kube, rule.identity, rule.oldStatus, decision);
+        return { rule: rule.identity, decision, outcome };
+      }),
+    ),
+  );
+  return { rules, pods, outcome: worstOutcome(rules.map((r) => r.outcome)) };
+}
