@@ -7,14 +7,20 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ["*.js"] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: { allowDefaultProject: ["*.js"] },
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       "@typescript-eslint/no-explicit-any": "error",
       "@typescript-eslint/no-floating-promises": "error",
       "@typescript-eslint/explicit-module-boundary-types": "error",
       "@typescript-eslint/consistent-type-imports": "error",
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_" },
+      ],
       complexity: ["warn", 12],
       "max-depth": ["error", 4],
       "max-params": ["error", 5],
@@ -26,7 +32,18 @@ export default tseslint.config(
     rules: {
       "no-restricted-imports": [
         "error",
-        { patterns: ["../kube/*", "../cnf/*", "../runtime/*", "../sync/*", "../admission/*", "../egress/*", "express", "@kubernetes/client-node"] },
+        {
+          patterns: [
+            "../kube/*",
+            "../cnf/*",
+            "../runtime/*",
+            "../sync/*",
+            "../admission/*",
+            "../egress/*",
+            "express",
+            "@kubernetes/client-node",
+          ],
+        },
       ],
     },
   },
@@ -34,7 +51,12 @@ export default tseslint.config(
     // Pure planners import no client, no HTTP framework.
     files: ["shared/**/plan*.ts"],
     rules: {
-      "no-restricted-imports": ["error", { patterns: ["express", "cloudevents", "@kubernetes/client-node", "../kube/*", "../cnf/*"] }],
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: ["express", "cloudevents", "@kubernetes/client-node", "../kube/*", "../cnf/*"],
+        },
+      ],
     },
   },
   {

@@ -4,18 +4,18 @@
  * and the one-rule case of shared/sync does the rest.
  */
 import type { IntakeEvent } from "../../shared/events/types.js";
-import type { KubeClient } from "../../shared/kube/index.js";
+import { defaultKubeClient, type KubeClient } from "../../shared/kube/index.js";
 import { PURPOSE_LABEL, byKind, RULE_KIND_NAMES } from "../../shared/rules/index.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
 import { done, malformed, type Outcome } from "../../shared/runtime/outcome.js";
-import { defaultKubeClient } from "../kube-client.js";
 import { observeCnf, parseRuleObject, type CnfObservation } from "../../shared/sync/observe.js";
 import { syncRules } from "../../shared/sync/sync.js";
 import { kubeFailureOutcome } from "../../shared/sync/apply-rule.js";
 import { ruleResource } from "../../shared/kube/resources.js";
 
 export interface ReconcileRuleOptions {
-  readonly kube?: () => Promise<KubeClient>;
+  /** Tests pass a client built from a test user's KubeConfig; default: in-cluster or KUBECONFIG. */
+  readonly kube?: () => KubeClient;
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
@@ -42,7 +42,7 @@ async function reconcile(
   if (ref.namespace === "") {
     return malformed("MissingNamespace", `${ref.kind} ${ref.name}: rule kinds are namespaced`);
   }
-  const kube = (await (options.kube ?? defaultKubeClient)()).withCalls(ctx.calls);
+  const kube = (options.kube ?? defaultKubeClient)().withCalls(ctx.calls);
   const raw = await kube.get(ruleResource(entry), { namespace: ref.namespace, name: ref.name });
   // Deleted (and released) before we got here: the finalizer path already cleaned the CNF.
   if (raw === undefined) return done("gone");

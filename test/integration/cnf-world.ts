@@ -81,7 +81,7 @@ export class CnfWorld {
   }
 
   get reconcileRule(): EventFunction {
-    return createReconcileRule({ kube: () => Promise.resolve(this.kube), env: this.env });
+    return createReconcileRule({ kube: () => this.kube, env: this.env });
   }
 
   context(): HandlerContext {
