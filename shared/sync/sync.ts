@@ -46,6 +46,11 @@ export interface SyncRequest {
   readonly rules: readonly ObservedRuleCr[];
   readonly readMode: ReadMode;
   readonly whileWaiting: "retry" | "done";
+  /**
+   * Objects no rule declares that must be absent on every ready pod (pruning, plan-prune.ts).
+   * Their keys must not look like a rule key; their results land in `pods` only.
+   */
+  readonly extraTargets?: readonly RuleTarget[];
 }
 
 export interface RuleReport {
@@ -194,7 +199,8 @@ function podResultsOf(rule: PlannedRule, pods: readonly PodSyncResult[]): PodRul
 export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise<SyncReport> {
   const planned = withoutCollisions(request.rules.map((r) => planRule(r, request.observation)));
   const found = request.observation.situation.kind === "found";
-  const targets = found ? planned.flatMap((p) => (p.target ? [p.target] : [])) : [];
+  const ruleTargets = planned.flatMap((p) => (p.target ? [p.target] : []));
+  const targets = found ? [...ruleTargets, ...(request.extraTargets ?? [])] : [];
   const pods = await syncPods(ctx, request, targets);
   const now = ctx.now();
   const limit = pLimit(8);
