@@ -1,6 +1,7 @@
 // validate-admission called by a real kube-apiserver over TLS: one CNF per purpose, immutable
 // sdewanPurpose, rule dependencies on create/update/delete, CNF networks, and the CNF's own spec
 // rules. No CNF runs anywhere in this file: every answer comes without calling one.
+import { CoreV1Api } from "@kubernetes/client-node";
 import { adminKubeConfig } from "./support/cluster.js";
 import { startAdmissionHarness, type AdmissionHarness } from "./admission-harness.js";
 import { cnfDeployment, deniedBy, deployments, rule, rules } from "./admission-clients.js";
@@ -210,5 +211,44 @@ describe("the CNF's own spec rules, at kubectl apply time", () => {
     );
     // The CRD's structural schema may refuse before the webhook; either way the field is named.
     expect(result.ok ? "(allowed)" : result.message).toContain("dest_port");
+  });
+});
+
+describe("with every CNF down", () => {
+  it("still answers: the webhook never calls a CNF", async () => {
+    const ns = await harness.namespace();
+    await deployments(admin, ns).create(cnfDeployment("cnf-1", "cnf-a"));
+    // A Ready CNF pod at a loopback address where nothing listens.
+    const core = admin.makeApiClient(CoreV1Api);
+    const pod = await core.createNamespacedPod({
+      namespace: ns,
+      body: {
+        metadata: { name: "cnf-1-pod", labels: { app: "cnf-1", sdewanPurpose: "cnf-a" } },
+        spec: { containers: [{ name: "cnf", image: "integratedcloudnative/openwrt:dev" }] },
+      },
+    });
+    await core.replaceNamespacedPodStatus({
+      namespace: ns,
+      name: "cnf-1-pod",
+      body: {
+        ...pod,
+        status: {
+          phase: "Running",
+          podIP: "127.0.0.254",
+          conditions: [{ type: "Ready", status: "True" }],
+        },
+      },
+    });
+    const api = rules(admin, ns);
+    const started = performance.now();
+    expect((await api.create(rule("FirewallZone", "lan", purpose, zoneSpec()))).ok).toBe(true);
+    expect(
+      (await api.create(rule("FirewallZone", "wan", purpose, zoneSpec("ovn-provider-net1")))).ok,
+    ).toBe(true);
+    const fwd = rule("FirewallForwarding", "lan2wan", purpose, { src: "lan", dest: "wan" });
+    expect((await api.create(fwd)).ok).toBe(true);
+    deniedBy(await api.delete("FirewallZone", "wan"), "referenced-by-rules");
+    // Far below the 5 s webhook timeout a CNF call could have eaten.
+    expect(performance.now() - started).toBeLessThan(4_000);
   });
 });
