@@ -10,6 +10,7 @@ import {
 function target(over: Partial<RuleTarget> & { key: string }): RuleTarget {
   const objectName = over.objectName ?? over.key.split("/")[1] ?? over.key;
   return {
+    kind: over.key.split("/")[0] ?? "",
     collection: "firewall/zones",
     objectName,
     service: "firewall",
