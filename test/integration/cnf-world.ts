@@ -3,16 +3,32 @@
 // per pod on its own 127.x.y.z address, and the functions called directly with the admin
 // client. Pods never run (no kubelet): readiness is whatever the test writes into status.
 import { randomBytes, randomInt } from "node:crypto";
+import { readFileSync, readdirSync } from "node:fs";
 import { AppsV1Api, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
-import { startCnfSim, type CnfSim } from "../../dev/cnf-sim/index.js";
+import { parseAllDocuments } from "yaml";
+import {
+  startCnfSim,
+  totalWrites,
+  type CnfSim,
+  type CnfSimOptions,
+} from "../../dev/cnf-sim/index.js";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
 import type { IntakeEvent, WatchAction } from "../../shared/events/types.js";
-import { createKubeClient, PODS, ruleResource, type KubeClient } from "../../shared/kube/index.js";
 import {
+  createKubeClient,
+  PODS,
+  REPLICA_SETS,
+  ruleResource,
+  type KubeClient,
+} from "../../shared/kube/index.js";
+import {
+  ALL_RULE_KINDS,
   NFN_NETWORK_ANNOTATION,
   RULE_GROUP,
   RULE_VERSION,
+  isRuleKind,
   requireKind,
+  type RuleCondition,
   type RuleStatus,
 } from "../../shared/rules/index.js";
 import { CNF_PORT_ANNOTATION } from "../../shared/cnf/index.js";
@@ -54,6 +70,74 @@ export interface Cnf {
   readonly hash: string;
   readonly port: number;
   readonly pods: CnfPod[];
+  /** Options every simulator of this CNF starts with (e.g. a password). */
+  readonly simOptions?: SimOptions;
+}
+
+/** Simulator options a test may choose; address and port are the world's. */
+export type SimOptions = Omit<CnfSimOptions, "host" | "port">;
+
+/** A rule CR as the tests see it: what an operator would read from its status. */
+export interface RuleView {
+  readonly generation: number;
+  readonly deleting: boolean;
+  readonly finalizers: readonly string[];
+  readonly inSync: boolean | undefined;
+  /** appliedGeneration equals metadata.generation, with appliedVersion and appliedTime set. */
+  readonly appliedCurrent: boolean;
+  readonly appliedVersion: string | undefined;
+  /** status.observedGeneration equals metadata.generation. */
+  readonly observedCurrent: boolean;
+  readonly condition: Pick<RuleCondition, "type" | "reason" | "message"> | undefined;
+  readonly message: string | undefined;
+  readonly status: RuleStatus | undefined;
+}
+
+/** A rule CR of the namespace, named by kind and name. */
+export interface RuleName {
+  readonly kind: string;
+  readonly name: string;
+}
+
+/** A manifests/samples rule document. */
+export interface SampleRule {
+  readonly kind: string;
+  readonly name: string;
+  readonly spec: Record<string, unknown>;
+}
+
+const SAMPLES_DIR = new URL("../../manifests/samples/", import.meta.url);
+
+/** Every rule in manifests/samples, in file order. */
+export function sampleRules(): SampleRule[] {
+  return readdirSync(SAMPLES_DIR)
+    .filter((file) => file.endsWith(".yaml"))
+    .sort()
+    .flatMap((file) =>
+      parseAllDocuments(readFileSync(new URL(file, SAMPLES_DIR), "utf8")).map(
+        (doc) => doc.toJS() as { kind?: string; metadata?: { name?: string }; spec?: unknown },
+      ),
+    )
+    .flatMap((doc) =>
+      doc.kind !== undefined && isRuleKind(doc.kind)
+        ? [
+            {
+              kind: doc.kind,
+              name: doc.metadata?.name ?? "",
+              spec: doc.spec as Record<string, unknown>,
+            },
+          ]
+        : [],
+    );
+}
+
+/** The sample rule of `kind` (the first one, or the one named `name`). */
+export function sampleRule(kind: string, name?: string): SampleRule {
+  const found = sampleRules().find(
+    (r) => r.kind === kind && (name === undefined || r.name === name),
+  );
+  if (found === undefined) throw new Error(`no sample ${kind} ${name ?? ""} in manifests/samples`);
+  return found;
 }
 
 /** A unique loopback address per simulator so many CNFs can share one port number. */
@@ -108,7 +192,10 @@ export class CnfWorld {
   }
 
   /** A CNF Deployment with `pods` Ready pods, each served by its own simulator. */
-  async createCnf(purpose: string, options: { pods?: number; name?: string } = {}): Promise<Cnf> {
+  async createCnf(
+    purpose: string,
+    options: { pods?: number; name?: string; sim?: SimOptions } = {},
+  ): Promise<Cnf> {
     const name = options.name ?? `cnf-${purpose}`;
     const hash = randomBytes(4).toString("hex").slice(0, 8);
     const port = randomInt(20000, 60000);
@@ -133,7 +220,8 @@ export class CnfWorld {
         },
       },
     });
-    const cnf: Cnf = { name, purpose, uid: deployment.metadata?.uid ?? "", hash, port, pods: [] };
+    const uid = deployment.metadata?.uid ?? "";
+    const cnf: Cnf = { name, purpose, uid, hash, port, pods: [], simOptions: options.sim };
     await this.createReplicaSet(cnf, hash);
     for (let i = 0; i < (options.pods ?? 2); i += 1) await this.addPod(cnf, hash);
     return cnf;
@@ -171,7 +259,7 @@ export class CnfWorld {
 
   /** Adds a Ready pod (of ReplicaSet `hash`) served by a new simulator. */
   async addPod(cnf: Cnf, hash = cnf.hash): Promise<CnfPod> {
-    const sim = await this.startSim(cnf.port);
+    const sim = await this.startSim(cnf.port, cnf.simOptions);
     const rs = await this.apps.readNamespacedReplicaSet({
       namespace: this.namespace,
       name: `${cnf.name}-${hash}`,
@@ -202,10 +290,10 @@ export class CnfWorld {
     return pod;
   }
 
-  private async startSim(port: number): Promise<CnfSim> {
+  private async startSim(port: number, options: SimOptions = {}): Promise<CnfSim> {
     for (let attempt = 0; ; attempt += 1) {
       try {
-        const sim = await startCnfSim({ host: loopbackAddress(), port });
+        const sim = await startCnfSim({ ...options, host: loopbackAddress(), port });
         this.sims.push(sim);
         return sim;
       } catch (error) {
@@ -278,6 +366,150 @@ export class CnfWorld {
     return cnf.pods.map((p) =>
       (p.sim.state().collections[collection] ?? []).map((o) => String(o["name"])).sort(),
     );
+  }
+
+  /**
+   * A rollout in progress: a new ReplicaSet with one Ready pod, the old one scaled to 0 while its
+   * pods are still Ready (they terminate later). Returns the new pod-template hash.
+   */
+  async startRollout(cnf: Cnf): Promise<string> {
+    const hash = randomBytes(4).toString("hex").slice(0, 8);
+    await this.createReplicaSet(cnf, hash);
+    await this.scaleReplicaSet(cnf, cnf.hash, 0);
+    await this.addPod(cnf, hash);
+    return hash;
+  }
+
+  async scaleReplicaSet(cnf: Cnf, hash: string, replicas: number): Promise<void> {
+    const key = { namespace: this.namespace, name: `${cnf.name}-${hash}` };
+    await this.kube.mergePatch(REPLICA_SETS, key, { spec: { replicas } });
+  }
+
+  /** Deletes a pod object (as the ReplicaSet controller would after a scale-down). */
+  async deletePod(cnf: Cnf, pod: CnfPod): Promise<void> {
+    await this.kube.delete(PODS, { namespace: this.namespace, name: pod.name });
+    cnf.pods.splice(cnf.pods.indexOf(pod), 1);
+  }
+
+  async deleteDeployment(cnf: Cnf): Promise<void> {
+    await this.apps.deleteNamespacedDeployment({ namespace: this.namespace, name: cnf.name });
+  }
+
+  /** Creates a rule with the spec of its sample in manifests/samples (optionally renamed). */
+  async createSampleRule(purpose: string, kind: string, name?: string): Promise<SampleRule> {
+    const sample = sampleRule(kind, name);
+    await this.createRule(kind, sample.name, purpose, structuredClone(sample.spec));
+    return sample;
+  }
+
+  /** Every rule CR of the namespace, all kinds, in the registry's apply order. */
+  async listRules(): Promise<RuleName[]> {
+    const lists = await Promise.all(
+      ALL_RULE_KINDS.map(async (entry) =>
+        (await this.kube.list(ruleResource(entry), { namespace: this.namespace })).map((o) => ({
+          kind: entry.kind,
+          name: o.metadata.name,
+        })),
+      ),
+    );
+    return lists.flat();
+  }
+
+  /**
+   * "The controller comes up": the events a resync sends, one per rule of the namespace, in
+   * `order` (default: reverse apply order, so dependants arrive before what they need). Events
+   * answered "retry" are redelivered, as Knative or the connector would, for up to `rounds`
+   * rounds. Returns the last outcome per "Kind/name".
+   */
+  async resyncRules(
+    options: { order?: "apply" | "reverse"; rounds?: number } = {},
+  ): Promise<Map<string, Outcome>> {
+    const rules = await this.listRules();
+    if ((options.order ?? "reverse") === "reverse") rules.reverse();
+    const outcomes = new Map<string, Outcome>();
+    let pending = rules;
+    for (let round = 0; round < (options.rounds ?? 4) && pending.length > 0; round += 1) {
+      for (const rule of pending) {
+        outcomes.set(`${rule.kind}/${rule.name}`, await this.reconcile(rule.kind, rule.name));
+      }
+      pending = pending.filter((r) => outcomes.get(`${r.kind}/${r.name}`)?.kind === "retry");
+    }
+    return outcomes;
+  }
+
+  /** Delivers one event, then redelivers while it is answered "retry" (at most `attempts`). */
+  async reconcileUntilSettled(kind: string, name: string, attempts = 4): Promise<Outcome> {
+    let outcome = await this.reconcile(kind, name);
+    for (let i = 1; i < attempts && outcome.kind === "retry"; i += 1) {
+      outcome = await this.reconcile(kind, name);
+    }
+    return outcome;
+  }
+
+  /** What an operator reads from a rule; undefined once the CR is gone. */
+  async ruleView(kind: string, name: string): Promise<RuleView | undefined> {
+    const rule = await this.readRule(kind, name);
+    if (rule === undefined) return undefined;
+    const status = rule.status;
+    const generation = rule.metadata.generation ?? 0;
+    const condition = status?.conditions?.[0];
+    return {
+      generation,
+      deleting: rule.metadata.deletionTimestamp !== undefined,
+      finalizers: rule.metadata.finalizers ?? [],
+      inSync: status?.inSync,
+      appliedCurrent:
+        status?.appliedGeneration === generation &&
+        status.appliedVersion !== undefined &&
+        status.appliedTime !== undefined,
+      appliedVersion: status?.appliedVersion,
+      observedCurrent: status?.observedGeneration === generation,
+      condition: condition && {
+        type: condition.type,
+        reason: condition.reason,
+        message: condition.message,
+      },
+      message: status?.message,
+      status,
+    };
+  }
+
+  /**
+   * Every non-empty collection of every pod, object names sorted (a duplicate shows twice), e.g.
+   * `[{ "mwan3/policies": ["balance1"] }, { "mwan3/policies": ["balance1"] }]`.
+   */
+  holdings(cnf: Cnf): Record<string, string[]>[] {
+    return cnf.pods.map((p) => {
+      const result: Record<string, string[]> = {};
+      for (const [collection, objects] of Object.entries(p.sim.state().collections)) {
+        if (objects.length > 0) result[collection] = objects.map((o) => String(o["name"])).sort();
+      }
+      return result;
+    });
+  }
+
+  /** The object `name` of `collection` on each pod (undefined where absent). */
+  heldObjects(cnf: Cnf, collection: string, name: string): (Record<string, unknown> | undefined)[] {
+    return cnf.pods.map((p) =>
+      (p.sim.state().collections[collection] ?? []).find((o) => o["name"] === name),
+    );
+  }
+
+  /** Object writes (POST/PUT/DELETE) each pod handled since the last reset. */
+  cnfWrites(cnf: Cnf): number[] {
+    return cnf.pods.map((p) => totalWrites(p.sim.counters()));
+  }
+
+  /** Service restarts each pod handled since the last reset, e.g. [["mwan3"], ["mwan3"]]. */
+  restarts(cnf: Cnf): string[][] {
+    return cnf.pods.map((p) => p.sim.serviceActions().map((a) => a.service));
+  }
+
+  /** Zeroes the sims' counters and the API/CNF call counts, to measure what comes next. */
+  resetObservations(): void {
+    for (const sim of this.sims) sim.resetCounters();
+    this.calls.api = 0;
+    this.calls.cnf = 0;
   }
 
   async close(): Promise<void> {
