@@ -4,6 +4,7 @@
  * Serve it over HTTPS (the API server only calls webhooks over TLS): see main.ts.
  */
 import {
+  EMPTY_SNAPSHOT,
   buildAdmissionResponse,
   parseAdmissionReview,
   planAdmission,
@@ -13,6 +14,7 @@ import {
 import {
   countingReader,
   observeAdmission,
+  readsNothing,
   type AdmissionReader,
 } from "../../shared/admission/observe.js";
 import type { JsonFunction } from "../../shared/runtime/function.js";
@@ -32,10 +34,14 @@ export function createValidateAdmission(
       }
       const { request } = parsed;
       const plan = planObservation(request);
-      const observed = countingReader(await reader(), ctx.calls);
-      const snapshot = await observeAdmission(plan, request.userInfo, observed, (kind) =>
-        ruleKinds.find(kind),
-      );
+      const snapshot = readsNothing(plan)
+        ? EMPTY_SNAPSHOT
+        : await observeAdmission(
+            plan,
+            request.userInfo,
+            countingReader(await reader(), ctx.calls),
+            (kind) => ruleKinds.find(kind),
+          );
       const verdict = planAdmission(request, snapshot);
       const fields = {
         uid: request.uid,

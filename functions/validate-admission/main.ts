@@ -3,6 +3,7 @@
  * HTTPS on PORT (default 8443) with TLS_CERT_FILE / TLS_KEY_FILE (default the mounted Secret).
  */
 import { Runtime, closeOnSignals, logProcessFaults, portFrom } from "../../shared/runtime/index.js";
+import { clusterAdmissionReader } from "./reader.js";
 import { serveValidateAdmission } from "./serve.js";
 
 const env = process.env;
@@ -11,6 +12,8 @@ logProcessFaults(runtime.logger);
 
 const server = await serveValidateAdmission({
   runtime,
+  // Created now, so a missing KUBECONFIG / service account fails the start, not the first review.
+  reader: clusterAdmissionReader(),
   port: portFrom(env["PORT"], 8443),
   tls: {
     certFile: env["TLS_CERT_FILE"] ?? "/etc/validate-admission/tls/tls.crt",

@@ -13,7 +13,7 @@ import { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL } from "../../shared/admission/ob
 import type { AdmissionReader } from "../../shared/admission/observe.js";
 import {
   DEPLOYMENTS,
-  createKubeClient,
+  defaultKubeClient,
   kubeObjectSchema,
   ruleResource,
   type KubeClient,
@@ -123,5 +123,5 @@ export function kubeAdmissionReader(kube: KubeClient): AdmissionReader {
 
 /** The reader for the process's own identity: KUBECONFIG, else the pod's service account. */
 export function clusterAdmissionReader(): AdmissionReader {
-  return kubeAdmissionReader(createKubeClient());
+  return kubeAdmissionReader(defaultKubeClient());
 }

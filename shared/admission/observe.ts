@@ -28,6 +28,16 @@ export interface AdmissionReader {
   getRole(key: RoleKey): Promise<AnnotatedRole | null>;
 }
 
+/** True when the plan needs no API reads at all (the snapshot is then EMPTY_SNAPSHOT). */
+export function readsNothing(plan: ObservationPlan): boolean {
+  return (
+    plan.cnfPurpose === undefined &&
+    plan.referencedObjects.length === 0 &&
+    plan.referrerKinds.length === 0 &&
+    !plan.rbac
+  );
+}
+
 async function observeRbac(
   reader: AdmissionReader,
   namespace: string,

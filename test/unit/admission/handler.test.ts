@@ -100,6 +100,37 @@ describe("validate-admission over HTTP", () => {
     expect(reader.reads).toEqual(["get Mwan3Policy/balance1"]);
   });
 
+  it("needs no API client for a review that reads nothing", async () => {
+    const noClient = createValidateAdmission(() =>
+      Promise.reject(new Error("no API server configured")),
+    );
+    const body = reviewBody({
+      operation: "CREATE",
+      kind: "IpsecProposal",
+      object: objectOf("p1", purpose, {
+        encryption_algorithm: "aes128",
+        hash_algorithm: "sha256",
+        dh_group: "modp2048",
+      }),
+    });
+    const res = await request(createFunctionApp(noClient, quietRuntime())).post("/").send(body);
+    expect(res.status).toBe(200);
+    expect(answer(res).allowed).toBe(true);
+  });
+
+  it("answers 500 when the API server cannot be read, so failurePolicy decides", async () => {
+    const noClient = createValidateAdmission(() =>
+      Promise.reject(new Error("no API server configured")),
+    );
+    const body = reviewBody({
+      operation: "CREATE",
+      kind: "Mwan3Rule",
+      object: objectOf("r1", purpose, ruleSpec),
+    });
+    const res = await request(createFunctionApp(noClient, quietRuntime())).post("/").send(body);
+    expect(res.status).toBe(500);
+  });
+
   it("denies a kind it does not handle with status 400", async () => {
     const body = reviewBody({
       operation: "CREATE",
