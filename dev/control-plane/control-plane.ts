@@ -139,7 +139,7 @@ function launch(name: string, bin: string, args: readonly string[], logPath: str
     const log = tail(logPath);
     if (/address already in use/.test(log)) throw new PortInUseError(`${name}: port in use`);
     throw new ControlPlaneStartError(
-      `${name} ${how} during start-up. Last lines of ${logPath}:\n${log}`,
+      `${name} ${how} during start-up. Last lines of its log (the directory is removed):\n${log}`,
     );
   });
   died.catch(() => undefined);
@@ -301,13 +301,13 @@ async function startEtcd(bin: string, dir: string, log: (l: string) => void, tim
     "etcd",
     bin,
     [
-      "--name=default",
+      "--name=sdewan-test",
       `--data-dir=${path.join(dir, "etcd")}`,
       `--listen-client-urls=${url}`,
       `--advertise-client-urls=${url}`,
       `--listen-peer-urls=${peer}`,
       `--initial-advertise-peer-urls=${peer}`,
-      `--initial-cluster=default=${peer}`,
+      `--initial-cluster=sdewan-test=${peer}`,
       "--initial-cluster-state=new",
       "--unsafe-no-fsync=true",
       "--log-level=warn",
@@ -511,10 +511,17 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     log(`control plane ready in ${info.startMs} ms (${dir})`);
     return handle(info, cleanup);
   } catch (error) {
+    // Read the logs before the directory goes.
+    const logs =
+      error instanceof DeadlineError
+        ? ["etcd.log", "kube-apiserver.log"]
+            .map((f) => `--- last lines of ${f}:\n${tail(path.join(dir, f), 20)}`)
+            .join("\n")
+        : "";
     await cleanup.stop();
     if (error instanceof DeadlineError) {
       throw new ControlPlaneStartError(
-        `${error.message}\nTo see why, run \`npm run cluster:up\` (logs are printed on failure).`,
+        `${error.message}\n${logs}\nTo watch a start-up, run \`npm run cluster:up\`.`,
       );
     }
     throw error;
