@@ -86,10 +86,15 @@ export class WatchStream {
     await this.loop;
   }
 
-  /** Ends the current watch; the loop lists again (relist) or resumes from its resourceVersion. */
-  restart(how: "relist" | "resume"): void {
+  /**
+   * Ends the open watch; the loop lists again (relist) or resumes from its resourceVersion.
+   * Returns false (and does nothing) when no watch is open, e.g. while listing.
+   */
+  restart(how: "relist" | "resume"): boolean {
+    if (this.watchHandle === undefined) return false;
     this.forced = how;
-    this.watchHandle?.stop();
+    this.watchHandle.stop();
+    return true;
   }
 
   /** Test and ops hook: pretend the last resourceVersion was `rv` (an old one provokes 410). */

@@ -93,8 +93,9 @@ describe("connector: 410 Gone", () => {
     await compactEtcdHistory(ns);
 
     const [stream] = connector.streams;
+    await waitUntil("the watch to be open", () => stream?.state === "watching");
     stream?.rewindResourceVersion("1");
-    stream?.restart("resume");
+    expect(stream?.restart("resume")).toBe(true);
     await waitUntil(
       "a restart for 410",
       async () =>
@@ -152,7 +153,8 @@ describe("connector: restarts", () => {
     const { connector } = running;
     await connector.whenReady();
     await sink.waitFor("add of old", (r) => r.name === "old");
-    connector.streams[0]?.restart("resume");
+    await waitUntil("the watch to be open", () => connector.streams[0]?.state === "watching");
+    expect(connector.streams[0]?.restart("resume")).toBe(true);
     await configMap(ns, "new");
     await sink.waitFor("add of new", (r) => r.name === "new");
     expect(sink.received.map((r) => r.name)).toEqual(["old", "new"]);
