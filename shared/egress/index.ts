@@ -2,10 +2,13 @@
  * shared/egress: Antrea Egress membership, computed from live state on every event.
  *
  * Owns: Kubernetes label-selector semantics (selector.ts) and their `labelSelector` query strings;
- * Egress membership exactly as antrea-controller computes it (membership.ts); the size budget of one
+ * Egress membership exactly as antrea-controller computes it (membership.ts, with a per-event
+ * PodIndex so many groups share one pass over the Pods); the size budget of one
  * group (size.ts); the pure plans: which groups an event touches and which list requests observe
  * them (plan-recompute.ts), and the desired EgressGroup plus create/update/unchanged/delete
- * (plan-group.ts); parsing Pods and Namespaces at the boundary (observed.ts).
+ * (plan-group.ts); parsing Pods, Namespaces and Egresses at the boundary (observed.ts) and the
+ * EgressGroup object (group-object.ts); the observe-plan-write shell over an EgressStore
+ * interface (apply-event.ts).
  *
  * Does not: talk to the API server (shared/kube does, functions/egress-group-sync wires it), keep
  * any state between events, or pick a Pod's effective Egress (Antrea's agent does that; a Pod
@@ -18,8 +21,10 @@
 export * from "./labels.js";
 export * from "./selector.js";
 export * from "./membership.js";
+export * from "./pod-index.js";
 export * from "./observed.js";
 export * from "./size.js";
 export * from "./plan-group.js";
 export * from "./plan-recompute.js";
 export * from "./group-object.js";
+export * from "./apply-event.js";

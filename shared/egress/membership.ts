@@ -15,6 +15,7 @@
  */
 import { compareStrings } from "./order.js";
 import type { Labels } from "./labels.js";
+import { PodIndex } from "./pod-index.js";
 import {
   compileLabelSelector,
   selectorMatches,
@@ -140,20 +141,21 @@ export function compareMembers(a: GroupMember, b: GroupMember): number {
 /**
  * The members of one Egress group, sorted. `pods` and `namespaces` may be any superset of the
  * relevant objects (e.g. the union of several list requests); duplicates of a Pod are ignored.
+ * Pass a PodIndex when computing several groups from the same Pods.
  */
 export function computeMembers(
   appliedTo: CompiledAppliedTo,
-  pods: Iterable<PodSnapshot>,
+  pods: PodIndex | Iterable<PodSnapshot>,
   namespaces: NamespaceLabels,
 ): GroupMember[] {
-  const byKey = new Map<string, GroupMember>();
-  for (const pod of pods) {
+  const members: GroupMember[] = [];
+  for (const pod of PodIndex.of(pods).candidates(appliedTo, namespaces)) {
     if (!isEgressMember(appliedTo, pod, namespaces)) continue;
-    byKey.set(`${pod.namespace}/${pod.name}`, {
+    members.push({
       pod: { name: pod.name, namespace: pod.namespace },
       nodeName: pod.nodeName,
       ips: [...pod.ips],
     });
   }
-  return [...byKey.values()].sort(compareMembers);
+  return members.sort(compareMembers);
 }

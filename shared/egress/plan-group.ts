@@ -22,6 +22,7 @@ import {
   type PodSnapshot,
 } from "./membership.js";
 import { EGRESS_API_VERSION, EGRESS_KIND } from "../rules/index.js";
+import type { PodIndex } from "./pod-index.js";
 import { DEFAULT_GROUP_LIMITS, groupSizeProblem, type GroupLimits } from "./size.js";
 
 /** The facts of an Antrea Egress the group depends on. */
@@ -107,8 +108,8 @@ export interface EgressGroupPlanInput {
   readonly name: string;
   /** The live Egress, or null when it does not exist (any more). */
   readonly egress: EgressSnapshot | null;
-  /** Candidate Pods: any superset of the Egress's members. */
-  readonly pods: Iterable<PodSnapshot>;
+  /** Candidate Pods: any superset of the Egress's members (an index when planning many groups). */
+  readonly pods: PodIndex | Iterable<PodSnapshot>;
   readonly namespaces: NamespaceLabels;
   readonly existing: ObservedEgressGroup | null;
   /** RFC 3339 time used for conditions that change status. */

@@ -2,6 +2,7 @@ import type { GroupMember } from "../../../shared/egress/membership.js";
 import {
   API_SERVER_OBJECT_LIMIT_BYTES,
   DEFAULT_GROUP_LIMITS,
+  estimatedMembersBytes,
   groupSizeProblem,
   serializedMembersBytes,
 } from "../../../shared/egress/size.js";
@@ -63,5 +64,18 @@ describe("EgressGroup size budget (measured)", () => {
     const found = groupSizeProblem(members, DEFAULT_GROUP_LIMITS);
     if (problem === null) expect(found).toBeNull();
     else expect(found).toMatch(problem);
+  });
+});
+
+describe("the size estimate that spares serialising every group", () => {
+  const noIp: GroupMember = { pod: { name: "p", namespace: "n" }, nodeName: "node", ips: [] };
+  it.each<[string, GroupMember[]]>([
+    ["no members", []],
+    ["one member without IPs", [noIp]],
+    ["one realistic member", [realistic(1)]],
+    ["100 realistic members", Array.from({ length: 100 }, (_, i) => realistic(i))],
+    ["worst-case and no-IP members mixed", [worstCase(1), noIp, worstCase(2)]],
+  ])("equals the JSON length for %s", (_title, members) => {
+    expect(estimatedMembersBytes(members)).toBe(serializedMembersBytes(members));
   });
 });
