@@ -39,7 +39,7 @@ async function checked(kubeApiserver: string, etcd: string, source: string): Pro
   if (missing.length > 0) {
     throw new MissingBinariesError(
       `control-plane binaries not found (${source}): ${missing.join(", ")}.\n` +
-        `Build them with \`${buildCommand}\` (cold build: several minutes; progress is printed), ` +
+        `Build them with \`${buildCommand}\` (cold: 10-30 minutes, progress is printed; then cached), ` +
         `or point KUBEBUILDER_ASSETS at a directory holding envtest's kube-apiserver and etcd.`,
     );
   }
