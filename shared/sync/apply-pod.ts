@@ -14,6 +14,7 @@ import {
   type HeldObject,
   type PlannedWrite,
   type RuleTarget,
+  type ServiceTouch,
 } from "./plan-writes.js";
 import { holdingsOf } from "./plan-targets.js";
 
@@ -134,30 +135,34 @@ export async function syncPod(
       results.set(write.ruleKey, { kind: "failed", failure });
     }
   }
-  const restarted = await restartTouched(client, pod, done, results);
+  const restarted = await restartTouched(client, pod, [...done, ...plan.restartOnly], results);
   return { pod, results, writes: done, restarted };
 }
 
-/** Restarts each service touched by `done` once; a failed restart fails the rules it covered. */
+/**
+ * Restarts each touched service once. A failed restart fails the rules it covered with class
+ * "restart": their objects are on the pod, so the status must remember that the restart is
+ * still owed (plan-status.ts), or the next delivery would find them held and never restart.
+ */
 async function restartTouched(
   client: CnfClient,
   pod: string,
-  done: readonly PlannedWrite[],
+  touched: readonly ServiceTouch[],
   results: Map<string, PodRuleResult>,
 ): Promise<string[]> {
   const restarted: string[] = [];
-  for (const service of servicesToRestart(done)) {
+  for (const service of servicesToRestart(touched)) {
     try {
       await client.restartService(service as CnfServiceName);
       restarted.push(service);
     } catch (error) {
       const failure = {
-        class: "transient" as const,
+        class: "restart" as const,
         pod,
         message: `restarting ${service} failed: ${messageOf(error)}`,
       };
-      for (const write of done) {
-        if (write.service === service) results.set(write.ruleKey, { kind: "failed", failure });
+      for (const touch of touched) {
+        if (touch.service === service) results.set(touch.ruleKey, { kind: "failed", failure });
       }
     }
   }

@@ -30,7 +30,8 @@ export type CnfSituation =
       readonly expectedPods: number;
     };
 
-export type FailureClass = "transient" | "dependency" | "invalid";
+/** "restart": the object was written but restarting its service failed afterwards. */
+export type FailureClass = "transient" | "dependency" | "invalid" | "restart";
 
 export interface WriteFailure {
   readonly class: FailureClass;
@@ -50,6 +51,8 @@ export interface RulePlanInput {
   readonly podResults: readonly PodRuleResult[];
   /** A reason the rule can never be applied as written (bad network name, name collision...). */
   readonly unappliable?: { readonly code: string; readonly message: string };
+  /** Rules this one references, e.g. ["Mwan3Policy balance1"], named when one is missing. */
+  readonly needs?: readonly string[];
   /** How to answer while waiting for CNF pods: reconcile-rule retries, a CNF-wide sync is done. */
   readonly whileWaiting: "retry" | "done";
   readonly now: string;
@@ -67,6 +70,29 @@ export interface RuleDecision {
 }
 
 const RETRY_SECONDS = 5;
+
+/**
+ * Reason of the extra `Ready=False` condition that marks a service restart still owed on some
+ * pod. It outlives other verdicts (CNF not ready, other failures) until the rule is Ready again.
+ */
+export const RESTART_PENDING_REASON = "RestartPending";
+
+function pendingMarker(status: RuleStatus | undefined): Condition | undefined {
+  return status?.conditions?.find(
+    (c) => c.type === "Ready" && c.status === "False" && c.reason === RESTART_PENDING_REASON,
+  );
+}
+
+/**
+ * Whether a pod that already holds this rule must still restart its service: a restart failed
+ * (the marker), or no status was ever written for this generation, so the last delivery may have
+ * stopped between its CNF write and the restart. A Ready rule re-delivered never restarts.
+ */
+export function restartPendingOf(rule: ObservedRule): boolean {
+  return (
+    pendingMarker(rule.status) !== undefined || rule.status?.observedGeneration !== rule.generation
+  );
+}
 
 interface Verdict {
   readonly condition: { type: ConditionType; reason: string; message: string };
@@ -105,9 +131,12 @@ function podsMessage(deployment: string, ready: number, expected: number): strin
   return `CNF ${deployment} has ${ready}/${expected} pods ready`;
 }
 
-/** The first failure by severity: invalid beats dependency beats transient. */
+/**
+ * The first failure by severity: invalid, then restart (its marker must not be lost to a
+ * lesser failure on another pod), then dependency, then transient.
+ */
 function worstFailure(results: readonly PodRuleResult[]): WriteFailure | undefined {
-  const order: FailureClass[] = ["invalid", "dependency", "transient"];
+  const order: FailureClass[] = ["invalid", "restart", "dependency", "transient"];
   const failures = results.flatMap((r) => (r.kind === "failed" ? [r.failure] : []));
   for (const cls of order) {
     const found = failures.find((f) => f.class === cls);
@@ -121,8 +150,13 @@ function failureVerdict(input: RulePlanInput, failure: WriteFailure): Verdict {
   if (failure.class === "invalid" && !input.rule.deleting) {
     return stalled("CNFRejected", `CNF rejected the rule ${where}: ${failure.message}`);
   }
-  const reason = failure.class === "dependency" ? "DependencyMissing" : "CNFError";
-  const message = `${failure.message} (${where}); will retry`;
+  const reason = {
+    dependency: input.rule.deleting ? "StillInUse" : "DependencyMissing",
+    restart: "RestartFailed",
+    transient: "CNFError",
+    invalid: "CNFError",
+  }[failure.class];
+  const message = `${failureSummary(input, failure)}${failure.message} (${where}); will retry`;
   return {
     condition: { type: "Reconciling", reason, message },
     inSync: false,
@@ -131,6 +165,16 @@ function failureVerdict(input: RulePlanInput, failure: WriteFailure): Verdict {
     outcome: retryLater(message, RETRY_SECONDS),
     result: "failed",
   };
+}
+
+/** What an operator should know first about a failure, before the CNF's own words. */
+function failureSummary(input: RulePlanInput, failure: WriteFailure): string {
+  if (failure.class !== "dependency") return "";
+  if (input.rule.deleting) return `still used by another rule on the CNF, delete that first: `;
+  const needs = input.needs ?? [];
+  if (needs.length === 0) return "a rule it needs is missing on the CNF: ";
+  const which = needs.length === 1 ? `${needs[0]} is` : `one of ${needs.join(", ")} is`;
+  return `${which} missing on the CNF, apply it first: `;
 }
 
 function changedResult(input: RulePlanInput): string {
@@ -248,7 +292,7 @@ function nextStatus(input: RulePlanInput, verdict: Verdict): RuleStatus {
   const status: RuleStatus = {
     inSync: verdict.inSync,
     observedGeneration: rule.generation,
-    conditions: [condition],
+    conditions: [condition, ...restartMarker(input, verdict)],
     message,
   };
   if (!verdict.applied) return status;
@@ -259,6 +303,27 @@ function nextStatus(input: RulePlanInput, verdict: Verdict): RuleStatus {
     appliedGeneration: rule.generation,
     appliedTime: sameApply && old.appliedTime ? old.appliedTime : now,
   };
+}
+
+/** The RestartPending marker: set by a failed restart, kept until the rule is Ready again. */
+function restartMarker(input: RulePlanInput, verdict: Verdict): Condition[] {
+  if (verdict.condition.type === "Ready") return [];
+  const failed = input.podResults.find((r) => r.kind === "failed" && r.failure.class === "restart");
+  const old = pendingMarker(input.rule.status);
+  if (failed === undefined || failed.kind !== "failed") return old ? [old] : [];
+  const message = `a service restart is owed on pod ${failed.failure.pod}; the next delivery restarts it`;
+  if (old?.message === message) return [old];
+  const { now, rule } = input;
+  return [
+    {
+      type: "Ready",
+      status: "False",
+      reason: RESTART_PENDING_REASON,
+      message,
+      lastTransitionTime: now,
+      observedGeneration: rule.generation,
+    },
+  ];
 }
 
 /** Deep equality of two plain JSON values (status objects). */

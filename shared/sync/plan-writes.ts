@@ -29,6 +29,11 @@ export interface RuleTarget {
   readonly desired: CnfObject | null;
   /** False for collections without PUT (CNFService): an update is a delete then a create. */
   readonly updatable: boolean;
+  /**
+   * The service may not have been restarted since the object was last written (a restart failed,
+   * or the function stopped between write and restart): restart it even where nothing changes.
+   */
+  readonly restartPending?: boolean;
   /** Normalised comparison of the desired object with what the CNF returned. */
   matches(actual: HeldObject): boolean;
 }
@@ -47,11 +52,16 @@ export interface PlannedWrite {
   readonly service: string | null;
 }
 
+/** A rule whose service must be restarted on a pod: after its write, or a pending restart. */
+export type ServiceTouch = Pick<PlannedWrite, "ruleKey" | "service">;
+
 export interface PodWritePlan {
   /** Creates and updates in rank order, then deletes in reverse rank order. */
   readonly writes: readonly PlannedWrite[];
   /** Rules already held by the pod exactly as desired (or already absent when being deleted). */
   readonly unchanged: readonly string[];
+  /** Unchanged rules whose service restart is still pending: restarted without a write. */
+  readonly restartOnly: readonly ServiceTouch[];
 }
 
 function writeFor(target: RuleTarget, holdings: PodHoldings): PlannedWrite | null {
@@ -81,19 +91,24 @@ export function planPodWrites(targets: readonly RuleTarget[], holdings: PodHoldi
   const applies: PlannedWrite[] = [];
   const deletes: PlannedWrite[] = [];
   const unchanged: string[] = [];
+  const restartOnly: ServiceTouch[] = [];
   for (const target of targets) {
     const write = writeFor(target, holdings);
-    if (write === null) unchanged.push(target.key);
-    else if (write.op === "delete") deletes.push(write);
+    if (write === null) {
+      unchanged.push(target.key);
+      if (target.restartPending === true && target.service !== null) {
+        restartOnly.push({ ruleKey: target.key, service: target.service });
+      }
+    } else if (write.op === "delete") deletes.push(write);
     else applies.push(write);
   }
   applies.sort((a, b) => rank(a) - rank(b));
   deletes.sort((a, b) => rank(b) - rank(a));
-  return { writes: [...applies, ...deletes], unchanged };
+  return { writes: [...applies, ...deletes], unchanged, restartOnly };
 }
 
-/** Services to restart once on a pod after the given successful writes. */
-export function servicesToRestart(done: readonly PlannedWrite[]): string[] {
+/** Services to restart once on a pod after the given successful writes (and pending restarts). */
+export function servicesToRestart(done: readonly ServiceTouch[]): string[] {
   const services = new Set<string>();
   for (const write of done) if (write.service !== null) services.add(write.service);
   return [...services].sort();

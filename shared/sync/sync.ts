@@ -22,6 +22,7 @@ import { applyRuleDecision, type RuleIdentity } from "./apply-rule.js";
 import type { CnfObservation, ObservedRuleCr } from "./observe.js";
 import {
   planRuleDecision,
+  restartPendingOf,
   type ObservedRule,
   type PodRuleResult,
   type RuleDecision,
@@ -72,6 +73,19 @@ interface PlannedRule {
   readonly oldStatus: RuleStatus | undefined;
   readonly target: RuleTarget | undefined;
   readonly unappliable: { readonly code: string; readonly message: string } | undefined;
+  /** Rules it references, "Kind name", for a status that says which one is missing. */
+  readonly needs: readonly string[];
+}
+
+function needsOf(rule: ObservedRuleCr): string[] {
+  if (!rule.ok) return [];
+  try {
+    return requireKind(rule.cr.kind)
+      .references(rule.cr.spec)
+      .map((r) => `${r.kind} ${r.name}`);
+  } catch {
+    return [];
+  }
 }
 
 function statusOf(raw: unknown): RuleStatus | undefined {
@@ -95,7 +109,7 @@ function planRule(rule: ObservedRuleCr, observation: CnfObservation): PlannedRul
   const meta = obj.metadata;
   const identity = { kind: obj.kind, namespace: meta.namespace ?? "", name: meta.name };
   const observed = observedRule(meta, obj.kind, obj.status);
-  const base = { identity, observed, oldStatus: observed.status };
+  const base = { identity, observed, oldStatus: observed.status, needs: needsOf(rule) };
   if (!rule.ok) {
     // A rule whose spec never parsed can still be removed from the CNF by kind and name.
     if (isDeleting(rule.raw)) {
@@ -199,7 +213,9 @@ function podResultsOf(rule: PlannedRule, pods: readonly PodSyncResult[]): PodRul
 export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise<SyncReport> {
   const planned = withoutCollisions(request.rules.map((r) => planRule(r, request.observation)));
   const found = request.observation.situation.kind === "found";
-  const ruleTargets = planned.flatMap((p) => (p.target ? [p.target] : []));
+  const ruleTargets = planned.flatMap((p) =>
+    p.target ? [{ ...p.target, restartPending: restartPendingOf(p.observed) }] : [],
+  );
   const targets = found ? [...ruleTargets, ...(request.extraTargets ?? [])] : [];
   const pods = await syncPods(ctx, request, targets);
   const now = ctx.now();
@@ -212,6 +228,7 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
           cnf: request.observation.situation,
           podResults: podResultsOf(rule, pods),
           unappliable: rule.unappliable,
+          needs: rule.needs,
           whileWaiting: request.whileWaiting,
           now,
         });

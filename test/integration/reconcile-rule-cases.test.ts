@@ -3,7 +3,11 @@
 // rule1 is deleted, rule3 added and rule2 updated (Case 4: left alone). "Controller down" means
 // no event is delivered; "controller up" delivers what a resync sends: one event per rule.
 // Every case ends with both pods holding exactly the desired objects and honest statuses.
+import { jest } from "@jest/globals";
 import { CnfWorld, type Cnf, type CnfPod } from "./cnf-world.js";
+
+// Dozens of events against a real API server on a shared machine.
+jest.setTimeout(60_000);
 
 const PURPOSE = "cnf1";
 const FINALIZER = "rule.finalizers.sdewan.akraino.org";

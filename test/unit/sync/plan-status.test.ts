@@ -1,5 +1,7 @@
 import {
+  RESTART_PENDING_REASON,
   planRuleDecision,
+  restartPendingOf,
   type CnfSituation,
   type ObservedRule,
   type PodRuleResult,
@@ -25,9 +27,13 @@ const cnf = (ready: number, expected = 2): CnfSituation => ({
   expectedPods: expected,
 });
 const held = (changed: boolean): PodRuleResult => ({ kind: "held", changed });
-const failed = (cls: "transient" | "dependency" | "invalid", message = "boom"): PodRuleResult => ({
+const failed = (
+  cls: "transient" | "dependency" | "invalid" | "restart",
+  message = "boom",
+  pod = "cnf-1-a",
+): PodRuleResult => ({
   kind: "failed",
-  failure: { class: cls, pod: "cnf-1-a", message },
+  failure: { class: cls, pod, message },
 });
 
 function decide(over: Partial<RulePlanInput>) {
@@ -206,5 +212,71 @@ describe("planRuleDecision for a rule being deleted", () => {
     const d = decide({ rule: deleting, podResults: [failed("invalid", "zone z1 is used")] });
     expect(d.outcome.kind).toBe("retry");
     expect(d.finalizer).toBe("keep");
+  });
+});
+
+describe("planRuleDecision names the missing dependency", () => {
+  it("one reference: says which rule to apply first", () => {
+    const d = decide({
+      podResults: [failed("dependency", "HTTP 400 Policy[balance1] is not definied"), held(false)],
+      needs: ["Mwan3Policy balance1"],
+    });
+    expect(d.outcome.kind).toBe("retry");
+    expect(d.status?.message).toMatch(
+      /^Mwan3Policy balance1 is missing on the CNF, apply it first: HTTP 400 .* \(on pod cnf-1-a\); will retry$/,
+    );
+  });
+
+  it("a rule being deleted that is still in use says so", () => {
+    const d = decide({
+      rule: rule({ deleting: true, hasFinalizer: true }),
+      podResults: [failed("dependency", "HTTP 400 zone lan1 is used")],
+    });
+    expect(d.status?.conditions?.[0]).toMatchObject({ reason: "StillInUse" });
+    expect(d.status?.message).toContain("still used by another rule on the CNF");
+  });
+});
+
+describe("a failed service restart is remembered until the rule is Ready", () => {
+  const marker = (status: ReturnType<typeof decide>["status"]) =>
+    status?.conditions?.find((c) => c.reason === RESTART_PENDING_REASON);
+
+  it("the restart failure wins over a lesser failure on another pod and leaves a marker", () => {
+    const d = decide({
+      podResults: [failed("transient", "HTTP 500", "cnf-1-b"), failed("restart", "HTTP 500")],
+    });
+    expect(d.outcome.kind).toBe("retry");
+    expect(d.status?.conditions?.[0]).toMatchObject({
+      type: "Reconciling",
+      reason: "RestartFailed",
+    });
+    expect(marker(d.status)).toMatchObject({ type: "Ready", status: "False" });
+    expect(marker(d.status)?.message).toContain("on pod cnf-1-a");
+  });
+
+  it("the marker outlives a not-ready CNF and goes once the rule is Ready", () => {
+    const failedRestart = decide({ podResults: [failed("restart"), held(true)] }).status!;
+    const down = decide({
+      rule: rule({ status: failedRestart }),
+      cnf: cnf(0),
+      podResults: [],
+      now: LATER,
+    }).status!;
+    expect(down.conditions?.[0]).toMatchObject({ reason: "CNFNotReady" });
+    expect(marker(down)).toEqual(marker(failedRestart));
+    expect(restartPendingOf(rule({ status: down }))).toBe(true);
+
+    const ready = decide({ rule: rule({ status: down }), podResults: [held(false), held(false)] });
+    expect(ready.status?.conditions).toHaveLength(1);
+    expect(ready.status?.conditions?.[0]).toMatchObject({ type: "Ready", reason: "Applied" });
+    expect(restartPendingOf(rule({ status: ready.status! }))).toBe(false);
+  });
+
+  it.each([
+    ["no status yet (a delivery may have stopped between write and restart)", undefined, 1, true],
+    ["a status for an older generation", { observedGeneration: 1 }, 2, true],
+    ["a status for this generation", { observedGeneration: 2 }, 2, false],
+  ])("restartPendingOf: %s", (_t, status, generation, pending) => {
+    expect(restartPendingOf(rule({ status, generation }))).toBe(pending);
   });
 });

@@ -78,6 +78,37 @@ describe("planPodWrites", () => {
   });
 });
 
+describe("planPodWrites with a restart still owed", () => {
+  const heldAsDesired = holdings({ "firewall/zones": [{ name: "z", v: "1" }] });
+
+  it("an unchanged rule with restartPending is restarted without a write", () => {
+    const plan = planPodWrites(
+      [target({ key: "FirewallZone/z", restartPending: true })],
+      heldAsDesired,
+    );
+    expect(plan.writes).toEqual([]);
+    expect(plan.unchanged).toEqual(["FirewallZone/z"]);
+    expect(plan.restartOnly).toEqual([{ ruleKey: "FirewallZone/z", service: "firewall" }]);
+  });
+
+  it("a rule being deleted and already gone still gets its owed restart", () => {
+    const plan = planPodWrites(
+      [target({ key: "FirewallZone/z", desired: null, restartPending: true })],
+      holdings({}),
+    );
+    expect(plan.restartOnly).toEqual([{ ruleKey: "FirewallZone/z", service: "firewall" }]);
+  });
+
+  it.each([
+    ["no restart owed", { restartPending: false }, heldAsDesired],
+    ["a kind without a service", { restartPending: true, service: null }, heldAsDesired],
+    ["a changed rule (its write restarts anyway)", { restartPending: true }, holdings({})],
+  ])("nothing restart-only for %s", (_t, over, held) => {
+    const plan = planPodWrites([target({ key: "FirewallZone/z", ...over })], held);
+    expect(plan.restartOnly).toEqual([]);
+  });
+});
+
 describe("servicesToRestart", () => {
   it("names each touched service once, however many writes touched it", () => {
     const writes = ["a", "b", "c"].map((n) => ({
