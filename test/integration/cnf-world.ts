@@ -12,10 +12,12 @@ import {
   type CnfSim,
   type CnfSimOptions,
 } from "../../dev/cnf-sim/index.js";
+import { createOnDeploymentReady } from "../../functions/on-deployment-ready/index.js";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
-import type { IntakeEvent, WatchAction } from "../../shared/events/types.js";
+import type { IntakeEvent, ResyncScope, WatchAction } from "../../shared/events/types.js";
 import {
   createKubeClient,
+  DEPLOYMENTS,
   PODS,
   REPLICA_SETS,
   ruleResource,
@@ -31,7 +33,12 @@ import {
   type RuleCondition,
   type RuleStatus,
 } from "../../shared/rules/index.js";
-import { CNF_PORT_ANNOTATION } from "../../shared/cnf/index.js";
+import {
+  CNF_PORT_ANNOTATION,
+  CnfClient,
+  CnfSessionCache,
+  cnfCredentialsFromEnv,
+} from "../../shared/cnf/index.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
 import type { Outcome } from "../../shared/runtime/outcome.js";
 import { adminKubeConfig, newNamespace } from "./support/cluster.js";
@@ -510,6 +517,64 @@ export class CnfWorld {
     for (const sim of this.sims) sim.resetCounters();
     this.calls.api = 0;
     this.calls.cnf = 0;
+  }
+
+  get onDeploymentReady(): EventFunction {
+    return createOnDeploymentReady({ kube: () => this.kube, env: this.env });
+  }
+
+  /** Delivers a Deployment or Pod event (Reference mode, or Resource mode with `object`). */
+  async cnfObjectEvent(
+    kind: "Deployment" | "Pod",
+    name: string,
+    options: { action?: WatchAction; object?: Record<string, unknown> } = {},
+  ): Promise<Outcome> {
+    const event: IntakeEvent = {
+      type: "object",
+      id: randomBytes(8).toString("hex"),
+      action: options.action ?? "update",
+      ref: {
+        apiVersion: kind === "Deployment" ? "apps/v1" : "v1",
+        kind,
+        namespace: this.namespace,
+        name,
+      },
+      ...(options.object === undefined ? {} : { object: options.object }),
+    };
+    return this.onDeploymentReady.handle(event, this.context());
+  }
+
+  /** "The CNF Deployment changed": one on-deployment-ready call for the whole CNF. */
+  async syncCnf(cnf: Cnf): Promise<Outcome> {
+    return this.cnfObjectEvent("Deployment", cnf.name);
+  }
+
+  /** A resync event; default scope: this test's namespace (other tests share the cluster). */
+  async resyncCnfs(scope: ResyncScope = { namespace: this.namespace }): Promise<Outcome> {
+    const event: IntakeEvent = { type: "resync", id: randomBytes(8).toString("hex"), scope };
+    return this.onDeploymentReady.handle(event, this.context());
+  }
+
+  /** Merges `annotations` into the CNF Deployment's metadata (e.g. the prune opt-in). */
+  async annotateCnf(cnf: Cnf, annotations: Record<string, string | null>): Promise<void> {
+    const key = { namespace: this.namespace, name: cnf.name };
+    await this.kube.mergePatch(DEPLOYMENTS, key, { metadata: { annotations } });
+  }
+
+  /** A client of one pod's CNF REST API, as an operator changing the CNF by hand would use. */
+  cnfClient(pod: CnfPod): CnfClient {
+    return new CnfClient({
+      baseUrl: pod.sim.url,
+      credentials: cnfCredentialsFromEnv({}),
+      sessions: new CnfSessionCache(),
+    });
+  }
+
+  /** Deletes a rule CR without cleanup (its finalizer stripped first): the CNF keeps its object. */
+  async forceDeleteRule(kind: string, name: string): Promise<void> {
+    const key = { namespace: this.namespace, name };
+    await this.kube.removeFinalizer(this.ruleType(kind), key, requireKind(kind).finalizer);
+    await this.kube.delete(this.ruleType(kind), key);
   }
 
   async close(): Promise<void> {

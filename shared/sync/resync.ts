@@ -1,0 +1,226 @@
+/**
+ * CNF-wide sync, the logic of on-deployment-ready: converge every rule of one CNF, of every CNF
+ * of a namespace, or of the whole cluster, each CNF in one batch (syncRules with collection
+ * reads, so a pod costs one GET per CNF collection whatever the number of rules). Also releases
+ * rules whose CNF is gone, and prunes for CNFs that opt in (plan-prune.ts).
+ *
+ * Not here: which CNF an event means (plan-scope.ts), HTTP (shared/runtime).
+ *
+ *   const report = await runCnfWork(ctx, { kind: "namespace", namespace: "ns1" });
+ *   report.outcome  // worst over every rule: retry when a CNF write must be retried
+ */
+import pLimit from "p-limit";
+import { DEPLOYMENTS, type Deployment, type KubeClient } from "../kube/index.js";
+import { ALL_RULE_KINDS, PURPOSE_LABEL } from "../rules/index.js";
+import { done, retryLater, worstOutcome, type Outcome } from "../runtime/outcome.js";
+import { ruleResource } from "../kube/index.js";
+import { kubeFailureOutcome } from "./apply-rule.js";
+import {
+  listRulesOfScope,
+  observeCnf,
+  observeCnfOf,
+  parseRuleObject,
+  type CnfObservation,
+  type CnfScope,
+  type ObservedRuleCr,
+} from "./observe.js";
+import {
+  PRUNE_KEY_PREFIX,
+  planLedgerChange,
+  planPruneTargets,
+  pruneEnabled,
+  type ScopeRule,
+} from "./plan-prune.js";
+import { planScopeGroups, type CnfWork, type ScopeGroup } from "./plan-scope.js";
+import { readLedger, updateLedger } from "./prune-ledger.js";
+import { syncRules, type SyncContext, type SyncReport } from "./sync.js";
+
+export interface CnfSyncOptions {
+  /** How many CNFs a namespace or cluster resync syncs at once (pods per CNF: SyncContext). */
+  readonly cnfConcurrency?: number;
+}
+
+export interface ScopeReport {
+  readonly scope: CnfScope;
+  readonly situation: "found" | "none" | "conflict" | "failed";
+  /** Undefined when there was nothing to sync, or a failure stopped the scope. */
+  readonly sync: SyncReport | undefined;
+  /** CNF objects deleted by pruning, over all pods. */
+  readonly pruned: number;
+  /** One per rule (and per prune write or failure); empty when there was nothing to do. */
+  readonly outcomes: readonly Outcome[];
+}
+
+export interface CnfBatchReport {
+  readonly scopes: readonly ScopeReport[];
+  readonly outcome: Outcome;
+}
+
+const RETRY_SECONDS = 5;
+
+const NO_CNF = (scope: CnfScope): CnfObservation => ({
+  situation: { kind: "none", ...scope },
+  deployment: undefined,
+  pods: { ready: [], expected: 0 },
+  networks: new Map(),
+});
+
+function scopeRuleOf(rule: ObservedRuleCr): ScopeRule {
+  const obj = rule.ok ? rule.cr : rule.raw;
+  const deleting = obj.metadata.deletionTimestamp !== undefined;
+  return { kind: obj.kind, name: obj.metadata.name, deleting };
+}
+
+/**
+ * A CNF-wide answer: a Stalled rule is recorded on its own status and does not make the
+ * Deployment event or the resync unprocessable, so only retries (and done) reach the reply.
+ */
+function batchOutcome(outcomes: readonly Outcome[]): Outcome {
+  return worstOutcome(outcomes.map((o) => (o.kind === "permanent" ? done("stalled") : o)));
+}
+
+/** One outcome per prune target per pod that did something: deleted, or failed. */
+function pruneOutcomes(report: SyncReport): Outcome[] {
+  const outcomes: Outcome[] = [];
+  for (const pod of report.pods) {
+    for (const write of pod.writes) {
+      if (write.ruleKey.startsWith(PRUNE_KEY_PREFIX)) outcomes.push(done("pruned"));
+    }
+    for (const [key, result] of pod.results) {
+      if (key.startsWith(PRUNE_KEY_PREFIX) && result.kind === "failed") {
+        const message = `pruning ${key.slice(PRUNE_KEY_PREFIX.length)} on pod ${pod.pod} failed: ${result.failure.message}`;
+        outcomes.push(retryLater(message, RETRY_SECONDS));
+      }
+    }
+  }
+  return outcomes;
+}
+
+/** Syncs `rules` (all of the scope, deleting ones included) onto the observed CNF. */
+async function syncScope(
+  ctx: SyncContext,
+  observation: CnfObservation,
+  scope: CnfScope,
+  rules: readonly ObservedRuleCr[],
+): Promise<ScopeReport> {
+  const situation = observation.situation.kind;
+  const deployment = observation.deployment;
+  const pruning = deployment !== undefined && pruneEnabled(deployment.metadata.annotations);
+  if (rules.length === 0 && !pruning) {
+    return { scope, situation, sync: undefined, pruned: 0, outcomes: [] };
+  }
+  const ledger = pruning ? await readLedger(ctx.kube, deployment) : undefined;
+  const scopeRules = rules.map(scopeRuleOf);
+  const extraTargets = ledger ? planPruneTargets(ledger.objects, scopeRules) : [];
+  const sync = await syncRules(ctx, {
+    observation,
+    rules,
+    readMode: "collections",
+    whileWaiting: "done",
+    extraTargets,
+  });
+  let pruned = 0;
+  if (pruning && ledger) {
+    const { situation: s } = observation;
+    const allPods = s.kind === "found" && s.readyPods > 0 && s.readyPods >= s.expectedPods;
+    const change = planLedgerChange({
+      rules: scopeRules,
+      pruneTargets: extraTargets,
+      pods: sync.pods,
+      allPods,
+    });
+    await updateLedger(ctx.kube, deployment, ledger, change);
+    pruned = change.pruned;
+  }
+  const outcomes = [...sync.rules.map((r) => r.outcome), ...pruneOutcomes(sync)];
+  return { scope, situation, sync, pruned, outcomes };
+}
+
+/** Runs `work` for one scope; an API failure becomes that scope's outcome, not the batch's end. */
+async function guarded(scope: CnfScope, work: () => Promise<ScopeReport>): Promise<ScopeReport> {
+  try {
+    return await work();
+  } catch (error) {
+    const outcome = kubeFailureOutcome(error, `syncing CNF ${scope.namespace}/${scope.purpose}`);
+    return { scope, situation: "failed", sync: undefined, pruned: 0, outcomes: [outcome] };
+  }
+}
+
+async function syncOneCnf(ctx: SyncContext, scope: CnfScope): Promise<CnfBatchReport> {
+  const report = await guarded(scope, async () => {
+    const [observation, rules] = await Promise.all([
+      observeCnf(ctx.kube, scope),
+      listRulesOfScope(ctx.kube, scope),
+    ]);
+    return syncScope(ctx, observation, scope, rules);
+  });
+  return { scopes: [report], outcome: batchOutcome(report.outcomes) };
+}
+
+/** Every rule of every kind, in one namespace or all: one list per kind. */
+async function listAllRules(kube: KubeClient, namespace: string | undefined) {
+  const lists = await Promise.all(
+    ALL_RULE_KINDS.map((entry) =>
+      kube.list(ruleResource(entry), namespace === undefined ? {} : { namespace }),
+    ),
+  );
+  return lists.flat().map((raw) => ({
+    namespace: raw.metadata.namespace ?? "",
+    purpose: raw.metadata.labels?.[PURPOSE_LABEL],
+    rule: parseRuleObject(raw),
+  }));
+}
+
+function syncGroup(
+  ctx: SyncContext,
+  group: ScopeGroup<ObservedRuleCr>,
+  deployments: readonly Deployment[],
+): Promise<ScopeReport> {
+  const { scope } = group;
+  return guarded(scope, async () => {
+    const inNamespace = deployments.filter((d) => d.metadata.namespace === scope.namespace);
+    if (!group.labelled) return syncScope(ctx, NO_CNF(scope), scope, group.rules);
+    const cnf = inNamespace.find((d) => d.metadata.labels?.[PURPOSE_LABEL] === scope.purpose);
+    // A CNF without rules costs nothing unless it prunes (then its ledger may name orphans).
+    if (group.rules.length === 0 && !pruneEnabled(cnf?.metadata.annotations)) {
+      return { scope, situation: "found", sync: undefined, pruned: 0, outcomes: [] };
+    }
+    const observation = await observeCnfOf(ctx.kube, scope, inNamespace);
+    return syncScope(ctx, observation, scope, group.rules);
+  });
+}
+
+/** Every CNF and every rule of a namespace, or of the cluster, with bounded CNF concurrency. */
+async function syncMany(
+  ctx: SyncContext,
+  namespace: string | undefined,
+  options: CnfSyncOptions,
+): Promise<CnfBatchReport> {
+  const inNamespace = namespace === undefined ? {} : { namespace };
+  const [deployments, rules] = await Promise.all([
+    ctx.kube.list(DEPLOYMENTS, { ...inNamespace, labelSelector: PURPOSE_LABEL }),
+    listAllRules(ctx.kube, namespace),
+  ]);
+  const cnfs = deployments
+    .filter((d) => d.metadata.deletionTimestamp === undefined)
+    .map((d) => ({
+      namespace: d.metadata.namespace ?? "",
+      purpose: d.metadata.labels?.[PURPOSE_LABEL] ?? "",
+    }));
+  const groups = planScopeGroups(cnfs, rules);
+  const limit = pLimit(options.cnfConcurrency ?? 4);
+  const scopes = await Promise.all(
+    groups.map((group) => limit(() => syncGroup(ctx, group, deployments))),
+  );
+  return { scopes, outcome: batchOutcome(scopes.flatMap((s) => s.outcomes)) };
+}
+
+/** Converges the CNFs `work` names (work of kind "skip" or "malformed" is the caller's). */
+export async function runCnfWork(
+  ctx: SyncContext,
+  work: Extract<CnfWork, { kind: "cnf" | "namespace" | "all" }>,
+  options: CnfSyncOptions = {},
+): Promise<CnfBatchReport> {
+  if (work.kind === "cnf") return syncOneCnf(ctx, work.scope);
+  return syncMany(ctx, work.kind === "namespace" ? work.namespace : undefined, options);
+}
