@@ -5,7 +5,12 @@
  * whose dependency failed, and that rule is retried by redelivery.
  */
 import type { CnfClient } from "../cnf/index.js";
-import { classifyCnfFailure, type CnfCollectionRef, type CnfReplySchemas } from "../cnf/index.js";
+import {
+  CnfHttpError,
+  classifyCnfFailure,
+  type CnfCollectionRef,
+  type CnfReplySchemas,
+} from "../cnf/index.js";
 import { requireKind, type CnfServiceName } from "../rules/index.js";
 import type { FailureClass, PodRuleResult } from "./plan-status.js";
 import {
@@ -97,6 +102,28 @@ async function executeWrite(
   await client.update(ref, body, schemas);
 }
 
+/**
+ * A POST answered 409 means the object appeared since we read (a concurrent delivery of the
+ * same event): if it now holds what we want, the rule is held and nothing needs retrying.
+ */
+async function heldAfterConflict(
+  client: CnfClient,
+  write: PlannedWrite,
+  target: RuleTarget,
+  error: unknown,
+): Promise<boolean> {
+  if (write.op !== "create" || !(error instanceof CnfHttpError) || error.rejection !== "conflict") {
+    return false;
+  }
+  const { ref, schemas } = accessOf(target);
+  try {
+    const actual = await client.get(ref, write.objectName, schemas);
+    return actual !== undefined && target.matches(actual);
+  } catch {
+    return false;
+  }
+}
+
 function failAll(
   pod: string,
   targets: readonly RuleTarget[],
@@ -126,11 +153,16 @@ export async function syncPod(
   );
   const done: PlannedWrite[] = [];
   for (const write of plan.writes) {
+    const target = byKey.get(write.ruleKey) as RuleTarget;
     try {
-      await executeWrite(client, write, byKey.get(write.ruleKey) as RuleTarget);
+      await executeWrite(client, write, target);
       done.push(write);
       results.set(write.ruleKey, { kind: "held", changed: true });
     } catch (error) {
+      if (await heldAfterConflict(client, write, target, error)) {
+        results.set(write.ruleKey, { kind: "held", changed: false });
+        continue;
+      }
       const failure = { class: failureClass(error), pod, message: messageOf(error) };
       results.set(write.ruleKey, { kind: "failed", failure });
     }
