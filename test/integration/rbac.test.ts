@@ -1,0 +1,430 @@
+// Least privilege, proved against the real API server: each function runs its happy path as a
+// service account that holds exactly the ClusterRole of manifests/rbac/<function>.yaml (created
+// from the file, with a TokenRequest token), a write outside the role is refused with 403, and
+// the same scenario with one rule removed from the role fails: the role is sufficient and tight.
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { jest } from "@jest/globals";
+import {
+  AuthorizationV1Api,
+  CoreV1Api,
+  RbacAuthorizationV1Api,
+  type KubeConfig,
+  type V1ClusterRole,
+  type V1ClusterRoleBinding,
+  type V1PolicyRule,
+} from "@kubernetes/client-node";
+import { parseAllDocuments } from "yaml";
+import { pollUntil } from "../../dev/control-plane/api.js";
+import { createEgressGroupSync } from "../../functions/egress-group-sync/index.js";
+import { createOnDeploymentReady } from "../../functions/on-deployment-ready/index.js";
+import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
+import { kubeAdmissionReader } from "../../functions/validate-admission/reader.js";
+import type { IntakeEvent } from "../../shared/events/types.js";
+import {
+  DEPLOYMENTS,
+  EGRESSES,
+  EGRESS_GROUPS,
+  NAMESPACES,
+  PODS,
+  createKubeClient,
+  isKubeError,
+  ruleResource,
+  type KubeClient,
+} from "../../shared/kube/index.js";
+import { RULE_GROUP, requireKind } from "../../shared/rules/index.js";
+import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
+import type { Outcome } from "../../shared/runtime/outcome.js";
+import { ruleKinds } from "../../shared/admission/index.js";
+import { kubeConfigWithToken } from "./admission-harness.js";
+import { CnfWorld, type Cnf } from "./cnf-world.js";
+import { EgressWorld } from "./egress-harness.js";
+import { adminKubeConfig, newNamespace } from "./support/cluster.js";
+
+jest.setTimeout(90_000);
+
+const PURPOSE = "rbac";
+const ZONES = "firewall/zones";
+
+interface Identity {
+  readonly kc: KubeConfig;
+  readonly kube: KubeClient;
+  readonly user: string;
+}
+
+interface ManifestRole {
+  readonly role: V1ClusterRole;
+  readonly binding: V1ClusterRoleBinding;
+  readonly serviceAccount: string;
+}
+
+function manifestRole(file: string): ManifestRole {
+  const docs = parseAllDocuments(
+    readFileSync(new URL(`../../manifests/rbac/${file}`, import.meta.url), "utf8"),
+  ).map((d) => d.toJS() as { kind?: string; metadata?: { name?: string } });
+  const find = <T>(kind: string): T => {
+    const doc = docs.find((d) => d.kind === kind);
+    if (doc === undefined) throw new Error(`manifests/rbac/${file} has no ${kind}`);
+    return doc as T;
+  };
+  return {
+    role: find<V1ClusterRole>("ClusterRole"),
+    binding: find<V1ClusterRoleBinding>("ClusterRoleBinding"),
+    serviceAccount: find<{ metadata: { name: string } }>("ServiceAccount").metadata.name,
+  };
+}
+
+/** Whether `rule` grants `verb` on `resource` of `group` (no wildcards in our manifests). */
+const grants = (rule: V1PolicyRule, group: string, resource: string, verb: string): boolean =>
+  (rule.apiGroups ?? []).includes(group) &&
+  (rule.resources ?? []).includes(resource) &&
+  rule.verbs.includes(verb);
+
+/**
+ * The file's ServiceAccount, ClusterRole and binding, created under a unique name (ClusterRoles
+ * are cluster-wide and test files run in parallel), the service account in a fresh namespace.
+ * `without` takes one permission out of the role: its rules lose that verb.
+ */
+async function identityFrom(
+  file: string,
+  without?: { group: string; resource: string; verb: string },
+): Promise<Identity> {
+  const { role, binding, serviceAccount } = manifestRole(file);
+  const id = randomBytes(3).toString("hex");
+  const name = `${role.metadata?.name ?? "role"}-${id}`;
+  const namespace = await newNamespace(`rbac-${id}`);
+  const rules = (role.rules ?? [])
+    .map((rule) =>
+      without && grants(rule, without.group, without.resource, without.verb)
+        ? { ...rule, verbs: rule.verbs.filter((v) => v !== without.verb) }
+        : rule,
+    )
+    .filter((rule) => rule.verbs.length > 0);
+  const rbac = adminKubeConfig().makeApiClient(RbacAuthorizationV1Api);
+  const core = adminKubeConfig().makeApiClient(CoreV1Api);
+  await rbac.createClusterRole({
+    body: { ...role, metadata: { ...role.metadata, name }, rules },
+  });
+  await rbac.createClusterRoleBinding({
+    body: {
+      ...binding,
+      metadata: { ...binding.metadata, name },
+      roleRef: { ...binding.roleRef, name },
+      subjects: [{ kind: "ServiceAccount", name: serviceAccount, namespace }],
+    },
+  });
+  await core.createNamespacedServiceAccount({
+    namespace,
+    body: { metadata: { name: serviceAccount } },
+  });
+  const request = await core.createNamespacedServiceAccountToken({
+    namespace,
+    name: serviceAccount,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const token = request.status?.token;
+  if (!token) throw new Error(`no token for ${namespace}/${serviceAccount}`);
+  const kc = kubeConfigWithToken(token);
+  const user = `system:serviceaccount:${namespace}:${serviceAccount}`;
+  // The authorizer learns of new bindings through its informers: wait until this one counts.
+  const firstRule = rules.find((r) => r.verbs.length > 0);
+  const probe = {
+    group: firstRule?.apiGroups?.[0] ?? "",
+    resource: firstRule?.resources?.[0] ?? "",
+    verb: firstRule?.verbs[0] ?? "get",
+  };
+  await pollUntil(
+    async () => ((await allowed(kc, probe)) ? true : undefined),
+    () => `the binding of ${user} to take effect`,
+    { timeoutMs: 10_000, intervalMs: 50 },
+  );
+  return { kc, kube: createKubeClient(kc), user };
+}
+
+/** SelfSubjectAccessReview: may this identity do `verb` on `resource` (cluster-wide)? */
+async function allowed(
+  kc: KubeConfig,
+  what: { group: string; resource: string; verb: string; subresource?: string },
+): Promise<boolean> {
+  const review = await kc.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
+    body: {
+      spec: {
+        resourceAttributes: {
+          group: what.group,
+          resource: what.resource,
+          verb: what.verb,
+          ...(what.subresource ? { subresource: what.subresource } : {}),
+        },
+      },
+    },
+  });
+  return review.status?.allowed === true;
+}
+
+/** Resolves with the KubeError code of a request that must fail. */
+async function refusal(request: Promise<unknown>): Promise<string> {
+  try {
+    await request;
+  } catch (error) {
+    if (isKubeError(error)) return `${error.code} ${error.status ?? ""}`.trim();
+    throw error;
+  }
+  return "succeeded";
+}
+
+async function zones(world: CnfWorld): Promise<void> {
+  await world.createRule("FirewallZone", "lan1", PURPOSE, {
+    network: ["ovn-net1"],
+    input: "ACCEPT",
+    output: "ACCEPT",
+  });
+}
+
+describe("reconcile-rule runs with exactly manifests/rbac/reconcile-rule.yaml", () => {
+  let world: CnfWorld;
+  let cnf: Cnf;
+
+  beforeEach(async () => {
+    world = await CnfWorld.create();
+    cnf = await world.createCnf(PURPOSE, { pods: 2 });
+    await zones(world);
+  });
+  afterEach(() => world.close());
+
+  const reconcileAs = (identity: Identity): EventFunction =>
+    createReconcileRule({ kube: () => identity.kube, env: world.env });
+  const send = (fn: EventFunction, action: "update" | "delete" = "update"): Promise<Outcome> =>
+    fn.handle(world.ruleEvent("FirewallZone", "lan1", action), world.context());
+
+  it("applies a rule to both pods, adds its finalizer, reports inSync, and on delete cleans up and releases it", async () => {
+    const fn = reconcileAs(await identityFrom("reconcile-rule.yaml"));
+    expect((await send(fn)).kind).toBe("done");
+    const view = await world.ruleView("FirewallZone", "lan1");
+    expect(view?.inSync).toBe(true);
+    expect(view?.finalizers).toEqual([requireKind("FirewallZone").finalizer]);
+    expect(world.held(cnf, ZONES)).toEqual([["lan1"], ["lan1"]]);
+
+    await world.deleteRule("FirewallZone", "lan1");
+    expect((await send(fn, "delete")).kind).toBe("done");
+    expect(await world.ruleView("FirewallZone", "lan1")).toBeUndefined();
+    expect(world.held(cnf, ZONES)).toEqual([[], []]);
+  });
+
+  it("is refused (403) any write outside its role: deleting a rule, patching a Deployment or a Pod, creating a Namespace", async () => {
+    const { kube } = await identityFrom("reconcile-rule.yaml");
+    const ns = world.namespace;
+    const zone = ruleResource(requireKind("FirewallZone"));
+    expect(await refusal(kube.delete(zone, { namespace: ns, name: "lan1" }))).toBe("forbidden 403");
+    const podName = cnf.pods[0]?.name ?? "";
+    const patch = { metadata: { labels: { touched: "yes" } } };
+    expect(
+      await refusal(kube.mergePatch(DEPLOYMENTS, { namespace: ns, name: cnf.name }, patch)),
+    ).toBe("forbidden 403");
+    expect(await refusal(kube.mergePatch(PODS, { namespace: ns, name: podName }, patch))).toBe(
+      "forbidden 403",
+    );
+    expect(await refusal(kube.create(NAMESPACES, { metadata: { name: `x-${ns}` } }))).toBe(
+      "forbidden 403",
+    );
+  });
+
+  it("fails without the status permission: the rule is never reported, the event is not done", async () => {
+    const fn = reconcileAs(
+      await identityFrom("reconcile-rule.yaml", {
+        group: RULE_GROUP,
+        resource: `${requireKind("FirewallZone").plural}/status`,
+        verb: "patch",
+      }),
+    );
+    expect((await send(fn)).kind).not.toBe("done");
+    expect((await world.ruleView("FirewallZone", "lan1"))?.inSync).toBeUndefined();
+  });
+});
+
+describe("on-deployment-ready runs with exactly manifests/rbac/on-deployment-ready.yaml", () => {
+  let world: CnfWorld;
+  let cnf: Cnf;
+
+  beforeEach(async () => {
+    world = await CnfWorld.create();
+    cnf = await world.createCnf(PURPOSE, { pods: 2 });
+    await zones(world);
+    await world.createRule("FirewallZone", "wan1", PURPOSE, {
+      network: ["ovn-net2"],
+      input: "REJECT",
+      output: "ACCEPT",
+    });
+  });
+  afterEach(() => world.close());
+
+  const syncAs = (identity: Identity): EventFunction =>
+    createOnDeploymentReady({ kube: () => identity.kube, env: world.env });
+  const deploymentEvent = (): IntakeEvent => ({
+    type: "object",
+    id: randomBytes(8).toString("hex"),
+    action: "update",
+    ref: { apiVersion: "apps/v1", kind: "Deployment", namespace: world.namespace, name: cnf.name },
+  });
+  const resyncEvent = (): IntakeEvent => ({
+    type: "resync",
+    id: randomBytes(8).toString("hex"),
+    scope: { namespace: world.namespace },
+  });
+
+  it("brings every rule of a CNF in sync on both pods, from a Deployment event and from a resync", async () => {
+    const fn = syncAs(await identityFrom("on-deployment-ready.yaml"));
+    expect((await fn.handle(deploymentEvent(), world.context())).kind).toBe("done");
+    for (const name of ["lan1", "wan1"]) {
+      expect((await world.ruleView("FirewallZone", name))?.inSync).toBe(true);
+    }
+    expect(world.held(cnf, ZONES)).toEqual([
+      ["lan1", "wan1"],
+      ["lan1", "wan1"],
+    ]);
+    expect((await fn.handle(resyncEvent(), world.context())).kind).toBe("done");
+  });
+
+  it("is refused (403) any write outside its role: scaling the Deployment, deleting a Pod or a rule", async () => {
+    const { kube } = await identityFrom("on-deployment-ready.yaml");
+    const ns = world.namespace;
+    const scale = { spec: { replicas: 3 } };
+    expect(
+      await refusal(kube.mergePatch(DEPLOYMENTS, { namespace: ns, name: cnf.name }, scale)),
+    ).toBe("forbidden 403");
+    expect(await refusal(kube.delete(PODS, { namespace: ns, name: cnf.pods[0]?.name ?? "" }))).toBe(
+      "forbidden 403",
+    );
+    const zone = ruleResource(requireKind("FirewallZone"));
+    expect(await refusal(kube.delete(zone, { namespace: ns, name: "wan1" }))).toBe("forbidden 403");
+  });
+
+  it("fails without listing Pods: the CNF cannot be observed, nothing is applied", async () => {
+    const fn = syncAs(
+      await identityFrom("on-deployment-ready.yaml", { group: "", resource: "pods", verb: "list" }),
+    );
+    expect((await fn.handle(deploymentEvent(), world.context())).kind).not.toBe("done");
+    expect(world.held(cnf, ZONES)).toEqual([[], []]);
+  });
+});
+
+describe("egress-group-sync runs with exactly manifests/rbac/egress-group-sync.yaml", () => {
+  const world = new EgressWorld();
+  const context = (): HandlerContext => ({
+    correlationId: randomBytes(4).toString("hex"),
+    log: { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} },
+    calls: { api: 0, cnf: 0 },
+    signal: new AbortController().signal,
+  });
+  let namespace: string;
+  let egress: string;
+
+  beforeAll(async () => {
+    namespace = await world.namespace("rbac-egress");
+    await world.pod(namespace, "web-1", world.labels({ app: "web" }), { ips: ["10.1.0.5"] });
+    egress = world.name("rbac-egress");
+    await world.egress(egress, { podSelector: { matchLabels: world.labels({ app: "web" }) } });
+  });
+
+  const egressEvent = (): IntakeEvent => ({
+    type: "object",
+    id: randomBytes(8).toString("hex"),
+    action: "update",
+    ref: { apiVersion: "crd.antrea.io/v1beta1", kind: "Egress", namespace: "", name: egress },
+  });
+
+  it("writes the EgressGroup of an Egress, and a second identical event writes nothing", async () => {
+    const identity = await identityFrom("egress-group-sync.yaml");
+    const fn = createEgressGroupSync({ kube: identity.kube });
+    const first = await fn.handle(egressEvent(), context());
+    expect(first.kind).toBe("done");
+    expect(await world.members(egress)).toEqual([`${namespace}/web-1`]);
+    expect(await fn.handle(egressEvent(), context())).toMatchObject({ kind: "done" });
+  });
+
+  it("is refused (403) any write outside its role: an Egress, a Pod, a Namespace", async () => {
+    const { kube } = await identityFrom("egress-group-sync.yaml");
+    const label = { metadata: { labels: { touched: "yes" } } };
+    expect(await refusal(kube.mergePatch(PODS, { namespace, name: "web-1" }, label))).toBe(
+      "forbidden 403",
+    );
+    expect(await refusal(kube.delete(EGRESSES, { name: egress }))).toBe("forbidden 403");
+    expect(await refusal(kube.mergePatch(NAMESPACES, { name: namespace }, label))).toBe(
+      "forbidden 403",
+    );
+  });
+
+  it("fails without creating EgressGroups: no group appears", async () => {
+    await world.kube.delete(EGRESS_GROUPS, { name: egress });
+    const fn = createEgressGroupSync({
+      kube: (
+        await identityFrom("egress-group-sync.yaml", {
+          group: "sdewan.akraino.org",
+          resource: "egressgroups",
+          verb: "create",
+        })
+      ).kube,
+    });
+    expect((await fn.handle(egressEvent(), context())).kind).not.toBe("done");
+    expect(await world.group(egress)).toBeUndefined();
+  });
+});
+
+describe("validate-admission reads with exactly manifests/rbac/validate-admission.yaml", () => {
+  it("performs every read of its policies, and is refused (403) any write", async () => {
+    const identity = await identityFrom("validate-admission.yaml");
+    const namespace = await newNamespace("rbac-admission");
+    const reader = kubeAdmissionReader(identity.kube);
+    await expect(reader.listCnfDeployments(namespace, PURPOSE)).resolves.toEqual([]);
+    for (const kind of ruleKinds.kinds) {
+      await expect(reader.listRules(kind, namespace)).resolves.toEqual([]);
+      await expect(reader.getRule(kind, namespace, "absent")).resolves.toBeNull();
+    }
+    await expect(reader.listRoleBindings(namespace)).resolves.toEqual([]);
+    expect((await reader.listClusterRoleBindings()).length).toBeGreaterThan(0);
+    await expect(
+      reader.getRole({ kind: "ClusterRole", namespace: "", name: "cluster-admin" }),
+    ).resolves.not.toBeNull();
+
+    const zone = ruleResource(requireKind("FirewallZone"));
+    expect(
+      await refusal(
+        identity.kube.create(zone, { metadata: { namespace, name: "z" }, spec: { network: [] } }),
+      ),
+    ).toBe("forbidden 403");
+  });
+});
+
+describe("the event sources (connector, ApiServerSource) with manifests/rbac/event-sources.yaml", () => {
+  it("may list and watch every resource the connector routes, and nothing more", async () => {
+    const identity = await identityFrom("event-sources.yaml");
+    const config = parseAllDocuments(
+      readFileSync(new URL("../../manifests/connector/config.yaml", import.meta.url), "utf8"),
+    )[0]?.toJS() as { routes: { resources: { apiVersion: string; kind: string }[] }[] };
+    const routed = config.routes.flatMap((r) => r.resources);
+    expect(routed.length).toBeGreaterThan(0);
+    const plural = (kind: string): string =>
+      ({ Deployment: "deployments", Pod: "pods", Namespace: "namespaces", Egress: "egresses" })[
+        kind
+      ] ?? requireKind(kind).plural;
+    for (const { apiVersion, kind } of routed) {
+      const group = apiVersion.includes("/") ? (apiVersion.split("/")[0] ?? "") : "";
+      for (const verb of ["list", "watch"]) {
+        expect([
+          kind,
+          verb,
+          await allowed(identity.kc, { group, resource: plural(kind), verb }),
+        ]).toEqual([kind, verb, true]);
+      }
+      for (const verb of ["create", "update", "patch", "delete"]) {
+        expect([
+          kind,
+          verb,
+          await allowed(identity.kc, { group, resource: plural(kind), verb }),
+        ]).toEqual([kind, verb, false]);
+      }
+    }
+    expect(await allowed(identity.kc, { group: "", resource: "secrets", verb: "list" })).toBe(
+      false,
+    );
+  });
+});
