@@ -10,7 +10,7 @@
  *   report.outcome  // worst over every rule: retry when a CNF write must be retried
  */
 import pLimit from "p-limit";
-import { DEPLOYMENTS, type Deployment, type KubeClient } from "../kube/index.js";
+import { DEPLOYMENTS, isKubeError, type Deployment, type KubeClient } from "../kube/index.js";
 import { ALL_RULE_KINDS, PURPOSE_LABEL } from "../rules/index.js";
 import { done, retryLater, worstOutcome, type Outcome } from "../runtime/outcome.js";
 import { ruleResource } from "../kube/index.js";
@@ -29,10 +29,11 @@ import {
   planLedgerChange,
   planPruneTargets,
   pruneEnabled,
+  type LedgerChange,
   type ScopeRule,
 } from "./plan-prune.js";
 import { planScopeGroups, type CnfWork, type ScopeGroup } from "./plan-scope.js";
-import { readLedger, updateLedger } from "./prune-ledger.js";
+import { ledgerOf, updateLedger } from "./prune-ledger.js";
 import { syncRules, type SyncContext, type SyncReport } from "./sync.js";
 
 export interface CnfSyncOptions {
@@ -96,6 +97,26 @@ function pruneOutcomes(report: SyncReport): Outcome[] {
   return outcomes;
 }
 
+/**
+ * Writes the prune ledger. Without permission to patch Deployments, pruning only forgets what it
+ * applied (it never prunes more): warn, and let the rules' outcomes answer the event.
+ */
+async function recordLedger(
+  ctx: SyncContext,
+  deployment: Deployment,
+  change: LedgerChange,
+): Promise<void> {
+  try {
+    await updateLedger(ctx.kube, deployment, change);
+  } catch (error) {
+    if (!isKubeError(error, "forbidden")) throw error;
+    ctx.log.warn(
+      { deployment: `${deployment.metadata.namespace ?? ""}/${deployment.metadata.name}` },
+      `prune ledger not written (grant patch on apps/deployments): ${error.message}`,
+    );
+  }
+}
+
 /** Syncs `rules` (all of the scope, deleting ones included) onto the observed CNF. */
 async function syncScope(
   ctx: SyncContext,
@@ -109,9 +130,8 @@ async function syncScope(
   if (rules.length === 0 && !pruning) {
     return { scope, situation, sync: undefined, pruned: 0, outcomes: [] };
   }
-  const ledger = pruning ? await readLedger(ctx.kube, deployment) : undefined;
   const scopeRules = rules.map(scopeRuleOf);
-  const extraTargets = ledger ? planPruneTargets(ledger.objects, scopeRules) : [];
+  const extraTargets = pruning ? planPruneTargets(ledgerOf(deployment), scopeRules) : [];
   const sync = await syncRules(ctx, {
     observation,
     rules,
@@ -120,7 +140,7 @@ async function syncScope(
     extraTargets,
   });
   let pruned = 0;
-  if (pruning && ledger) {
+  if (pruning) {
     const { situation: s } = observation;
     const allPods = s.kind === "found" && s.readyPods > 0 && s.readyPods >= s.expectedPods;
     const change = planLedgerChange({
@@ -129,7 +149,7 @@ async function syncScope(
       pods: sync.pods,
       allPods,
     });
-    await updateLedger(ctx.kube, deployment, ledger, change);
+    await recordLedger(ctx, deployment, change);
     pruned = change.pruned;
   }
   const outcomes = [...sync.rules.map((r) => r.outcome), ...pruneOutcomes(sync)];
