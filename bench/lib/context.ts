@@ -1,0 +1,55 @@
+/** What every bench row gets: the cluster, the sizes for this run, a work folder and a logger. */
+import type { BenchCluster } from "./cluster.js";
+import type { CnfFleet } from "./cnf.js";
+
+export interface Sizes {
+  readonly reconcileEvents: number;
+  readonly unchangedEvents: number;
+  readonly restartRules: number;
+  readonly admissionReviews: number;
+  readonly admissionThroughputMs: number;
+  readonly admissionCreates: number;
+  readonly egressPods: number;
+  readonly egressNamespaces: number;
+  readonly egresses: number;
+  readonly egressPodEvents: number;
+  readonly coldStarts: number;
+}
+
+export const FULL_SIZES: Sizes = {
+  reconcileEvents: 200,
+  unchangedEvents: 100,
+  restartRules: 1_000,
+  admissionReviews: 20_000,
+  admissionThroughputMs: 3_000,
+  admissionCreates: 200,
+  egressPods: 10_000,
+  egressNamespaces: 500,
+  egresses: 200,
+  egressPodEvents: 200,
+  coldStarts: 3,
+};
+
+export const QUICK_SIZES: Sizes = {
+  reconcileEvents: 40,
+  unchangedEvents: 20,
+  restartRules: 110,
+  admissionReviews: 2_000,
+  admissionThroughputMs: 1_000,
+  admissionCreates: 30,
+  egressPods: 500,
+  egressNamespaces: 25,
+  egresses: 20,
+  egressPodEvents: 30,
+  coldStarts: 1,
+};
+
+export interface BenchContext {
+  readonly cluster: BenchCluster;
+  readonly fleet: CnfFleet;
+  readonly sizes: Sizes;
+  readonly quick: boolean;
+  /** Scratch folder for function logs and certificates. */
+  readonly workDir: string;
+  log(line: string): void;
+}
