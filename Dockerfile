@@ -1,0 +1,42 @@
+# syntax=docker/dockerfile:1
+# One image for every function, the webhook and the connector (docs/deploy.md).
+#   docker build -t sdewan-functions .                                  # serves all functions
+#   docker build --build-arg FUNCTION=reconcile-rule -t reconcile-rule .  # serves one
+# At run time FUNCTIONS=a,b (env) overrides the build arg. The server listens on PORT (default
+# 8080) and answers GET /_/health and /_/ready: Kubernetes probes, Knative and OpenFaaS use those
+# (a Kubernetes pod ignores HEALTHCHECK). Other entries, by command:
+#   node dist/functions/validate-admission/main.js    (HTTPS webhook, manifests/webhook)
+#   node dist/connector/main.js --config <file>        (event connector, docs/connector.md)
+#
+# The Node version matches package.json's pinned "node" devDependency (a unit test checks it).
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
+
+# --- build: compile TypeScript to dist/ -----------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+# --ignore-scripts: the image already has Node 24; the pinned "node" package need not fetch one.
+RUN npm ci --no-audit --no-fund --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY shared ./shared
+COPY functions ./functions
+COPY connector ./connector
+RUN npx tsc -p tsconfig.build.json
+
+# --- runtime: production dependencies and compiled JavaScript only ------------------------------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
+COPY --from=build /src/dist ./dist
+# Which function(s) to serve; empty = all. FUNCTIONS (env) wins at run time.
+ARG FUNCTION=""
+ENV FUNCTIONS=${FUNCTION} \
+    PORT=8080
+# The base image's "node" user, numerically, so runAsNonRoot can verify it.
+USER 1000:1000
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/_/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["node", "dist/functions/server.js"]
