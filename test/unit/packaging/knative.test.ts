@@ -1,0 +1,172 @@
+// manifests/knative: every object validates against the Knative schemas
+// (@kubernetes-models/knative), and the wiring holds together: which Trigger an event reaches
+// (filters evaluated here on events shaped like ApiServerSource's and PingSource's), delivery
+// with retry + exponential backoff + dead-letter sink, Services that serve what their Triggers
+// send, identities that exist in manifests/rbac, and sources that watch what the connector routes.
+import { ApiServerSource } from "@kubernetes-models/knative/sources.knative.dev/v1/ApiServerSource";
+import { PingSource } from "@kubernetes-models/knative/sources.knative.dev/v1/PingSource";
+import { Broker } from "@kubernetes-models/knative/eventing.knative.dev/v1/Broker";
+import { Trigger } from "@kubernetes-models/knative/eventing.knative.dev/v1/Trigger";
+import { Service } from "@kubernetes-models/knative/serving.knative.dev/v1/Service";
+import { ALL_FUNCTIONS } from "../../../functions/all.js";
+import { parseIntake } from "../../../shared/events/parse.js";
+import { at, docsOfFolder, ofKind, yamlDocs, type Doc } from "./repo-files.js";
+
+const docs = docsOfFolder("manifests/knative");
+const MODELS: Record<string, new (data: never) => { validate(): void }> = {
+  ApiServerSource,
+  PingSource,
+  Broker,
+  Trigger,
+  Service,
+};
+const EVENT_FUNCTIONS = ALL_FUNCTIONS.filter((fn) => fn.kind === "event").map((fn) => fn.name);
+
+type Filter = Record<string, unknown>;
+type Attributes = Record<string, string>;
+
+/** The Subscriptions API dialects our Triggers use: exact, prefix, any (filters are ANDed). */
+function matches(filter: Filter, event: Attributes): boolean {
+  const [[dialect, value]] = Object.entries(filter) as [[string, unknown]];
+  if (dialect === "any") return (value as Filter[]).some((f) => matches(f, event));
+  if (dialect === "all") return (value as Filter[]).every((f) => matches(f, event));
+  const [[attribute, expected]] = Object.entries(value as Record<string, string>) as [
+    [string, string],
+  ];
+  const actual = event[attribute];
+  if (actual === undefined) return false;
+  if (dialect === "exact") return actual === expected;
+  if (dialect === "prefix") return actual.startsWith(expected);
+  throw new Error(`filter dialect ${dialect} is not evaluated by this test`);
+}
+
+const triggers = ofKind(docs, "Trigger");
+const receivers = (event: Attributes): string[] =>
+  triggers
+    .filter((t) => (at(t, "spec", "filters") as Filter[]).every((f) => matches(f, event)))
+    .map((t) => at(t, "spec", "subscriber", "ref", "name") as string)
+    .sort();
+
+/** An event as ApiServerSource sends it in Reference mode, with the source's ceOverrides. */
+function apiServerEvent(sourceName: string, apiVersion: string, kind: string): Attributes {
+  const source = ofKind(docs, "ApiServerSource").find((s) => s.metadata?.name === sourceName);
+  const overrides = at(source, "spec", "ceOverrides", "extensions") as Attributes;
+  return { type: "dev.knative.apiserver.ref.update", apiversion: apiVersion, kind, ...overrides };
+}
+
+const pingEvent = (): Attributes => {
+  const ping = ofKind(docs, "PingSource")[0];
+  const { name, namespace } = ping?.metadata ?? {};
+  return {
+    type: "dev.knative.sources.ping",
+    source: `/apis/v1/namespaces/${namespace}/pingsources/${name}`,
+  };
+};
+
+describe("manifests/knative", () => {
+  it.each(docs.map((d) => [`${d.kind} ${d.metadata?.name}`, d] as const))(
+    "%s validates against the Knative schema",
+    (_, doc) => {
+      const Model = MODELS[doc.kind ?? ""];
+      expect(Model).toBeDefined();
+      expect(() => new (Model as NonNullable<typeof Model>)(doc as never).validate()).not.toThrow();
+    },
+  );
+
+  it("the schema check is real: a Trigger with a non-integer retry is refused", () => {
+    const bad = {
+      ...triggers[0],
+      spec: { ...(triggers[0]?.["spec"] as object), delivery: { retry: "x" } },
+    };
+    expect(() => new Trigger(bad as never).validate()).toThrow(/retry/);
+  });
+
+  it.each([
+    [
+      "a rule (Mwan3Rule)",
+      "sdewan-cnf",
+      "batch.sdewan.akraino.org/v1alpha1",
+      "Mwan3Rule",
+      ["reconcile-rule"],
+    ],
+    ["a CNF Deployment", "sdewan-cnf", "apps/v1", "Deployment", ["on-deployment-ready"]],
+    ["a CNF Pod", "sdewan-cnf", "v1", "Pod", ["on-deployment-ready"]],
+    ["any Pod (egress source)", "sdewan-egress", "v1", "Pod", ["egress-group-sync"]],
+    ["a Namespace", "sdewan-egress", "v1", "Namespace", ["egress-group-sync"]],
+    ["an Egress", "sdewan-egress", "crd.antrea.io/v1beta1", "Egress", ["egress-group-sync"]],
+  ])("%s from %s (%s %s) reaches exactly %j", (_, source, apiVersion, kind, expected) => {
+    expect(receivers(apiServerEvent(source, apiVersion, kind))).toEqual(expected);
+  });
+
+  it("the PingSource resync reaches on-deployment-ready and egress-group-sync, whose intake reads it as a resync of every namespace", () => {
+    expect(receivers(pingEvent())).toEqual(["egress-group-sync", "on-deployment-ready"]);
+    const ping = ofKind(docs, "PingSource")[0];
+    const events = parseIntake({
+      headers: {
+        "ce-specversion": "1.0",
+        "ce-id": "1",
+        "ce-source": pingEvent()["source"] ?? "",
+        "ce-type": "dev.knative.sources.ping",
+        "content-type": at(ping, "spec", "contentType") as string,
+      },
+      body: Buffer.from(at(ping, "spec", "data") as string),
+    });
+    expect(events).toEqual([expect.objectContaining({ type: "resync", scope: {} })]);
+  });
+
+  it("every Trigger retries with exponential backoff and has a dead-letter sink that exists", () => {
+    const services = ofKind(docs, "Service").map((s) => s.metadata?.name);
+    for (const trigger of triggers) {
+      const delivery = at(trigger, "spec", "delivery") as Record<string, unknown>;
+      expect(delivery).toMatchObject({ backoffPolicy: "exponential" });
+      expect(delivery["retry"]).toBeGreaterThanOrEqual(3);
+      expect(services).toContain(at(delivery, "deadLetterSink", "ref", "name"));
+    }
+  });
+
+  it("each event function has a Service serving it (FUNCTIONS) where its Triggers post (uri /<name>)", () => {
+    for (const name of EVENT_FUNCTIONS) {
+      const service = ofKind(docs, "Service").find((s) => s.metadata?.name === name) as Doc;
+      const container = at(service, "spec", "template", "spec", "containers", 0);
+      const env = at(container, "env") as { name: string; value: string }[];
+      expect(env.find((e) => e.name === "FUNCTIONS")?.value).toBe(name);
+      expect(env.some((e) => e.name === "PORT")).toBe(false); // Knative reserves PORT
+      expect(at(container, "readinessProbe", "httpGet", "path")).toBe("/_/ready");
+      expect(at(container, "livenessProbe", "httpGet", "path")).toBe("/_/health");
+      expect(at(service, "spec", "template", "metadata", "annotations")).toMatchObject({
+        "autoscaling.knative.dev/min-scale": "1",
+      });
+      const own = triggers.filter((t) => at(t, "spec", "subscriber", "ref", "name") === name);
+      expect(own.length).toBeGreaterThan(0);
+      for (const t of own) expect(at(t, "spec", "subscriber", "uri")).toBe(`/${name}`);
+    }
+  });
+
+  it("Services and sources run as ServiceAccounts defined in manifests/rbac", () => {
+    const accounts = docsOfFolder("manifests/rbac")
+      .filter((d) => d.kind === "ServiceAccount")
+      .map((d) => d.metadata?.name);
+    const used = [
+      ...ofKind(docs, "Service").map((s) =>
+        at(s, "spec", "template", "spec", "serviceAccountName"),
+      ),
+      ...ofKind(docs, "ApiServerSource").map((s) => at(s, "spec", "serviceAccountName")),
+    ].filter((name) => name !== undefined);
+    expect(used.length).toBeGreaterThan(3);
+    for (const name of used) expect(accounts).toContain(name);
+  });
+
+  it("ApiServerSources run in Reference mode and watch exactly what the connector routes", () => {
+    const sources = ofKind(docs, "ApiServerSource");
+    const key = (r: { apiVersion: string; kind: string }) => `${r.apiVersion} ${r.kind}`;
+    const watched = sources.flatMap((s) => {
+      expect(at(s, "spec", "mode")).toBe("Reference");
+      return (at(s, "spec", "resources") as { apiVersion: string; kind: string }[]).map(key);
+    });
+    const config = yamlDocs("manifests/connector/config.yaml")[0];
+    const routed = (
+      at(config, "routes") as { resources: { apiVersion: string; kind: string }[] }[]
+    ).flatMap((r) => r.resources.map(key));
+    expect([...new Set(watched)].sort()).toEqual([...new Set(routed)].sort());
+  });
+});

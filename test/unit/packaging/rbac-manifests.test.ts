@@ -1,0 +1,112 @@
+// manifests/rbac and manifests/openfaas, statically: the lists that could drift from the code
+// (rule kinds from the registry, the webhook's role) stay equal to their source, every function
+// has an identity, and no role grants wildcards or secrets. The roles' sufficiency and tightness
+// are proved against the real API server in test/integration/rbac.test.ts.
+import { ALL_FUNCTIONS } from "../../../functions/all.js";
+import { ALL_RULE_KINDS, RULE_GROUP } from "../../../shared/rules/index.js";
+import { at, docsOfFolder, ofKind, yamlDocs, type Doc } from "./repo-files.js";
+
+interface Rule {
+  readonly apiGroups: string[];
+  readonly resources: string[];
+  readonly verbs: string[];
+}
+
+const rbac = docsOfFolder("manifests/rbac");
+const rulesOf = (role: Doc | undefined): Rule[] => (at(role, "rules") as Rule[] | undefined) ?? [];
+const roleNamed = (docs: readonly Doc[], name: string): Doc | undefined =>
+  ofKind(docs, "ClusterRole").find((r) => r.metadata?.name === name);
+
+describe("manifests/rbac", () => {
+  const plurals = ALL_RULE_KINDS.map((k) => k.plural).sort();
+
+  it.each(["sdewan-reconcile-rule", "sdewan-on-deployment-ready", "sdewan-event-source"])(
+    "%s names every rule kind of the registry, no more",
+    (name) => {
+      const ruleResources = rulesOf(roleNamed(rbac, name))
+        .filter((r) => r.apiGroups.includes(RULE_GROUP))
+        .map((r) => r.resources.filter((res) => !res.includes("/")));
+      const main = ruleResources.find((list) => list.length > 0) ?? [];
+      expect([...main].sort()).toEqual(plurals);
+    },
+  );
+
+  it.each(["sdewan-reconcile-rule", "sdewan-on-deployment-ready"])(
+    "%s may patch the status of every rule kind, carries the bucket grant for its finalizer writes, and can neither create nor delete rules",
+    (name) => {
+      const role = roleNamed(rbac, name);
+      const rules = rulesOf(role).filter((r) => r.apiGroups.includes(RULE_GROUP));
+      const status = rules.find((r) => r.resources.every((res) => res.endsWith("/status")));
+      expect([...(status?.resources ?? [])].sort()).toEqual(plurals.map((p) => `${p}/status`));
+      expect(status?.verbs).toEqual(["patch"]);
+      for (const r of rules) expect(r.verbs).not.toEqual(expect.arrayContaining(["create"]));
+      for (const r of rules) expect(r.verbs).not.toEqual(expect.arrayContaining(["delete"]));
+      expect(role?.metadata?.annotations?.["sdewan-bucket-type-permission"]).toBe('{"*":["*"]}');
+    },
+  );
+
+  it("validate-admission's objects equal manifests/webhook/rbac.yaml's", () => {
+    expect(yamlDocs("manifests/rbac/validate-admission.yaml")).toEqual(
+      yamlDocs("manifests/webhook/rbac.yaml"),
+    );
+  });
+
+  it("every function has a ServiceAccount bound to its own ClusterRole", () => {
+    const bindings = ofKind(rbac, "ClusterRoleBinding");
+    for (const fn of ALL_FUNCTIONS) {
+      const binding = bindings.find((b) => at(b, "roleRef", "name") === `sdewan-${fn.name}`);
+      expect([fn.name, binding !== undefined]).toEqual([fn.name, true]);
+      const subject = (at(binding, "subjects") as { name: string; namespace: string }[])[0];
+      const account = ofKind(rbac, "ServiceAccount").find(
+        (a) => a.metadata?.name === subject?.name && a.metadata?.namespace === subject?.namespace,
+      );
+      expect([fn.name, account !== undefined]).toEqual([fn.name, true]);
+    }
+  });
+
+  it("no role grants a wildcard verb or any access to Secrets", () => {
+    for (const role of ofKind(rbac, "ClusterRole")) {
+      for (const rule of rulesOf(role)) {
+        expect(rule.verbs).not.toContain("*");
+        expect(rule.resources).not.toContain("secrets");
+      }
+    }
+  });
+});
+
+describe("manifests/openfaas", () => {
+  const openfaas = docsOfFolder("manifests/openfaas");
+
+  it.each(["rbac-ce.yaml", "rbac-pro.yaml"])(
+    "%s binds a ClusterRole of manifests/rbac for every function",
+    (file) => {
+      const bindings = ofKind(yamlDocs(`manifests/openfaas/${file}`), "ClusterRoleBinding");
+      const roles = bindings.map((b) => at(b, "roleRef", "name")).sort();
+      expect(roles).toEqual(ALL_FUNCTIONS.map((fn) => `sdewan-${fn.name}`).sort());
+      for (const role of roles) expect(roleNamed(rbac, role as string)).toBeDefined();
+    },
+  );
+
+  it("the connector runs as the event-source identity, one replica, routes pointed at /function/<name>/<name>", () => {
+    const deployment = ofKind(openfaas, "Deployment")[0];
+    expect(at(deployment, "spec", "replicas")).toBe(1);
+    const spec = at(deployment, "spec", "template", "spec");
+    const binding = ofKind(rbac, "ClusterRoleBinding").find(
+      (b) => at(b, "roleRef", "name") === "sdewan-event-source",
+    );
+    const subjects = (at(binding, "subjects") as { name: string }[]).map((s) => s.name);
+    expect(subjects).toContain(at(spec, "serviceAccountName"));
+    const env = at(spec, "containers", 0, "env") as { name: string; value: string }[];
+    const routes = (
+      at(yamlDocs("manifests/connector/config.yaml")[0], "routes") as {
+        name: string;
+      }[]
+    ).map((r) => r.name);
+    for (const route of routes) {
+      const variable = `CONNECTOR_ROUTE_${route.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_URL`;
+      expect(env.find((e) => e.name === variable)?.value).toMatch(
+        new RegExp(`/function/${route}/${route}$`),
+      );
+    }
+  });
+});
