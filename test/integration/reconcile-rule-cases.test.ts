@@ -117,10 +117,13 @@ describe("the seed's unusual cases: a two-pod CNF, policy1, rule1 and rule2", ()
     pod1.sim.restartCnf();
     await pod1.sim.acceptConnections();
     await world.setPodReady(pod1, true);
+    world.resetObservations();
     for (const outcome of (await world.resyncRules()).values()) {
       expect(outcome).toMatchObject({ kind: "done" });
     }
     await expectConverged(world, cnf, "8443");
+    // The re-created configuration is live: mwan3 was restarted on the returning pod.
+    expect(world.restarts(cnf)[0]).toContain("mwan3");
   });
 
   it("Case 2: CNF pod disconnected but running, reconnected with its old configuration", async () => {
@@ -194,9 +197,11 @@ describe("the seed's unusual cases: a two-pod CNF, policy1, rule1 and rule2", ()
     });
     expect(world.holdings(cnf)[0]).toEqual({});
 
+    world.resetObservations();
     for (const outcome of (await world.resyncRules()).values()) {
       expect(outcome).toMatchObject({ kind: "done" });
     }
     await expectConverged(world, cnf, "443");
+    expect(world.restarts(cnf)[0]).toContain("mwan3");
   });
 });
