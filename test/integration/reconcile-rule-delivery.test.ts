@@ -161,7 +161,7 @@ describe("what one event for one rule on a two-pod CNF costs", () => {
     return { api: world.calls.api, cnf: world.calls.cnf, outcome };
   }
 
-  it("created: 6 API requests, 6 CNF requests; unchanged: 3 API, 2 CNF; updated: 4 API, 6 CNF", async () => {
+  it("created: 6 API + 6 CNF requests; unchanged: 3 + 2; updated: 4 + 6; deleted: 5 + 6", async () => {
     const created = await cost();
     // API: get rule, list Deployments, list Pods, add finalizer (get + update), patch status.
     // CNF per pod: GET, PUT, restart.
@@ -178,5 +178,11 @@ describe("what one event for one rule on a two-pod CNF costs", () => {
     const updated = await cost();
     // API: get rule, list Deployments, list Pods, patch status. CNF per pod: GET, PUT, restart.
     expect(updated).toEqual({ api: 4, cnf: 6, outcome: { kind: "done", result: "updated" } });
+
+    await world.deleteRule("Mwan3Policy", "balance1");
+    const deleted = await cost();
+    // API: get rule, list Deployments, list Pods, remove finalizer (get + update).
+    // CNF per pod: GET, DELETE, restart.
+    expect(deleted).toEqual({ api: 5, cnf: 6, outcome: { kind: "done", result: "deleted" } });
   });
 });
