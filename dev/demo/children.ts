@@ -1,0 +1,78 @@
+// Child processes of the demo (the functions' server, the connector): started with the repo's
+// Node 24 through tsx, their output kept in a log file, stopped with SIGTERM and awaited.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import path from "node:path";
+import { repoRoot } from "../control-plane/binaries.js";
+
+export interface Child {
+  readonly name: string;
+  readonly logPath: string;
+  /** Resolves with the exit code (or signal) once the process has ended. */
+  readonly exited: Promise<string>;
+  stop(timeoutMs?: number): Promise<string>;
+}
+
+// The demo's own Node (24, via npm run) runs tsx's CLI: a bare `tsx` could find an older Node.
+const tsxCli = path.join(repoRoot, "node_modules", "tsx", "dist", "cli.mjs");
+
+/** Runs `tsx <script> ...args` from the repository root; stdout and stderr go to `logPath`. */
+export function startChild(
+  name: string,
+  script: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>>,
+  logPath: string,
+): Child {
+  const log = createWriteStream(logPath);
+  const child: ChildProcess = spawn(process.execPath, [tsxCli, script, ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const exited = new Promise<string>((resolve) => {
+    child.once("exit", (code, signal) => resolve(signal ?? `exit ${code ?? "?"}`));
+    child.once("error", (error) => resolve(`failed to start: ${error.message}`));
+  });
+  return {
+    name,
+    logPath,
+    exited,
+    async stop(timeoutMs = 15_000) {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+        log.end();
+      }
+    },
+  };
+}
+
+/** Resolves when GET `url` answers 200, or rejects at the deadline / when the child exits. */
+export async function waitForHttp(url: string, child: Child, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exit: string | undefined;
+  void child.exited.then((how) => {
+    exit = how;
+  });
+  for (;;) {
+    if (exit !== undefined) {
+      throw new Error(`${child.name} ended (${exit}) before ${url} answered; see ${child.logPath}`);
+    }
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`${url} did not answer 200 within ${timeoutMs} ms; see ${child.logPath}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

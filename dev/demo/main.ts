@@ -1,0 +1,197 @@
+/**
+ * `npm run demo [-- --keep]`: the project's main job on one machine. Starts a local control
+ * plane (dev/control-plane; builds it first if needed), two CNF simulators as the pods of CNF
+ * Deployment cnf-1, the functions (`functions/server.ts`) and the connector as child processes,
+ * applies manifests/samples, waits until every rule reports inSync=true and the EgressGroup is
+ * written, prints a table, and tears everything down (with --keep: after Ctrl-C).
+ */
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { parse, stringify } from "yaml";
+import { repoRoot } from "../control-plane/binaries.js";
+import { startControlPlane, type ControlPlane } from "../control-plane/control-plane.js";
+import { startCnfSim, type CnfSim } from "../cnf-sim/index.js";
+import { startChild, waitForHttp, type Child } from "./children.js";
+import { DemoCluster, type RuleRow } from "./cluster.js";
+
+const keep = process.argv.includes("--keep");
+const started = Date.now();
+const seconds = (from: number): string => `${((Date.now() - from) / 1000).toFixed(1)} s`;
+const say = (line: string): void => console.log(`[demo ${seconds(started).padStart(7)}] ${line}`);
+
+async function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address
+          ? resolve(address.port)
+          : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+/** The connector's example config, pointed at the local functions, resync every 30 s. */
+async function connectorConfig(functionsUrl: string, port: number): Promise<string> {
+  const config = parse(
+    await readFile(path.join(repoRoot, "manifests/connector/config.yaml"), "utf8"),
+  ) as { http: object; routes: { name: string; url: string; resync?: string }[] };
+  config.http = { host: "127.0.0.1", port };
+  for (const route of config.routes) {
+    route.url = `${functionsUrl}/${route.name}`;
+    route.resync = "30s";
+  }
+  return stringify(config);
+}
+
+function printTable(rows: readonly RuleRow[], groups: readonly string[]): void {
+  const header = ["rule", "inSync", "pods holding it"];
+  const body = rows.map((r) => [r.rule, String(r.inSync ?? "-"), `${r.holding}/${r.pods}`]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? "").length)));
+  const line = (cells: readonly string[]) =>
+    cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ");
+  console.log(`\n${line(header)}\n${widths.map((w) => "-".repeat(w)).join("  ")}`);
+  for (const b of body) console.log(line(b));
+  for (const g of groups) console.log(g);
+  console.log("");
+}
+
+interface Running {
+  controlPlane?: ControlPlane;
+  sims: CnfSim[];
+  children: Child[];
+  workDir?: string;
+}
+
+async function tearDown(running: Running): Promise<void> {
+  const from = Date.now();
+  for (const child of [...running.children].reverse()) {
+    say(`stopping ${child.name}: ${await child.stop()}`);
+  }
+  await Promise.all(running.sims.map((s) => s.close()));
+  await running.controlPlane?.stop();
+  if (running.workDir) await rm(running.workDir, { recursive: true, force: true });
+  say(`stopped everything in ${seconds(from)}`);
+}
+
+async function run(running: Running): Promise<void> {
+  say("control plane: building (cached after the first time) and starting kube-apiserver + etcd");
+  await promisify(execFile)("bash", [path.join(repoRoot, "dev/control-plane/build.sh")], {
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const t0 = Date.now();
+  running.controlPlane = await startControlPlane({});
+  const cp = running.controlPlane;
+  say(`control plane up in ${seconds(t0)}: ${cp.server}`);
+  running.workDir = await mkdtemp(path.join(os.tmpdir(), "sdewan-demo-"));
+  const work = running.workDir;
+
+  // Two CNF simulators on their own loopback addresses, one port: the pods of cnf-1.
+  const simPort = await freePort("127.0.0.2");
+  for (const host of ["127.0.0.2", "127.0.0.3"]) {
+    running.sims.push(await startCnfSim({ host, port: simPort }));
+  }
+  say(`CNF simulators: ${running.sims.map((s) => s.url).join(", ")}`);
+
+  const functionsPort = await freePort("127.0.0.1");
+  const functionsUrl = `http://127.0.0.1:${functionsPort}`;
+  const functions = startChild(
+    "functions",
+    "functions/server.ts",
+    [],
+    {
+      KUBECONFIG: cp.kubeconfigPath,
+      PORT: String(functionsPort),
+      HOST: "127.0.0.1",
+      FUNCTIONS: "reconcile-rule,on-deployment-ready,egress-group-sync",
+      LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info",
+    },
+    path.join(work, "functions.log"),
+  );
+  running.children.push(functions);
+  await waitForHttp(`${functionsUrl}/_/ready`, functions, 60_000);
+  say(`functions ready at ${functionsUrl} (log ${functions.logPath})`);
+
+  const cluster = new DemoCluster(cp.kubeconfigPath, running.sims, simPort);
+  const namespace = `sdewan-demo-${randomBytes(2).toString("hex")}`;
+  await cluster.createNamespace(namespace);
+  await cluster.createCnf(namespace);
+  await cluster.createShop(namespace);
+  say(`namespace ${namespace}: CNF cnf-1 with 2 ready pods, 2 web pods for the Egress`);
+
+  const connectorPort = await freePort("127.0.0.1");
+  const configPath = path.join(work, "connector.yaml");
+  await writeFile(configPath, await connectorConfig(functionsUrl, connectorPort));
+  const connector = startChild(
+    "connector",
+    "connector/main.ts",
+    ["--config", configPath],
+    { KUBECONFIG: cp.kubeconfigPath, LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info" },
+    path.join(work, "connector.log"),
+  );
+  running.children.push(connector);
+  await waitForHttp(`http://127.0.0.1:${connectorPort}/readyz`, connector, 60_000);
+  say(`connector ready (log ${connector.logPath})`);
+
+  const samples = (await readdir(path.join(repoRoot, "manifests/samples")))
+    .filter((f) => f.endsWith(".yaml") && f !== "cnf-deployment.yaml")
+    .sort();
+  const applyStart = Date.now();
+  const applied = await cluster.applySamples(namespace, samples);
+  say(`applied ${applied} objects from manifests/samples; waiting for every rule to be inSync`);
+
+  const { rows, groups } = await cluster.waitConverged(namespace, 180_000, (pending) =>
+    say(`waiting: ${pending}`),
+  );
+  say(`converged ${seconds(applyStart)} after applying the samples (${seconds(started)} in all)`);
+  printTable(rows, groups);
+
+  if (keep) {
+    console.log(`export KUBECONFIG=${cp.kubeconfigPath}`);
+    console.log(`kubectl -n ${namespace} get mwan3policies,firewallzones -o wide`);
+    console.log(
+      `curl -i ${functionsUrl}/reconcile-rule -H 'Content-Type: application/json' ` +
+        `-d '{"kind":"FirewallZone","namespace":"${namespace}","name":"lan1"}'`,
+    );
+    console.log("Running until Ctrl-C.");
+    await new Promise<void>((resolve) => {
+      stopWaiting = resolve;
+    });
+  }
+}
+
+/** Set while --keep waits for Ctrl-C: the signal then ends the wait instead of interrupting. */
+let stopWaiting: (() => void) | undefined;
+
+const running: Running = { sims: [], children: [] };
+let interrupted = false;
+const onSignal = (): void => {
+  if (stopWaiting !== undefined) {
+    stopWaiting();
+    stopWaiting = undefined;
+    return;
+  }
+  if (interrupted) process.exit(130);
+  interrupted = true;
+  say("interrupted: tearing down");
+  void tearDown(running).then(() => process.exit(130));
+};
+process.on("SIGINT", onSignal);
+process.on("SIGTERM", onSignal);
+
+try {
+  await run(running);
+  await tearDown(running);
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error);
+  await tearDown(running);
+  process.exitCode = 1;
+}
