@@ -126,6 +126,35 @@ describe("reconcile-rule over HTTP", () => {
     expect(world.cnfWrites(cnf)).toEqual([0, 0]);
   });
 
+  it("a zone name longer than the CNF stores (11 characters): 422 Stalled InvalidSpec", async () => {
+    await world.createRule("FirewallZone", "lan-toolong-1", PURPOSE, { network: ["ovn-net1"] });
+    const reply = await post(ref("FirewallZone", "lan-toolong-1"));
+    expect(reply.status).toBe(422);
+    expect(reply.headers["x-sdewan-code"]).toBe("InvalidSpec");
+    expect(await world.ruleView("FirewallZone", "lan-toolong-1")).toMatchObject({
+      condition: { type: "Stalled", reason: "InvalidSpec" },
+    });
+    expect(world.cnfWrites(cnf)).toEqual([0, 0]);
+  });
+
+  it("a spec only the CNF rejects (400): 422 Stalled CNFRejected, one attempt per pod", async () => {
+    for (const zone of ["lan1", "wan1"]) {
+      await world.createSampleRule(PURPOSE, "FirewallZone", zone);
+      expect((await post(ref("FirewallZone", zone))).status).toBe(202);
+    }
+    const snat = { src: "lan1", src_dip: "1.2.3.4", dest: "wan1", family: "ipx" };
+    await world.createRule("FirewallSNAT", "snat1", PURPOSE, snat);
+    world.resetObservations();
+    const reply = await post(ref("FirewallSNAT", "snat1"));
+    expect(reply.status).toBe(422);
+    expect(reply.headers["x-sdewan-code"]).toBe("CNFRejected");
+    const view = await world.ruleView("FirewallSNAT", "snat1");
+    expect(view).toMatchObject({ condition: { type: "Stalled", reason: "CNFRejected" } });
+    expect(view?.message).toContain("invalid family");
+    // One attempt per pod: a 400 is not retried in process.
+    expect(world.cnfWrites(cnf)).toEqual([1, 1]);
+  });
+
   it.each([
     ["answering 500", { kind: "status", status: 500 } as const, "HTTP 500"],
     ["answering garbage instead of JSON", { kind: "garbage" } as const, "bad reply"],
