@@ -13,8 +13,13 @@ import { fileURLToPath } from "node:url";
 import { startBenchCluster } from "./lib/cluster.js";
 import { CnfFleet } from "./lib/cnf.js";
 import { FULL_SIZES, QUICK_SIZES, type BenchContext } from "./lib/context.js";
+import { ms } from "./lib/stats.js";
 import { renderTable, rowPasses, verdict, type RowResult } from "./lib/report.js";
 import { benchReconcile } from "./rows/reconcile.js";
+import { benchRestart } from "./rows/restart.js";
+import { benchAdmission } from "./rows/admission.js";
+import { benchEgress } from "./rows/egress.js";
+import { measureBaseline, type Baseline } from "./lib/baseline.js";
 
 interface RowGroup {
   readonly ids: readonly string[];
@@ -23,6 +28,9 @@ interface RowGroup {
 
 const GROUPS: readonly RowGroup[] = [
   { ids: ["reconcile-event", "reconcile-unchanged"], run: benchReconcile },
+  { ids: ["cnf-restart"], run: benchRestart },
+  { ids: ["admission-in-process", "admission-apiserver"], run: benchAdmission },
+  { ids: ["egress-recompute", "egress-pod-event"], run: benchEgress },
 ];
 
 const ALL_IDS = GROUPS.flatMap((g) => g.ids);
@@ -61,6 +69,13 @@ function machine(): Record<string, unknown> {
   };
 }
 
+function describeBaseline(b: Baseline): string {
+  return (
+    `${ms(b.keepAliveP50Ms)} on a kept-alive TLS connection, ${ms(b.newConnectionP50Ms)} on a new ` +
+    `TLS connection, ${ms(b.sharedKubeP50Ms)} through shared/kube (p99 ${ms(b.sharedKubeP99Ms)})`
+  );
+}
+
 const log = (line: string): void => {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 23)}] ${line}\n`);
 };
@@ -76,6 +91,8 @@ async function main(): Promise<number> {
   );
   const cluster = await startBenchCluster((line) => log(`control plane: ${line}`));
   const fleet = new CnfFleet(cluster.adminClient());
+  const baseline = await measureBaseline(cluster);
+  log(`API GET baseline: ${describeBaseline(baseline)}`);
   const ctx: BenchContext = {
     cluster,
     fleet,
@@ -131,13 +148,15 @@ async function main(): Promise<number> {
   process.stdout.write(
     `\nsdewan-functions bench${options.quick ? " (--quick: reduced sizes, not the issue's)" : ""}: ` +
       `${os.cpus().length} cores, Node ${process.version}, load average ${loadBefore[0]?.toFixed(1)} -> ` +
-      `${loadAfter[0]?.toFixed(1)}, ${((Date.now() - started) / 1000).toFixed(0)} s\n\n${table}\n`,
+      `${loadAfter[0]?.toFixed(1)}, ${((Date.now() - started) / 1000).toFixed(0)} s\n` +
+      `one API GET (p50): ${describeBaseline(baseline)}\n\n${table}\n`,
   );
   const results = {
     date: new Date(started).toISOString(),
     quick: options.quick,
     durationSeconds: Math.round((Date.now() - started) / 1000),
     machine: { ...machine(), loadAverageBefore: loadBefore, loadAverageAfter: loadAfter },
+    apiGetBaseline: baseline,
     rows: rows.map((r) => ({ ...r, result: verdict(r), pass: rowPasses(r) })),
   };
   await writeFile(path.join(here, "results.json"), `${JSON.stringify(results, null, 2)}\n`);

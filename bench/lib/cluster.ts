@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { KubeConfig } from "@kubernetes/client-node";
 import { startControlPlane, type ControlPlane } from "../../dev/control-plane/control-plane.js";
 import { createKubeClient, NAMESPACES, type KubeClient } from "../../shared/kube/index.js";
+import { RawApi } from "./raw-api.js";
 
 export interface BenchCluster {
   readonly plane: ControlPlane;
@@ -15,6 +16,8 @@ export interface BenchCluster {
   adminKubeConfig(): KubeConfig;
   /** A fresh admin client with its own request counter. */
   adminClient(): KubeClient;
+  /** Kept-alive admin requests for bulk setup. */
+  readonly raw: RawApi;
   /** Creates a namespace named `<prefix>-<random>` and returns its name. */
   namespace(prefix: string, labels?: Record<string, string>): Promise<string>;
   stop(): Promise<void>;
@@ -28,7 +31,9 @@ export async function startBenchCluster(log: (line: string) => void): Promise<Be
     return kc;
   };
   const kube = createKubeClient(adminKubeConfig());
+  const raw = new RawApi(plane.server, plane.caPem, plane.admin.token);
   return {
+    raw,
     plane,
     kubeconfigPath: plane.kubeconfigPath,
     adminKubeConfig,
@@ -38,6 +43,9 @@ export async function startBenchCluster(log: (line: string) => void): Promise<Be
       await kube.create(NAMESPACES, { metadata: { name, labels } });
       return name;
     },
-    stop: () => plane.stop(),
+    stop: () => {
+      raw.close();
+      return plane.stop();
+    },
   };
 }

@@ -15,32 +15,81 @@ import type {
 } from "../../shared/kube/index.js";
 import type { CallCounters } from "../../shared/runtime/function.js";
 
-export class OperationTally {
-  private readonly counts = new Map<string, number>();
+interface Entry {
+  n: number;
+  ms: number;
+}
 
-  note(operation: string, type: ResourceType): void {
+interface Concurrency {
+  now: number;
+  max: number;
+}
+
+export class OperationTally {
+  private readonly counts = new Map<string, Entry>();
+  /** Requests of one operation ("patch-status") in flight together, over all kinds. */
+  private readonly concurrency = new Map<string, Concurrency>();
+
+  /** Runs `request`, counting it under "<operation> <Kind>" with its duration. */
+  async note<T>(operation: string, type: ResourceType, request: () => Promise<T>): Promise<T> {
     const key = `${operation} ${type.kind}`;
-    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    const entry = this.counts.get(key) ?? { n: 0, ms: 0 };
+    this.counts.set(key, entry);
+    const level = this.concurrency.get(operation) ?? { now: 0, max: 0 };
+    this.concurrency.set(operation, level);
+    entry.n += 1;
+    level.now += 1;
+    level.max = Math.max(level.max, level.now);
+    const started = performance.now();
+    try {
+      return await request();
+    } finally {
+      entry.ms += performance.now() - started;
+      level.now -= 1;
+    }
   }
 
   reset(): void {
     this.counts.clear();
+    for (const level of this.concurrency.values()) level.max = level.now;
   }
 
   total(): number {
-    return [...this.counts.values()].reduce((a, b) => a + b, 0);
+    return [...this.counts.values()].reduce((a, b) => a + b.n, 0);
   }
 
-  /** "get Mwan3Rule 1, list Pod 1, ..." with counts divided by `per` (e.g. per event). */
+  /**
+   * "get Mwan3Rule 1 (mean 20 ms), list Pod 1 (...)" with counts divided by `per` (e.g. per
+   * event); an operation over more than 3 kinds is summed ("patch-status 1000 (11 kinds, ...)").
+   */
   describe(per = 1): string {
-    return [...this.counts]
+    const byOperation = new Map<string, [string, Entry][]>();
+    for (const [key, entry] of this.counts) {
+      const operation = key.split(" ")[0] ?? key;
+      byOperation.set(operation, [...(byOperation.get(operation) ?? []), [key, entry]]);
+    }
+    const count = (n: number): string => String(Number((n / per).toFixed(2)));
+    return [...byOperation]
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([key, n]) => `${key} ${Number((n / per).toFixed(2))}`)
+      .flatMap(([operation, entries]) => {
+        const n = entries.reduce((s, [, e]) => s + e.n, 0);
+        const mean = entries.reduce((s, [, e]) => s + e.ms, 0) / n;
+        const parallel = this.concurrency.get(operation)?.max ?? 1;
+        const at = parallel > 1 ? `, up to ${parallel} at once` : "";
+        if (entries.length > 3) {
+          return [
+            `${operation} ${count(n)} (${entries.length} kinds, mean ${mean.toFixed(0)} ms${at})`,
+          ];
+        }
+        return entries
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([key, e]) => `${key} ${count(e.n)} (mean ${(e.ms / e.n).toFixed(0)} ms)`);
+      })
       .join(", ");
   }
 
   snapshot(): Record<string, number> {
-    return Object.fromEntries(this.counts);
+    return Object.fromEntries([...this.counts].map(([key, e]) => [key, e.n]));
   }
 }
 
@@ -51,28 +100,23 @@ export class RecordingKube implements KubeClient {
   ) {}
 
   get<T extends KubeObject>(type: ResourceType<T>, key: ObjectKey): Promise<T | undefined> {
-    this.tally.note("get", type);
-    return this.inner.get(type, key);
+    return this.tally.note("get", type, () => this.inner.get(type, key));
   }
 
   list<T extends KubeObject>(type: ResourceType<T>, options?: ListOptions): Promise<T[]> {
-    this.tally.note("list", type);
-    return this.inner.list(type, options);
+    return this.tally.note("list", type, () => this.inner.list(type, options));
   }
 
   create<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T> {
-    this.tally.note("create", type);
-    return this.inner.create(type, object);
+    return this.tally.note("create", type, () => this.inner.create(type, object));
   }
 
   replace<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T> {
-    this.tally.note("replace", type);
-    return this.inner.replace(type, object);
+    return this.tally.note("replace", type, () => this.inner.replace(type, object));
   }
 
   delete(type: ResourceType, key: ObjectKey): Promise<boolean> {
-    this.tally.note("delete", type);
-    return this.inner.delete(type, key);
+    return this.tally.note("delete", type, () => this.inner.delete(type, key));
   }
 
   mergePatch<T extends KubeObject>(
@@ -80,8 +124,7 @@ export class RecordingKube implements KubeClient {
     key: ObjectKey,
     patch: object,
   ): Promise<T> {
-    this.tally.note("patch", type);
-    return this.inner.mergePatch(type, key, patch);
+    return this.tally.note("patch", type, () => this.inner.mergePatch(type, key, patch));
   }
 
   patchStatus<T extends KubeObject>(
@@ -90,18 +133,21 @@ export class RecordingKube implements KubeClient {
     status: Readonly<Record<string, unknown>>,
     options?: { readonly resourceVersion?: string },
   ): Promise<T> {
-    this.tally.note("patch-status", type);
-    return this.inner.patchStatus(type, key, status, options);
+    return this.tally.note("patch-status", type, () =>
+      this.inner.patchStatus(type, key, status, options),
+    );
   }
 
   addFinalizer(type: ResourceType, key: ObjectKey, finalizer: string): Promise<FinalizerResult> {
-    this.tally.note("add-finalizer", type);
-    return this.inner.addFinalizer(type, key, finalizer);
+    return this.tally.note("add-finalizer", type, () =>
+      this.inner.addFinalizer(type, key, finalizer),
+    );
   }
 
   removeFinalizer(type: ResourceType, key: ObjectKey, finalizer: string): Promise<FinalizerResult> {
-    this.tally.note("remove-finalizer", type);
-    return this.inner.removeFinalizer(type, key, finalizer);
+    return this.tally.note("remove-finalizer", type, () =>
+      this.inner.removeFinalizer(type, key, finalizer),
+    );
   }
 
   withCalls(calls: CallCounters): KubeClient {

@@ -1,0 +1,84 @@
+/**
+ * on-deployment-ready row: a CNF with 1,000 rules over all kinds on 2 pods; both pods restart
+ * (empty CNFs), go not ready, come back; one Deployment event must re-apply everything and turn
+ * every status true. Timed: that event (and any redelivery it asks for with 503).
+ */
+import path from "node:path";
+import { totalWrites } from "../../dev/cnf-sim/index.js";
+import { createOnDeploymentReady } from "../../functions/on-deployment-ready/index.js";
+import { bigCnf, deliverUntilDone, endStateProblems, restartRun } from "../lib/big-cnf.js";
+import type { BenchContext } from "../lib/context.js";
+import { RecordingKube } from "../lib/recording-kube.js";
+import { atMost, type RowResult } from "../lib/report.js";
+import { ruleCollections } from "../lib/rules.js";
+import { serveInProcess } from "../lib/serve.js";
+import { int, ms, num } from "../lib/stats.js";
+
+export async function benchRestart(ctx: BenchContext): Promise<RowResult[]> {
+  const big = await bigCnf(ctx);
+  const kube = new RecordingKube(ctx.cluster.adminClient());
+  const fn = createOnDeploymentReady({ kube: () => kube });
+  const server = await serveInProcess([fn], path.join(ctx.workDir, "on-deployment-ready.log"));
+  const url = `${server.url}/on-deployment-ready`;
+  try {
+    const first = await deliverUntilDone(url, big.cnf);
+    const setupProblems = await endStateProblems(big, ctx.cluster.adminClient());
+    if (first.at(-1)?.status !== 202 || setupProblems.length > 0) {
+      throw new Error(
+        `first sync: ${JSON.stringify(first.at(-1))}; ${setupProblems.slice(0, 3).join("; ")}`,
+      );
+    }
+    const run = await restartRun(ctx, big, url, () => {
+      kube.tally.reset();
+      for (const pod of big.cnf.pods) pod.sim.resetCounters();
+    });
+    const problems = await endStateProblems(big, ctx.cluster.adminClient());
+    const last = run.replies.at(-1);
+    const api = run.replies.reduce((s, r) => s + r.calls.api, 0);
+    const cnfCalls = run.replies.reduce((s, r) => s + r.calls.cnf, 0);
+    const collections = ruleCollections().length;
+    const perPod = big.cnf.pods.map((pod) => {
+      const c = pod.sim.counters();
+      const reads = Object.values(c.collections).reduce((s, x) => s + x.reads, 0);
+      return { reads, writes: totalWrites(c), restarts: c.serviceActions, logins: c.logins };
+    });
+    const maxReads = Math.max(...perPod.map((p) => p.reads));
+    const n = big.rules.length;
+    return [
+      {
+        id: "cnf-restart",
+        metric: `on-deployment-ready: CNF restart, ${int(n)} rules over all 11 kinds x 2 pods -> all applied, statuses true`,
+        target: "<= 3 s; CNF reads per pod <= number of collections",
+        measured: `${ms(run.ms)}; CNF reads per pod ${perPod.map((p) => p.reads).join("/")} for ${collections} collections`,
+        counts:
+          `${run.replies.length} deliver${run.replies.length === 1 ? "y" : "ies"} (last: ${last?.status} ${last?.detail}); ` +
+          `${int(api)} API requests (${kube.tally.describe()}); ${int(cnfCalls)} CNF requests: per pod ` +
+          perPod
+            .map(
+              (p) =>
+                `${p.reads} reads + ${p.writes} writes + ${p.restarts} restarts + ${p.logins} login`,
+            )
+            .join(" / ") +
+          (problems.length > 0 ? `; END STATE WRONG: ${problems.slice(0, 3).join("; ")}` : ""),
+        checks: [atMost("time", run.ms, 3_000), atMost("CNF reads", maxReads, collections)],
+        values: {
+          rules: n,
+          ms: run.ms,
+          deliveries: run.replies.length,
+          apiRequests: api,
+          cnfRequests: cnfCalls,
+          cnfReadsPerPodMax: maxReads,
+          collections,
+          apiPerRule: num(api / n, 2),
+        },
+        ...(problems.length > 0 || last?.status !== 202
+          ? {
+              error: `end state wrong: ${[`last reply ${last?.status}`, ...problems].slice(0, 4).join("; ")}`,
+            }
+          : {}),
+      },
+    ];
+  } finally {
+    await server.close();
+  }
+}
