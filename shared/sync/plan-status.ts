@@ -193,7 +193,9 @@ function readyVerdict(input: RulePlanInput, deployment: string, allPods: boolean
     const message = `${podsMessage(deployment, ready, expectedOf(input))}; ${
       rule.deleting ? "deleted" : "applied"
     } on the ready pods`;
-    return { ...waiting(input, "PodsNotReady", message), result };
+    // The object now exists on some pods: the finalizer must guard its removal from them.
+    const finalizer = rule.deleting || rule.hasFinalizer ? "keep" : "add";
+    return { ...waiting(input, "PodsNotReady", message), result, finalizer };
   }
   if (rule.deleting) {
     const message = `removed from all ${ready} pods of CNF ${deployment}`;
@@ -209,8 +211,15 @@ function readyVerdict(input: RulePlanInput, deployment: string, allPods: boolean
   }
   const drift = result === "updated" && rule.status?.appliedGeneration === rule.generation;
   const message = `applied on all ${ready} pods of CNF ${deployment}`;
+  // "DriftRepaired" stays until something else happens: flipping it back costs a write per rule.
+  const previous = rule.status?.conditions?.find((c) => c.type === "Ready" && c.status === "True");
+  const keepReason = result === "unchanged" && previous?.reason === "DriftRepaired";
   return {
-    condition: { type: "Ready", reason: drift ? "DriftRepaired" : "Applied", message },
+    condition: {
+      type: "Ready",
+      reason: drift || keepReason ? "DriftRepaired" : "Applied",
+      message,
+    },
     inSync: true,
     applied: true,
     finalizer: rule.hasFinalizer ? "keep" : "add",

@@ -280,3 +280,31 @@ describe("a failed service restart is remembered until the rule is Ready", () =>
     expect(restartPendingOf(rule({ status, generation }))).toBe(pending);
   });
 });
+
+describe("planRuleDecision across partial readiness and drift", () => {
+  it("applied on 1 of 2 ready pods: the finalizer is added so a later delete cleans that pod", () => {
+    const d = planRuleDecision({
+      rule: rule(),
+      cnf: cnf(1),
+      podResults: [held(true)],
+      whileWaiting: "done",
+      now: NOW,
+    });
+    expect(d.finalizer).toBe("add");
+  });
+
+  it("a repaired drift keeps its reason on the next quiet sync, so nothing is written", () => {
+    const applied = decide({}).status!;
+    const repaired = decide({
+      rule: rule({ hasFinalizer: true, status: applied }),
+      podResults: [held(true), held(false)],
+      now: LATER,
+    }).status!;
+    const quiet = decide({
+      rule: rule({ hasFinalizer: true, status: repaired }),
+      podResults: [held(false), held(false)],
+      now: LATER,
+    });
+    expect(quiet.status).toBeNull();
+  });
+});
