@@ -2,6 +2,7 @@
 // Node 24 through tsx, their output kept in a log file, stopped with SIGTERM and awaited.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
+import https from "node:https";
 import path from "node:path";
 import { repoRoot } from "../control-plane/binaries.js";
 
@@ -53,8 +54,28 @@ export function startChild(
   };
 }
 
+/** GET over https trusting `caPem`; resolves with the status code. */
+export function httpsStatus(url: string, caPem: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = https.get(url, { ca: caPem, timeout: 1_000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", reject);
+  });
+}
+
+const httpStatus = async (url: string): Promise<number> =>
+  (await fetch(url, { signal: AbortSignal.timeout(1_000) })).status;
+
 /** Resolves when GET `url` answers 200, or rejects at the deadline / when the child exits. */
-export async function waitForHttp(url: string, child: Child, timeoutMs: number): Promise<void> {
+export async function waitForHttp(
+  url: string,
+  child: Child,
+  timeoutMs: number,
+  get: (url: string) => Promise<number> = httpStatus,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exit: string | undefined;
   void child.exited.then((how) => {
@@ -65,8 +86,7 @@ export async function waitForHttp(url: string, child: Child, timeoutMs: number):
       throw new Error(`${child.name} ended (${exit}) before ${url} answered; see ${child.logPath}`);
     }
     try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
-      if (res.status === 200) return;
+      if ((await get(url)) === 200) return;
     } catch {
       // not listening yet
     }

@@ -105,12 +105,16 @@ export class DemoCluster {
     }
   }
 
-  private async setPodReady(namespace: string, name: string, ip: string): Promise<void> {
-    const ready = { type: "Ready", status: "True", lastTransitionTime: new Date().toISOString() };
+  private async setPodReady(namespace: string, name: string, ip: string, ready = true) {
+    const condition = {
+      type: "Ready",
+      status: ready ? "True" : "False",
+      lastTransitionTime: new Date().toISOString(),
+    };
     await this.kube.patchStatus(
       PODS,
       { namespace, name },
-      { phase: "Running", podIP: ip, podIPs: [{ ip }], conditions: [ready] },
+      { phase: "Running", podIP: ip, podIPs: [{ ip }], conditions: [condition] },
     );
   }
 
@@ -132,18 +136,46 @@ export class DemoCluster {
     }
   }
 
-  /** Creates every object of `files` (rules into `namespace`); returns how many. */
+  /**
+   * Creates every object of `files` (rules into `namespace`) in the registry's apply order, so
+   * the webhook's dependency checks find what each rule references; returns how many.
+   */
   async applySamples(namespace: string, files: readonly string[]): Promise<number> {
-    let count = 0;
-    for (const file of files) {
-      for (const doc of await samplesOf(file)) {
-        const type = this.typeOf(doc.kind);
-        const metadata = type.namespaced ? { ...doc.metadata, namespace } : doc.metadata;
-        await this.kube.create(type, { ...doc, metadata });
-        count += 1;
-      }
+    const docs = (await Promise.all(files.map(samplesOf))).flat();
+    const rank = (doc: SampleDoc) => (isRuleKind(doc.kind) ? requireKind(doc.kind).applyRank : -1);
+    docs.sort((a, b) => rank(a) - rank(b));
+    for (const doc of docs) {
+      const type = this.typeOf(doc.kind);
+      const metadata = type.namespaced ? { ...doc.metadata, namespace } : doc.metadata;
+      await this.kube.create(type, { ...doc, metadata });
     }
-    return count;
+    return docs.length;
+  }
+
+  /** Tries to create a rule that references a policy nobody made; returns the API's answer. */
+  async createDanglingRule(namespace: string): Promise<string> {
+    try {
+      await this.kube.create(ruleResource(requireKind("Mwan3Rule")), {
+        metadata: { name: "dangling", namespace, labels: { sdewanPurpose: CNF } },
+        spec: { policy: "no-such-policy", src_ip: "10.0.9.9" },
+      });
+      return "created (no webhook denied it)";
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+
+  /**
+   * A CNF container restart as the kubelet reports it: the pod turns not Ready, the CNF comes
+   * back empty (the simulator drops its state), the pod turns Ready again.
+   */
+  async restartCnfPod(namespace: string, index: number): Promise<void> {
+    const sim = this.sims[index];
+    if (sim === undefined) throw new Error(`no CNF pod ${index}`);
+    const name = `${CNF}-${HASH}-pod${index}`;
+    await this.setPodReady(namespace, name, sim.host, false);
+    sim.restartCnf();
+    await this.setPodReady(namespace, name, sim.host, true);
   }
 
   private typeOf(kind: string): ResourceType {

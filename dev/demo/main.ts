@@ -1,9 +1,11 @@
 /**
  * `npm run demo [-- --keep]`: the project's main job on one machine. Starts a local control
  * plane (dev/control-plane; builds it first if needed), two CNF simulators as the pods of CNF
- * Deployment cnf-1, the functions (`functions/server.ts`) and the connector as child processes,
- * applies manifests/samples, waits until every rule reports inSync=true and the EgressGroup is
- * written, prints a table, and tears everything down (with --keep: after Ctrl-C).
+ * Deployment cnf-1, the functions (`functions/server.ts`), the admission webhook (HTTPS) and the
+ * connector as child processes, applies manifests/samples, waits until every rule reports
+ * inSync=true on both pods and the EgressGroup is written, prints a table, shows the webhook
+ * deny a dangling reference, restarts one CNF and waits until it is healed, and tears
+ * everything down (with --keep: after Ctrl-C).
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -12,12 +14,14 @@ import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { AdmissionregistrationV1Api, KubeConfig } from "@kubernetes/client-node";
 import { parse, stringify } from "yaml";
 import { repoRoot } from "../control-plane/binaries.js";
 import { startControlPlane, type ControlPlane } from "../control-plane/control-plane.js";
 import { startCnfSim, type CnfSim } from "../cnf-sim/index.js";
-import { startChild, waitForHttp, type Child } from "./children.js";
+import { httpsStatus, startChild, waitForHttp, type Child } from "./children.js";
 import { DemoCluster, type RuleRow } from "./cluster.js";
+import { buildWebhookConfiguration } from "../../shared/admission/index.js";
 
 const keep = process.argv.includes("--keep");
 const started = Date.now();
@@ -52,6 +56,15 @@ async function connectorConfig(functionsUrl: string, port: number): Promise<stri
   return stringify(config);
 }
 
+async function registerWebhook(cp: ControlPlane, url: string, caPem: string): Promise<void> {
+  const kc = new KubeConfig();
+  kc.loadFromFile(cp.kubeconfigPath);
+  const body = buildWebhookConfiguration({
+    clientConfig: { url, caBundle: Buffer.from(caPem).toString("base64") },
+  });
+  await kc.makeApiClient(AdmissionregistrationV1Api).createValidatingWebhookConfiguration({ body });
+}
+
 function printTable(rows: readonly RuleRow[], groups: readonly string[]): void {
   const header = ["rule", "inSync", "pods holding it"];
   const body = rows.map((r) => [r.rule, String(r.inSync ?? "-"), `${r.holding}/${r.pods}`]);
@@ -71,14 +84,28 @@ interface Running {
   workDir?: string;
 }
 
+/**
+ * The connector first (no new events), then the control plane (its keep-alive connections to the
+ * webhook go with it), then the servers and the simulators. Logs are kept when a child did not
+ * exit cleanly.
+ */
 async function tearDown(running: Running): Promise<void> {
   const from = Date.now();
-  for (const child of [...running.children].reverse()) {
-    say(`stopping ${child.name}: ${await child.stop()}`);
-  }
-  await Promise.all(running.sims.map((s) => s.close()));
+  const [connector, ...servers] = [...running.children].reverse();
+  const endings: string[] = [];
+  const stop = async (child: Child | undefined) => {
+    if (child === undefined) return;
+    const how = await child.stop();
+    endings.push(how);
+    say(`stopped ${child.name}: ${how}`);
+  };
+  await stop(connector);
   await running.controlPlane?.stop();
-  if (running.workDir) await rm(running.workDir, { recursive: true, force: true });
+  await Promise.all(servers.map(stop));
+  await Promise.all(running.sims.map((s) => s.close()));
+  const clean = endings.every((how) => how === "exit 0");
+  if (running.workDir && clean) await rm(running.workDir, { recursive: true, force: true });
+  if (running.workDir && !clean) say(`logs kept in ${running.workDir}`);
   say(`stopped everything in ${seconds(from)}`);
 }
 
@@ -120,6 +147,30 @@ async function run(running: Running): Promise<void> {
   await waitForHttp(`${functionsUrl}/_/ready`, functions, 60_000);
   say(`functions ready at ${functionsUrl} (log ${functions.logPath})`);
 
+  // validate-admission over TLS (a certificate from the cluster CA), registered as the webhook.
+  const serving = await cp.issueServingCertificate();
+  const webhookPort = await freePort("127.0.0.1");
+  const webhook = startChild(
+    "validate-admission",
+    "functions/validate-admission/main.ts",
+    [],
+    {
+      KUBECONFIG: cp.kubeconfigPath,
+      PORT: String(webhookPort),
+      TLS_CERT_FILE: serving.certPath,
+      TLS_KEY_FILE: serving.keyPath,
+      LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info",
+    },
+    path.join(work, "validate-admission.log"),
+  );
+  running.children.push(webhook);
+  const webhookUrl = `https://127.0.0.1:${webhookPort}`;
+  await waitForHttp(`${webhookUrl}/_/ready`, webhook, 60_000, (url) =>
+    httpsStatus(url, serving.caPem),
+  );
+  await registerWebhook(cp, `${webhookUrl}/`, serving.caPem);
+  say(`validate-admission serving HTTPS at ${webhookUrl}, registered with the API server`);
+
   const cluster = new DemoCluster(cp.kubeconfigPath, running.sims, simPort);
   const namespace = `sdewan-demo-${randomBytes(2).toString("hex")}`;
   await cluster.createNamespace(namespace);
@@ -153,6 +204,17 @@ async function run(running: Running): Promise<void> {
   );
   say(`converged ${seconds(applyStart)} after applying the samples (${seconds(started)} in all)`);
   printTable(rows, groups);
+
+  const answer = await cluster.createDanglingRule(namespace);
+  say(
+    `the webhook at work, a Mwan3Rule naming a missing policy: ${answer.replace(/^.*denied the request: /s, "denied: ").slice(0, 400)}`,
+  );
+
+  say("restarting the CNF of pod 0: it comes back empty, its pod turns Ready again");
+  const restartAt = Date.now();
+  await cluster.restartCnfPod(namespace, 0);
+  await cluster.waitConverged(namespace, 120_000, (pending) => say(`healing: ${pending}`));
+  say(`healed ${seconds(restartAt)} after the restart: every rule is back on both pods`);
 
   if (keep) {
     console.log(`export KUBECONFIG=${cp.kubeconfigPath}`);
