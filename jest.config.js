@@ -26,8 +26,8 @@ export default {
       // One real kube-apiserver + etcd per run (dev/control-plane); each test uses its own namespace.
       globalSetup: "<rootDir>/test/integration/support/global-setup.ts",
       globalTeardown: "<rootDir>/test/integration/support/global-teardown.ts",
-      // Every test talks to that one shared API server on a small machine; 5 s is too tight.
-      testTimeout: 30_000,
+      // 30 s per test: one shared API server on a small machine (jest ignores a project testTimeout).
+      setupFilesAfterEnv: ["<rootDir>/test/integration/support/timeout.ts"],
     },
   ],
 };
