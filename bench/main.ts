@@ -19,6 +19,7 @@ import { benchReconcile } from "./rows/reconcile.js";
 import { benchRestart } from "./rows/restart.js";
 import { benchAdmission } from "./rows/admission.js";
 import { benchEgress } from "./rows/egress.js";
+import { benchColdStart } from "./rows/cold-start.js";
 import { measureBaseline, type Baseline } from "./lib/baseline.js";
 
 interface RowGroup {
@@ -31,6 +32,7 @@ const GROUPS: readonly RowGroup[] = [
   { ids: ["cnf-restart"], run: benchRestart },
   { ids: ["admission-in-process", "admission-apiserver"], run: benchAdmission },
   { ids: ["egress-recompute", "egress-pod-event"], run: benchEgress },
+  { ids: ["cold-start"], run: benchColdStart },
 ];
 
 const ALL_IDS = GROUPS.flatMap((g) => g.ids);

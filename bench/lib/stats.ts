@@ -50,3 +50,12 @@ export function num(value: number, digits = 1): string {
 export function int(value: number): string {
   return Math.round(value).toLocaleString("en-US");
 }
+
+/** CPU this process uses from now (user + system, ms), read by the returned function. */
+export function cpuMeter(): () => number {
+  const before = process.cpuUsage();
+  return () => {
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / 1000;
+  };
+}

@@ -15,7 +15,7 @@ import { postObjectEvent, postResync } from "../lib/events.js";
 import { RecordingKube } from "../lib/recording-kube.js";
 import { atMost, type RowResult } from "../lib/report.js";
 import { serveInProcess } from "../lib/serve.js";
-import { int, ms, num, percentiles } from "../lib/stats.js";
+import { cpuMeter, int, ms, num, percentiles } from "../lib/stats.js";
 
 const RUN = "bench.sdewan/egress";
 const TEAMS = 10;
@@ -246,6 +246,7 @@ async function podEvents(
   const api: number[] = [];
   let failures = 0;
   kube.tally.reset();
+  const cpu = cpuMeter();
   for (let i = 0; i < n; i += 1) {
     const pod = world.pods[(i * 7919) % world.pods.length];
     if (pod === undefined) throw new Error("no pods");
@@ -264,6 +265,7 @@ async function podEvents(
     api.push(reply.calls.api);
     if (reply.status !== 202) failures += 1;
   }
+  const cpuPerEvent = cpu() / n;
   const wrong = await wrongGroups(ctx, world);
   const p = percentiles(samples);
   const avg = api.reduce((a, b) => a + b, 0) / n;
@@ -273,12 +275,19 @@ async function podEvents(
     target: "p99 <= 50 ms",
     measured: `p50 ${ms(p.p50)} / p99 ${ms(p.p99)} (max ${ms(p.max)})`,
     counts:
-      `per event: ${num(avg)} API requests (${kube.tally.describe(n)})` +
+      `per event: ${num(avg)} API requests (${kube.tally.describe(n)}); ` +
+      `bench process CPU ${ms(cpuPerEvent)} per event (function + relabel)` +
       (wrong.length > 0 || failures > 0
         ? `; ${failures} not 202; WRONG GROUPS: ${wrong.slice(0, 3).join("; ")}`
         : ""),
     checks: [atMost("p99", p.p99, 50)],
-    values: { events: n, p50Ms: p.p50, p99Ms: p.p99, apiPerEvent: avg },
+    values: {
+      events: n,
+      p50Ms: p.p50,
+      p99Ms: p.p99,
+      apiPerEvent: avg,
+      benchCpuMsPerEvent: cpuPerEvent,
+    },
     ...(wrong.length > 0 || failures > 0
       ? {
           error: `${failures} events not answered 202; ${wrong.length} groups differ from a fresh computation`,

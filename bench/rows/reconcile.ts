@@ -16,7 +16,7 @@ import { RecordingKube } from "../lib/recording-kube.js";
 import { atMost, type RowResult } from "../lib/report.js";
 import { createRules, kindCounts, MAKERS } from "../lib/rules.js";
 import { serveInProcess } from "../lib/serve.js";
-import { ms, num, percentiles } from "../lib/stats.js";
+import { cpuMeter, ms, num, percentiles } from "../lib/stats.js";
 
 const RULE = "rule0";
 const MWAN3_RULE = requireKind("Mwan3Rule");
@@ -95,6 +95,7 @@ async function changedRuleEvents(ctx: BenchContext, world: World): Promise<RowRe
   for (const sim of ctx.fleet.sims) sim.resetCounters();
   world.kube.tally.reset();
   const seqs = lastSeqs(world.cnf.pods);
+  const cpu = cpuMeter();
   for (let i = 0; i < n; i += 1) {
     const port = String(3000 + i);
     await admin.mergePatch(
@@ -110,6 +111,7 @@ async function changedRuleEvents(ctx: BenchContext, world: World): Promise<RowRe
     lastDetail = reply.detail;
     if (reply.status !== 202 || !(await applied(ctx, world, port))) failures += 1;
   }
+  const cpuPerEvent = cpu() / n;
   const p = percentiles(samples);
   const writesPerPod = world.cnf.pods.map((pod) => totalWrites(pod.sim.counters()) / n);
   const restarts = world.cnf.pods.map((pod) => pod.sim.counters().serviceActions / n);
@@ -123,6 +125,7 @@ async function changedRuleEvents(ctx: BenchContext, world: World): Promise<RowRe
       `per event: ${num(avg(api))} API requests (${world.kube.tally.describe(n)}); ` +
       `${num(avg(cnfCalls))} CNF requests (${describeTally(cnfRequestTally(world.cnf.pods, seqs), n)}); ` +
       `CNF writes per pod ${writesPerPod.map((w) => num(w, 2)).join("/")}, restarts per pod ${restarts.map((r) => num(r, 2)).join("/")}` +
+      `; bench process CPU ${ms(cpuPerEvent)} per event (function, simulators, setup patch)` +
       (failures > 0 ? `; ${failures} events not applied (last: ${lastDetail})` : ""),
     checks: [atMost("p50", p.p50, 15), atMost("p99", p.p99, 50)],
     values: {
@@ -133,6 +136,7 @@ async function changedRuleEvents(ctx: BenchContext, world: World): Promise<RowRe
       apiPerEvent: avg(api),
       cnfPerEvent: avg(cnfCalls),
       failures,
+      benchCpuMsPerEvent: cpuPerEvent,
     },
     ...(failures > 0
       ? { error: `${failures}/${n} events did not end applied with status written` }

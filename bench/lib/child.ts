@@ -1,0 +1,108 @@
+/**
+ * A function server as its own process, started the way `npm start` starts it but with node
+ * directly (`node --import tsx functions/server.ts`; npm and the tsx CLI each add a process).
+ * Its log goes to a file; the "listening" line is noticed as it is written.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream } from "node:fs";
+import { readFile } from "node:fs/promises";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+export interface FunctionProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly port: number;
+  readonly logFile: string;
+  /** performance.now() when the process was spawned, and when it logged "listening". */
+  readonly spawnedAt: number;
+  listeningAt(): number | undefined;
+  /** Resident set size now and at its peak (VmRSS / VmHWM), in MiB. */
+  memory(): Promise<{ rssMb: number; peakMb: number }>;
+  /** CPU time the process has used (user + system, all threads), in ms. */
+  cpuMs(): Promise<number>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with how it ended. */
+  stop(graceMs?: number): Promise<string>;
+  readonly exited: Promise<string>;
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
+
+export interface SpawnOptions {
+  readonly logFile: string;
+  readonly env: Record<string, string>;
+  readonly port?: number;
+  /** Script to run; default functions/server.ts. */
+  readonly script?: string;
+  readonly args?: readonly string[];
+}
+
+export async function spawnFunctionServer(options: SpawnOptions): Promise<FunctionProcess> {
+  const port = options.port ?? (await freePort());
+  const log = createWriteStream(options.logFile, { flags: "a" });
+  const spawnedAt = performance.now();
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", options.script ?? "functions/server.ts", ...(options.args ?? [])],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let listening: number | undefined;
+  let pending = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    log.write(chunk);
+    if (listening !== undefined) return;
+    pending += chunk.toString("utf8");
+    if (/"msg":"listening"/.test(pending)) listening = performance.now();
+    pending = pending.slice(-200);
+  });
+  child.stderr?.on("data", (chunk: Buffer) => log.write(chunk));
+  const exited = new Promise<string>((resolve) => {
+    child.once("exit", (code, signal) => {
+      log.end();
+      resolve(signal ? `killed by ${signal}` : `exit code ${code}`);
+    });
+  });
+  return {
+    child,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    logFile: options.logFile,
+    spawnedAt,
+    listeningAt: () => listening,
+    exited,
+    async memory() {
+      const status = await readFile(`/proc/${child.pid}/status`, "utf8");
+      const kb = (field: string): number =>
+        Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+      return { rssMb: kb("VmRSS") / 1024, peakMb: kb("VmHWM") / 1024 };
+    },
+    async cpuMs() {
+      // /proc/<pid>/stat: fields 14 and 15 (utime, stime) in clock ticks of 10 ms, after "(comm)".
+      const stat = await readFile(`/proc/${child.pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return (Number(fields[11]) + Number(fields[12])) * 10;
+    },
+    async stop(graceMs = 10_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return exited;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      const how = await exited;
+      clearTimeout(timer);
+      return how;
+    },
+  };
+}
