@@ -51,7 +51,8 @@ async function connectorConfig(functionsUrl: string, port: number): Promise<stri
   config.http = { host: "127.0.0.1", port };
   for (const route of config.routes) {
     route.url = `${functionsUrl}/${route.name}`;
-    route.resync = "30s";
+    // Only routes whose function takes resync events have a period (reconcile-rule does not).
+    if (route.resync !== undefined) route.resync = "30s";
   }
   return stringify(config);
 }

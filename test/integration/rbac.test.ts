@@ -36,6 +36,8 @@ import { RULE_GROUP, requireKind } from "../../shared/rules/index.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
 import type { Outcome } from "../../shared/runtime/outcome.js";
 import { ruleKinds } from "../../shared/admission/index.js";
+import { PRUNE_ANNOTATION } from "../../shared/sync/plan-prune.js";
+import { LEDGER_ANNOTATION } from "../../shared/sync/prune-ledger.js";
 import { kubeConfigWithToken } from "./admission-harness.js";
 import { CnfWorld, type Cnf } from "./cnf-world.js";
 import { EgressWorld } from "./egress-harness.js";
@@ -271,7 +273,8 @@ describe("on-deployment-ready runs with exactly manifests/rbac/on-deployment-rea
     scope: { namespace: world.namespace },
   });
 
-  it("brings every rule of a CNF in sync on both pods, from a Deployment event and from a resync", async () => {
+  it("brings every rule of a pruning CNF in sync on both pods and writes its ledger, from a Deployment event and from a resync", async () => {
+    await world.annotateCnf(cnf, { [PRUNE_ANNOTATION]: "true" });
     const fn = syncAs(await identityFrom("on-deployment-ready.yaml"));
     expect((await fn.handle(deploymentEvent(), world.context())).kind).toBe("done");
     for (const name of ["lan1", "wan1"]) {
@@ -281,21 +284,46 @@ describe("on-deployment-ready runs with exactly manifests/rbac/on-deployment-rea
       ["lan1", "wan1"],
       ["lan1", "wan1"],
     ]);
+    const deployment = await world.kube.get(DEPLOYMENTS, {
+      namespace: world.namespace,
+      name: cnf.name,
+    });
+    expect(deployment?.metadata.annotations?.[LEDGER_ANNOTATION]).toContain("lan1");
     expect((await fn.handle(resyncEvent(), world.context())).kind).toBe("done");
   });
 
-  it("is refused (403) any write outside its role: scaling the Deployment, deleting a Pod or a rule", async () => {
+  it("is refused (403) any write outside its role: creating or deleting a Deployment, deleting a Pod or a rule", async () => {
     const { kube } = await identityFrom("on-deployment-ready.yaml");
     const ns = world.namespace;
-    const scale = { spec: { replicas: 3 } };
-    expect(
-      await refusal(kube.mergePatch(DEPLOYMENTS, { namespace: ns, name: cnf.name }, scale)),
-    ).toBe("forbidden 403");
+    const copy = { metadata: { name: "second-cnf", namespace: ns }, spec: {} };
+    expect(await refusal(kube.create(DEPLOYMENTS, copy))).toBe("forbidden 403");
+    expect(await refusal(kube.delete(DEPLOYMENTS, { namespace: ns, name: cnf.name }))).toBe(
+      "forbidden 403",
+    );
     expect(await refusal(kube.delete(PODS, { namespace: ns, name: cnf.pods[0]?.name ?? "" }))).toBe(
       "forbidden 403",
     );
     const zone = ruleResource(requireKind("FirewallZone"));
     expect(await refusal(kube.delete(zone, { namespace: ns, name: "wan1" }))).toBe("forbidden 403");
+  });
+
+  it("without patching Deployments, a pruning CNF's ledger is not kept (the function says which grant is missing)", async () => {
+    await world.annotateCnf(cnf, { [PRUNE_ANNOTATION]: "true" });
+    const fn = syncAs(
+      await identityFrom("on-deployment-ready.yaml", {
+        group: "apps",
+        resource: "deployments",
+        verb: "patch",
+      }),
+    );
+    // Pruning degrades rather than blocking the sync: the rules are applied, the ledger is not.
+    expect((await fn.handle(deploymentEvent(), world.context())).kind).toBe("done");
+    const deployment = await world.kube.get(DEPLOYMENTS, {
+      namespace: world.namespace,
+      name: cnf.name,
+    });
+    expect(deployment?.metadata.annotations?.[LEDGER_ANNOTATION]).toBeUndefined();
+    expect(world.log.lines.join("\n")).toContain("grant patch on apps/deployments");
   });
 
   it("fails without listing Pods: the CNF cannot be observed, nothing is applied", async () => {
