@@ -52,6 +52,12 @@ export const NETWORKS = JSON.stringify({
   ],
 });
 
+/**
+ * Per-request CNF timeout in tests: the default, so a busy machine (the simulators share the
+ * test's event loop) does not turn slow replies into timeouts.
+ */
+export const CNF_TEST_TIMEOUT_MS = 1500;
+
 /** Collects log lines so tests can assert on them (e.g. no secret ever appears). */
 export class CapturedLog {
   readonly lines: string[] = [];
@@ -160,7 +166,9 @@ export class CnfWorld {
   readonly log = new CapturedLog();
   readonly calls = { api: 0, cnf: 0 };
   readonly sims: CnfSim[] = [];
-  readonly env: Record<string, string | undefined> = { CNF_TIMEOUT_MS: "400" };
+  readonly env: Record<string, string | undefined> = {
+    CNF_TIMEOUT_MS: String(CNF_TEST_TIMEOUT_MS),
+  };
   namespace = "";
 
   private constructor() {}

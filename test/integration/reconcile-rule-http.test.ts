@@ -6,7 +6,7 @@ import request from "supertest";
 import type { Express } from "express";
 import { RULE_API_VERSION, RULE_KIND_NAMES } from "../../shared/rules/index.js";
 import { createFunctionApp, createLogger, Runtime } from "../../shared/runtime/index.js";
-import { CnfWorld, type Cnf, type CnfPod } from "./cnf-world.js";
+import { CNF_TEST_TIMEOUT_MS, CnfWorld, type Cnf, type CnfPod } from "./cnf-world.js";
 
 jest.setTimeout(60_000);
 
@@ -158,7 +158,7 @@ describe("reconcile-rule over HTTP", () => {
   it.each([
     ["answering 500", { kind: "status", status: 500 } as const, "HTTP 500"],
     ["answering garbage instead of JSON", { kind: "garbage" } as const, "bad reply"],
-    ["hanging", { kind: "hang" } as const, "no reply within 400 ms"],
+    ["hanging", { kind: "hang" } as const, `no reply within ${CNF_TEST_TIMEOUT_MS} ms`],
   ])(
     "a CNF pod %s: 503 with Retry-After, and the status says what failed",
     async (_t, fault, text) => {
