@@ -17,7 +17,6 @@ import { isJsonMediaType, parseContentType } from "../events/content-type.js";
 import { parseIntake } from "../events/parse.js";
 import type { IntakeEvent } from "../events/types.js";
 import type { CallCounters, EventFunction, JsonFunction, SdewanFunction } from "./function.js";
-import { NotImplementedError } from "./not-implemented.js";
 import { OUTCOME_TABLE, type Outcome } from "./outcome.js";
 import {
   HEADER,
@@ -193,10 +192,7 @@ async function runEvent(
     );
   } catch (error) {
     thrown = error;
-    result =
-      error instanceof NotImplementedError
-        ? { kind: "not-implemented", message: `${fn.name}: ${error.message}` }
-        : { kind: "error", errorId: randomUUID(), message: errorMessage(error) };
+    result = { kind: "error", errorId: randomUUID(), message: errorMessage(error) };
   }
   const seconds = (performance.now() - started) / 1000;
   const type = event.ceType ?? "plain-ref";
@@ -237,9 +233,6 @@ function logEvent(
         { ...fields, err: thrown },
         `${subject}: handler threw (error id ${result.errorId})`,
       );
-      return;
-    case "not-implemented":
-      log.warn(fields, `${subject}: ${result.message}`);
       return;
     case "outcome":
       if (result.outcome.kind === "done") log.info(fields, `${subject} ${result.outcome.result}`);
@@ -388,14 +381,6 @@ async function jsonReply(
     const { status, body: replyBody } = await fn.handle(body, ctx);
     return { status, body: replyBody, headers: {} };
   } catch (error) {
-    if (error instanceof NotImplementedError) {
-      const message = `${fn.name}: ${error.message}`;
-      return {
-        status: 501,
-        body: { error: "not-implemented", message },
-        headers: { [HEADER.outcome]: "not-implemented", [HEADER.reason]: headerSafe(message) },
-      };
-    }
     const errorId = randomUUID();
     return {
       status: 500,

@@ -24,11 +24,6 @@ export { portFrom, selectFunctions } from "./select.js";
 export { createLogger } from "./log.js";
 export type { Logger, LoggerOptions } from "./log.js";
 export { RuntimeMetrics } from "./metrics.js";
-export {
-  NotImplementedError,
-  notImplementedEventFunction,
-  notImplementedJsonFunction,
-} from "./not-implemented.js";
 export { BATCH_SEVERITY_ORDER, HEADER, worstResult } from "./reply.js";
 export type { EventResult, ResultLabel } from "./reply.js";
 export * from "./outcome.js";

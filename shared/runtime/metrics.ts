@@ -9,7 +9,7 @@ export interface EventSample {
   readonly fn: string;
   /** The CloudEvent type, "plain-ref", or "json" for a JsonFunction. */
   readonly type: string;
-  /** done | retry | permanent | malformed | error | not-implemented, or "http-<status>" for JSON. */
+  /** done | retry | permanent | malformed | error, or "http-<status>" for JSON. */
   readonly outcome: string;
   readonly seconds: number;
   readonly calls: CallCounters;

@@ -32,27 +32,17 @@ export function renderOutcomeTable(): string {
       reply.redelivered ? "yes" : "no",
     ];
   });
-  const notOutcomes = [
-    [
-      "(handler threw)",
-      "a bug or an unexpected failure",
-      "500",
-      "`X-Sdewan-Error-Id`",
-      "-",
-      "by a Broker (5xx)",
-    ],
-    [
-      "(not implemented)",
-      "the function's logic has not landed yet",
-      "501",
-      "`X-Sdewan-Reason`",
-      "-",
-      "by a Broker (5xx)",
-    ],
+  const handlerThrew = [
+    "(handler threw)",
+    "a bug or an unexpected failure",
+    "500",
+    "`X-Sdewan-Error-Id`",
+    "-",
+    "by a Broker (5xx)",
   ];
   return table(
     ["`X-Sdewan-Outcome`", "meaning", "HTTP", "other headers", "status condition", "redelivered"],
-    [...rows, ...notOutcomes],
+    [...rows, handlerThrew],
   );
 }
 
@@ -64,7 +54,7 @@ export function renderIntakeErrorTable(): string {
   return table(["`X-Sdewan-Code`", "HTTP"], rows);
 }
 
-/** "not-implemented > error > retry > ..." as the README states the batch rule. */
+/** "error > retry > permanent > ..." as the README states the batch rule. */
 export const renderBatchOrder = (): string =>
   BATCH_SEVERITY_ORDER.map((label) => `\`${label}\``).join(" > ");
 

@@ -1,7 +1,6 @@
 /**
  * What one request's handling comes to, and the HTTP reply for it. Status codes come from
- * OUTCOME_TABLE only; the runtime adds two non-outcomes: a handler that threw (500 + error id)
- * and a route whose logic has not landed (501).
+ * OUTCOME_TABLE only; the runtime adds one non-outcome: a handler that threw (500 + error id).
  */
 import type { ObjectRef } from "../events/types.js";
 import { OUTCOME_TABLE, type Outcome } from "./outcome.js";
@@ -9,10 +8,9 @@ import { OUTCOME_TABLE, type Outcome } from "./outcome.js";
 /** How one event ended. */
 export type EventResult =
   | { readonly kind: "outcome"; readonly outcome: Outcome }
-  | { readonly kind: "error"; readonly errorId: string; readonly message: string }
-  | { readonly kind: "not-implemented"; readonly message: string };
+  | { readonly kind: "error"; readonly errorId: string; readonly message: string };
 
-export type ResultLabel = Outcome["kind"] | "error" | "not-implemented";
+export type ResultLabel = Outcome["kind"] | "error";
 
 /** A request's reply: status, headers, and the body sent only when the caller asked (verbose). */
 export interface Reply {
@@ -40,7 +38,6 @@ export const labelOf = (result: EventResult): ResultLabel =>
  * permanent failure that needs a human, then the malformed one.
  */
 const SEVERITY: Readonly<Record<ResultLabel, number>> = {
-  "not-implemented": 5,
   error: 4,
   retry: 3,
   permanent: 2,
@@ -78,16 +75,6 @@ export function replyFor(result: EventResult, correlationId: string): Reply {
         status: 500,
         label: "error",
         headers: { ...base, [HEADER.outcome]: "error", [HEADER.errorId]: result.errorId },
-      };
-    case "not-implemented":
-      return {
-        status: 501,
-        label: "not-implemented",
-        headers: {
-          ...base,
-          [HEADER.outcome]: "not-implemented",
-          [HEADER.reason]: headerSafe(result.message),
-        },
       };
     case "outcome":
       return {
@@ -141,7 +128,5 @@ export function resultDetails(result: EventResult): Record<string, unknown> {
     }
     case "error":
       return { errorId: result.errorId };
-    case "not-implemented":
-      return { reason: result.message };
   }
 }

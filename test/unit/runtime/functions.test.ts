@@ -2,15 +2,11 @@ import request from "supertest";
 import { ALL_FUNCTIONS } from "../../../functions/all.js";
 import { reconcileRule } from "../../../functions/reconcile-rule/index.js";
 import {
-  NotImplementedError,
   createCombinedApp,
   createFunctionApp,
-  notImplementedEventFunction,
-  notImplementedJsonFunction,
   portFrom,
   selectFunctions,
 } from "../../../shared/runtime/index.js";
-import { loadEventFixture } from "../../fixtures/events/index.js";
 import { capturingRuntime } from "./helpers.js";
 
 const FUNCTION_NAMES = [
@@ -19,13 +15,6 @@ const FUNCTION_NAMES = [
   "validate-admission",
   "egress-group-sync",
 ];
-
-const handlerContext = () => ({
-  correlationId: "t",
-  log: capturingRuntime().runtime.logger,
-  calls: { api: 0, cnf: 0 },
-  signal: new AbortController().signal,
-});
 
 /** Refused by the runtime before any handler runs, so it proves the route without calling one. */
 const notJson = (app: Parameters<typeof request>[0], path: string) =>
@@ -44,38 +33,6 @@ describe("the four functions exist and are wired to the runtime", () => {
 
   it("one function alone is served at POST / (OpenFaaS / Knative style)", async () => {
     await notJson(createFunctionApp(reconcileRule, capturingRuntime().runtime), "/").expect(400);
-  });
-});
-
-describe("a function whose logic has not landed answers 501, never a pretend success", () => {
-  const stub = notImplementedEventFunction("later", "not implemented yet: lands with issue 9");
-
-  it("called directly, it refuses with NotImplementedError", async () => {
-    const event = { type: "resync" as const, id: "1", scope: {} };
-    await expect(stub.handle(event, handlerContext())).rejects.toBeInstanceOf(NotImplementedError);
-  });
-
-  it.each(["binary-ref-update", "structured-ref-add", "batch", "plain-ref"])(
-    "over HTTP (%s) -> 501 with the message in X-Sdewan-Reason",
-    async (fixture) => {
-      const { headers, body } = loadEventFixture(fixture);
-      const res = await request(createFunctionApp(stub, capturingRuntime().runtime))
-        .post("/")
-        .set(headers)
-        .send(body);
-      expect(res.status).toBe(501);
-      expect(res.headers["x-sdewan-outcome"]).toBe("not-implemented");
-      expect(res.headers["x-sdewan-reason"]).toBe("later: not implemented yet: lands with issue 9");
-    },
-  );
-
-  it("a JSON stub -> 501 with a JSON message", async () => {
-    const jsonStub = notImplementedJsonFunction("webhook", "not implemented yet");
-    const res = await request(createFunctionApp(jsonStub, capturingRuntime().runtime))
-      .post("/")
-      .send({ kind: "AdmissionReview" })
-      .expect(501);
-    expect(res.body).toEqual({ error: "not-implemented", message: "webhook: not implemented yet" });
   });
 });
 
