@@ -16,7 +16,11 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # --ignore-scripts: the image already has Node 24; the pinned "node" package need not fetch one.
-RUN npm ci --no-audit --no-fund --ignore-scripts
+# npm ci, unless it refuses the lock: a lock written against a registry mirror that serves only
+# linux-x64 builds lacks other platforms' optional packages (see .ci/run); npm install then
+# installs the same versions from it.
+RUN npm ci --no-audit --no-fund --ignore-scripts \
+ || npm install --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY shared ./shared
 COPY functions ./functions
@@ -28,7 +32,9 @@ FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
+RUN (npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
+  || npm install --omit=dev --no-audit --no-fund --ignore-scripts) \
+ && npm cache clean --force
 COPY --from=build /src/dist ./dist
 # Which function(s) to serve; empty = all. FUNCTIONS (env) wins at run time.
 ARG FUNCTION=""
