@@ -283,11 +283,14 @@ function replyIntakeError(
   });
 }
 
-/** Errors from the body reader: too large (413), unknown Content-Encoding (415), broken stream. */
+/**
+ * Errors from the body reader: too large (413), unknown Content-Encoding (415), broken stream,
+ * or a body that does not decompress (the reader's 400 without a `type`, e.g. corrupt gzip).
+ */
 function bodyErrorHandler(fn: SdewanFunction, runtime: Runtime): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
-    const type = (error as { type?: unknown } | null)?.type;
-    if (typeof type !== "string") {
+    const { type, status } = (error ?? {}) as { type?: unknown; status?: unknown };
+    if (typeof type !== "string" && status !== 400) {
       next(error);
       return;
     }

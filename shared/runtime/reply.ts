@@ -112,7 +112,9 @@ const MAX_HEADER_TEXT = 512;
 /** Header values must be visible ASCII; anything else is percent-encoded, and long text cut. */
 export function headerSafe(text: string): string {
   const cut = text.length > MAX_HEADER_TEXT ? `${text.slice(0, MAX_HEADER_TEXT - 1)}…` : text;
-  return cut.replace(/[^\x20-\x7e]|%/g, (char) => encodeURIComponent(char));
+  // Per code point (`u`), and lone surrogates (valid JSON "\ud800", or a pair cut above) made
+  // U+FFFD first: encodeURIComponent throws on a lone surrogate.
+  return cut.toWellFormed().replace(/[^\x20-\x7e]|%/gu, (char) => encodeURIComponent(char));
 }
 
 /** "Mwan3Rule sdewan-demo/http-rule", or "Egress egress-web" when cluster-scoped. */
