@@ -78,7 +78,7 @@ if ! (cd "$work" && "$GO" mod tidy) >"$resolve_log" 2>&1; then
 fi
 total="$(cd "$work" && "$GO" list -deps github.com/openfaas/faas-cli | wc -l)"
 log "compiling up to $total packages ($(elapsed) elapsed)"
-( while sleep 30 && kill -0 $$ 2>/dev/null; do log "still compiling ($(elapsed) elapsed)"; done ) &
+( while sleep 30 && kill -0 $$ 2>/dev/null; do log "still compiling ($(elapsed) elapsed)"; done ) >/dev/null &
 ticker=$!
 status=0
 (cd "$work" && "$GO" build -p "${GO_BUILD_PARALLEL:-2}" -trimpath -ldflags "-s -w" \
