@@ -21,6 +21,7 @@ import { startControlPlane, type ControlPlane } from "../control-plane/control-p
 import { startCnfSim, type CnfSim } from "../cnf-sim/index.js";
 import { httpsStatus, startChild, waitForHttp, type Child } from "./children.js";
 import { DemoCluster, type RuleRow } from "./cluster.js";
+import { createDemoIdentities } from "./identities.js";
 import { buildWebhookConfiguration } from "../../shared/admission/index.js";
 
 const keep = process.argv.includes("--keep");
@@ -121,6 +122,11 @@ async function run(running: Running): Promise<void> {
   say(`control plane up in ${seconds(t0)}: ${cp.server}`);
   running.workDir = await mkdtemp(path.join(os.tmpdir(), "sdewan-demo-"));
   const work = running.workDir;
+  const { identities, objects } = await createDemoIdentities(cp.kubeconfigPath, work);
+  say(
+    `applied manifests/rbac (${objects} objects): the functions, the webhook and the connector ` +
+      "run as its ServiceAccounts, not as admin",
+  );
 
   // Two CNF simulators on their own loopback addresses, one port: the pods of cnf-1.
   const simPort = await freePort("127.0.0.2");
@@ -136,7 +142,7 @@ async function run(running: Running): Promise<void> {
     "functions/server.ts",
     [],
     {
-      KUBECONFIG: cp.kubeconfigPath,
+      KUBECONFIG: identities.functions,
       PORT: String(functionsPort),
       HOST: "127.0.0.1",
       FUNCTIONS: "reconcile-rule,on-deployment-ready,egress-group-sync",
@@ -156,7 +162,7 @@ async function run(running: Running): Promise<void> {
     "functions/validate-admission/main.ts",
     [],
     {
-      KUBECONFIG: cp.kubeconfigPath,
+      KUBECONFIG: identities.webhook,
       PORT: String(webhookPort),
       TLS_CERT_FILE: serving.certPath,
       TLS_KEY_FILE: serving.keyPath,
@@ -186,7 +192,7 @@ async function run(running: Running): Promise<void> {
     "connector",
     "connector/main.ts",
     ["--config", configPath],
-    { KUBECONFIG: cp.kubeconfigPath, LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info" },
+    { KUBECONFIG: identities.connector, LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info" },
     path.join(work, "connector.log"),
   );
   running.children.push(connector);

@@ -1,0 +1,111 @@
+// The demo's processes run as the project's own least-privilege identities, not as the admin:
+// manifests/rbac is applied as it is, and each process gets a kubeconfig with a TokenRequest
+// token of its ServiceAccount. The functions share one process, so they share one account bound
+// to the three function roles: exactly the OpenFaaS Community Edition situation (docs/deploy.md).
+import { readFile, readdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import {
+  CoreV1Api,
+  KubeConfig,
+  KubernetesObjectApi,
+  RbacAuthorizationV1Api,
+  type KubernetesObject,
+} from "@kubernetes/client-node";
+import { parseAllDocuments, stringify } from "yaml";
+import { repoRoot } from "../control-plane/binaries.js";
+
+const NAMESPACE = "sdewan-system";
+const SHARED_ACCOUNT = "sdewan-functions";
+const FUNCTION_ROLES = [
+  "sdewan-reconcile-rule",
+  "sdewan-on-deployment-ready",
+  "sdewan-egress-group-sync",
+];
+
+export interface DemoIdentities {
+  /** kubeconfig files, one per process. */
+  readonly functions: string;
+  readonly connector: string;
+  readonly webhook: string;
+}
+
+async function applyRbacManifests(admin: KubeConfig): Promise<number> {
+  const dir = path.join(repoRoot, "manifests/rbac");
+  const files = (await readdir(dir)).filter((f) => f.endsWith(".yaml") && !f.startsWith("kust"));
+  // The namespace first: the ServiceAccounts live in it.
+  files.sort((a, b) => Number(b === "namespace.yaml") - Number(a === "namespace.yaml"));
+  const api = KubernetesObjectApi.makeApiClient(admin);
+  let count = 0;
+  for (const file of files) {
+    const text = await readFile(path.join(dir, file), "utf8");
+    for (const doc of parseAllDocuments(text)) {
+      const object = doc.toJS() as KubernetesObject | null;
+      if (object === null) continue;
+      await api.create(object);
+      count += 1;
+    }
+  }
+  return count;
+}
+
+async function tokenKubeconfig(admin: KubeConfig, account: string, file: string): Promise<string> {
+  const core = admin.makeApiClient(CoreV1Api);
+  const request = await core.createNamespacedServiceAccountToken({
+    namespace: NAMESPACE,
+    name: account,
+    body: { spec: { audiences: [], expirationSeconds: 24 * 3600 } },
+  });
+  const token = request.status?.token;
+  if (!token) throw new Error(`no token for ServiceAccount ${NAMESPACE}/${account}`);
+  const cluster = admin.getCurrentCluster();
+  if (cluster === null) throw new Error("the admin kubeconfig names no cluster");
+  const caData = cluster.caData ?? (await readFile(cluster.caFile ?? "", "base64"));
+  await writeFile(
+    file,
+    stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [
+        { name: "demo", cluster: { server: cluster.server, "certificate-authority-data": caData } },
+      ],
+      users: [{ name: account, user: { token } }],
+      contexts: [{ name: account, context: { cluster: "demo", user: account } }],
+      "current-context": account,
+    }),
+    { mode: 0o600 },
+  );
+  return file;
+}
+
+/** Applies manifests/rbac, adds the shared functions account, writes one kubeconfig each. */
+export async function createDemoIdentities(
+  adminKubeconfig: string,
+  dir: string,
+): Promise<{ identities: DemoIdentities; objects: number }> {
+  const admin = new KubeConfig();
+  admin.loadFromFile(adminKubeconfig);
+  const objects = await applyRbacManifests(admin);
+  await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccount({
+    namespace: NAMESPACE,
+    body: { metadata: { name: SHARED_ACCOUNT } },
+  });
+  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+  for (const role of FUNCTION_ROLES) {
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: `demo-${SHARED_ACCOUNT}-${role}` },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+        subjects: [{ kind: "ServiceAccount", name: SHARED_ACCOUNT, namespace: NAMESPACE }],
+      },
+    });
+  }
+  const file = (name: string) => path.join(dir, `${name}.kubeconfig`);
+  return {
+    objects,
+    identities: {
+      functions: await tokenKubeconfig(admin, SHARED_ACCOUNT, file("functions")),
+      connector: await tokenKubeconfig(admin, "sdewan-connector", file("connector")),
+      webhook: await tokenKubeconfig(admin, "validate-admission", file("webhook")),
+    },
+  };
+}
