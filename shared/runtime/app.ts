@@ -37,7 +37,10 @@ export function createFunctionApp(fn: SdewanFunction, runtime: Runtime = new Run
   return withFallbacks(app, runtime);
 }
 
-/** Serves each function at POST /<function-name>. */
+/**
+ * Serves each function at POST /<function-name>; a process serving exactly one function (an
+ * OpenFaaS or Knative function image) also answers at POST /, the platforms' convention.
+ */
 export function createCombinedApp(
   functions: readonly SdewanFunction[],
   runtime: Runtime = new Runtime(),
@@ -47,6 +50,8 @@ export function createCombinedApp(
   if (duplicate !== undefined) throw new Error(`function "${duplicate}" is listed twice`);
   const app = baseApp(runtime);
   for (const fn of functions) app.post(`/${fn.name}`, ...routeFor(fn, runtime));
+  const [only] = functions;
+  if (functions.length === 1 && only !== undefined) app.post("/", ...routeFor(only, runtime));
   return withFallbacks(app, runtime);
 }
 

@@ -50,6 +50,16 @@ describe("FUNCTIONS=a,b limits what the combined server serves", () => {
     await notJson(app, "/egress-group-sync").expect(400);
     await notJson(app, "/on-deployment-ready").expect(404);
     await notJson(app, "/validate-admission").expect(404);
+    await notJson(app, "/").expect(404);
+  });
+
+  it("a single function is also served at POST /, as OpenFaaS and Knative call it", async () => {
+    const app = createCombinedApp(
+      selectFunctions(ALL_FUNCTIONS, "reconcile-rule"),
+      capturingRuntime().runtime,
+    );
+    await notJson(app, "/").expect(400);
+    await notJson(app, "/reconcile-rule").expect(400);
   });
 
   it("an unknown name fails at start, naming the known ones", () => {
