@@ -89,9 +89,9 @@ async function closeGracefully(
   );
   // Aborted handlers get a moment to answer (a retry, typically) before their sockets are cut.
   if (!drained) await runtime.drain(ABORTED_REPLY_GRACE_MS);
-  // Idle keep-alive sockets would hold close() open.
-  server.closeIdleConnections();
-  if (!drained) server.closeAllConnections();
+  // Nothing is in flight any more: cut every socket, idle or not. A keep-alive client (the API
+  // server calling the webhook over TLS) otherwise holds close() open past the grace period.
+  server.closeAllConnections();
   await closed;
 }
 
