@@ -1,7 +1,8 @@
 /**
  * `npm start`: every function (or those named in FUNCTIONS=a,b) at POST /<name> (a lone function
- * also at POST /) on PORT (default 8080), plus /_/health, /_/ready and /metrics. TLS_CERT_FILE + TLS_KEY_FILE switch the
- * listener to HTTPS (the admission webhook needs it). SIGTERM closes gracefully.
+ * also at POST /) on PORT (default 8080), plus /_/health, /_/ready and /metrics.
+ * TLS_CERT_FILE + TLS_KEY_FILE switch the listener to HTTPS (the admission webhook needs it).
+ * SIGTERM closes gracefully.
  */
 import {
   Runtime,
