@@ -3,7 +3,7 @@
 import { existsSync } from "node:fs";
 import { manifestFiles, repoPath, yamlDocs } from "./repo-files.js";
 
-describe.each(["manifests/rbac", "manifests/knative", "manifests/openfaas"])(
+describe.each(["manifests/rbac", "manifests/knative", "manifests/openfaas", "manifests/webhook"])(
   "%s/kustomization.yaml",
   (folder) => {
     const resources = (yamlDocs(`${folder}/kustomization.yaml`)[0]?.["resources"] ??

@@ -43,6 +43,7 @@ describe("kustomize availability", () => {
   "manifests/rbac",
   "manifests/knative",
   "manifests/openfaas",
+  "manifests/webhook",
 ])("kustomize build %s", (folder) => {
   it("succeeds and emits every object its files declare, once", () => {
     const output = execFileSync(binary, ["build", repoPath(folder)], {
