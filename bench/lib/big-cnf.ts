@@ -15,6 +15,8 @@ export const BIG_PURPOSE = "big";
 
 export interface BigCnf {
   readonly cnf: BenchCnf;
+  /** Whether every rule has been applied once (by whichever row came first). */
+  applied: boolean;
   readonly rules: readonly GeneratedRule[];
   /** Per rule collection, the sorted names each pod must hold. */
   readonly expected: Readonly<Record<string, string[]>>;
@@ -45,9 +47,9 @@ export function bigCnf(ctx: BenchContext): Promise<BigCnf> {
     const cnf = await ctx.fleet.createCnf(namespace, BIG_PURPOSE, { pods: 2 });
     const rules = generateRules(ctx.sizes.restartRules);
     const started = performance.now();
-    await createRules(ctx.cluster.adminClient(), namespace, BIG_PURPOSE, rules);
+    await createRules(ctx.cluster.raw, namespace, BIG_PURPOSE, rules);
     ctx.log(`created ${rules.length} rules in ${Math.round(performance.now() - started)} ms`);
-    return { cnf, rules, expected: expectedHoldings(rules) };
+    return { cnf, rules, expected: expectedHoldings(rules), applied: false };
   })();
   return cached;
 }
@@ -71,6 +73,21 @@ export async function deliverUntilDone(
     if (reply.status !== 503) break;
   }
   return replies;
+}
+
+/** The first sync of every rule through `url` (one Deployment event); throws unless it converged. */
+export async function applyAll(big: BigCnf, url: string, kube: KubeClient): Promise<RunResult> {
+  const started = performance.now();
+  const replies = await deliverUntilDone(url, big.cnf);
+  const ms = performance.now() - started;
+  const problems = await endStateProblems(big, kube);
+  if (replies.at(-1)?.status !== 202 || problems.length > 0) {
+    throw new Error(
+      `first sync: ${JSON.stringify(replies.at(-1))}; ${problems.slice(0, 3).join("; ")}`,
+    );
+  }
+  big.applied = true;
+  return { replies, ms };
 }
 
 /** Restart both pods, not ready -> event, ready -> the timed event (and its redeliveries). */

@@ -39,14 +39,20 @@ export interface BenchCnf {
 const CONTAINERS = [{ name: "sdewan", image: "openwrt:bench" }];
 
 /** A loopback address unlikely to be taken: each simulator gets its own Pod IP. */
-function loopbackAddress(): string {
+export function loopbackAddress(): string {
   return `127.${randomInt(1, 250)}.${randomInt(1, 250)}.${randomInt(2, 250)}`;
 }
+
+/** Where a new pod is served: its Pod IP and the simulator behind it. Default: the simulator itself. */
+export type PodEndpointFactory = (port: number) => Promise<{ ip: string; sim: CnfSim }>;
 
 export class CnfFleet {
   readonly sims: CnfSim[] = [];
 
-  constructor(private readonly kube: KubeClient) {}
+  constructor(
+    private readonly kube: KubeClient,
+    private readonly endpoint?: PodEndpointFactory,
+  ) {}
 
   /** A CNF Deployment (label sdewanPurpose=`purpose`) with `pods` Ready pods. */
   async createCnf(
@@ -114,7 +120,10 @@ export class CnfFleet {
 
   /** A new Ready pod of the CNF, served by a new simulator. */
   async addPod(cnf: BenchCnf): Promise<SimPod> {
-    const sim = await this.startSim(cnf.port);
+    const { ip, sim } = this.endpoint
+      ? await this.endpoint(cnf.port)
+      : await this.startSim(cnf.port).then((started) => ({ ip: started.host, sim: started }));
+    if (this.endpoint) this.sims.push(sim);
     const name = `${cnf.name}-${cnf.hash}-${randomBytes(3).toString("hex")}`;
     await this.kube.create(PODS, {
       metadata: {
@@ -133,7 +142,7 @@ export class CnfFleet {
       },
       spec: { nodeName: "node-1", containers: CONTAINERS },
     });
-    const pod = { name, ip: sim.host, sim };
+    const pod = { name, ip, sim };
     cnf.pods.push(pod);
     await this.setPodReady(cnf, pod, true);
     return pod;

@@ -13,6 +13,8 @@ export interface Sizes {
   readonly egressNamespaces: number;
   readonly egresses: number;
   readonly egressPodEvents: number;
+  /** Pod events stop early (after at least 20) when they take longer than this in total. */
+  readonly egressPodEventBudgetMs: number;
   readonly coldStarts: number;
 }
 
@@ -27,6 +29,7 @@ export const FULL_SIZES: Sizes = {
   egressNamespaces: 500,
   egresses: 200,
   egressPodEvents: 200,
+  egressPodEventBudgetMs: 120_000,
   coldStarts: 3,
 };
 
@@ -41,6 +44,7 @@ export const QUICK_SIZES: Sizes = {
   egressNamespaces: 25,
   egresses: 20,
   egressPodEvents: 30,
+  egressPodEventBudgetMs: 30_000,
   coldStarts: 1,
 };
 

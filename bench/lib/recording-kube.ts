@@ -60,7 +60,7 @@ export class OperationTally {
 
   /**
    * "get Mwan3Rule 1 (mean 20 ms), list Pod 1 (...)" with counts divided by `per` (e.g. per
-   * event); an operation over more than 3 kinds is summed ("patch-status 1000 (11 kinds, ...)").
+   * event); an operation over more than 4 kinds is summed ("patch-status 1000 (11 kinds, ...)").
    */
   describe(per = 1): string {
     const byOperation = new Map<string, [string, Entry][]>();
@@ -76,7 +76,7 @@ export class OperationTally {
         const mean = entries.reduce((s, [, e]) => s + e.ms, 0) / n;
         const parallel = this.concurrency.get(operation)?.max ?? 1;
         const at = parallel > 1 ? `, up to ${parallel} at once` : "";
-        if (entries.length > 3) {
+        if (entries.length > 4) {
           return [
             `${operation} ${count(n)} (${entries.length} kinds, mean ${mean.toFixed(0)} ms${at})`,
           ];

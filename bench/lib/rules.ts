@@ -4,7 +4,7 @@
  * registry and the CNF simulator. Shapes follow manifests/samples.
  */
 import pLimit from "p-limit";
-import { ruleResource, type KubeClient } from "../../shared/kube/index.js";
+import type { RawApi } from "./raw-api.js";
 import {
   PURPOSE_LABEL,
   RULE_API_VERSION,
@@ -175,7 +175,7 @@ export function generateRules(count: number): GeneratedRule[] {
 
 /** Creates the rules as CRs labelled for `purpose`, `concurrency` requests at a time. */
 export async function createRules(
-  kube: KubeClient,
+  raw: RawApi,
   namespace: string,
   purpose: string,
   rules: readonly GeneratedRule[],
@@ -185,12 +185,16 @@ export async function createRules(
   await Promise.all(
     rules.map((rule) =>
       limit(() =>
-        kube.create(ruleResource(requireKind(rule.kind)), {
-          apiVersion: RULE_API_VERSION,
-          kind: rule.kind,
-          metadata: { name: rule.name, namespace, labels: { [PURPOSE_LABEL]: purpose } },
-          spec: rule.spec,
-        }),
+        raw.must(
+          "POST",
+          `/apis/batch.sdewan.akraino.org/v1alpha1/namespaces/${namespace}/${requireKind(rule.kind).plural}`,
+          {
+            apiVersion: RULE_API_VERSION,
+            kind: rule.kind,
+            metadata: { name: rule.name, labels: { [PURPOSE_LABEL]: purpose } },
+            spec: rule.spec,
+          },
+        ),
       ),
     ),
   );

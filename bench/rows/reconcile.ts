@@ -32,9 +32,8 @@ interface World {
 async function setUp(ctx: BenchContext): Promise<World> {
   const namespace = await ctx.cluster.namespace("bench-reconcile");
   const cnf = await ctx.fleet.createCnf(namespace, "rr", { pods: 2 });
-  const admin = ctx.cluster.adminClient();
   const counts = { ...kindCounts(0), Mwan3Policy: 1 };
-  await createRules(admin, namespace, "rr", [
+  await createRules(ctx.cluster.raw, namespace, "rr", [
     MAKERS.Mwan3Policy(0, counts),
     MAKERS.Mwan3Rule(0, counts),
   ]);

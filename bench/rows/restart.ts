@@ -6,7 +6,7 @@
 import path from "node:path";
 import { totalWrites } from "../../dev/cnf-sim/index.js";
 import { createOnDeploymentReady } from "../../functions/on-deployment-ready/index.js";
-import { bigCnf, deliverUntilDone, endStateProblems, restartRun } from "../lib/big-cnf.js";
+import { applyAll, bigCnf, endStateProblems, restartRun } from "../lib/big-cnf.js";
 import type { BenchContext } from "../lib/context.js";
 import { RecordingKube } from "../lib/recording-kube.js";
 import { atMost, type RowResult } from "../lib/report.js";
@@ -21,13 +21,7 @@ export async function benchRestart(ctx: BenchContext): Promise<RowResult[]> {
   const server = await serveInProcess([fn], path.join(ctx.workDir, "on-deployment-ready.log"));
   const url = `${server.url}/on-deployment-ready`;
   try {
-    const first = await deliverUntilDone(url, big.cnf);
-    const setupProblems = await endStateProblems(big, ctx.cluster.adminClient());
-    if (first.at(-1)?.status !== 202 || setupProblems.length > 0) {
-      throw new Error(
-        `first sync: ${JSON.stringify(first.at(-1))}; ${setupProblems.slice(0, 3).join("; ")}`,
-      );
-    }
+    if (!big.applied) await applyAll(big, url, ctx.cluster.adminClient());
     const run = await restartRun(ctx, big, url, () => {
       kube.tally.reset();
       for (const pod of big.cnf.pods) pod.sim.resetCounters();
