@@ -399,7 +399,7 @@ function printTable(functions: readonly string[], stats: ReadonlyMap<string, Fun
   const statuses = [...new Set([...stats.values()].flatMap((s) => [...s.statuses.keys()]))].sort();
   const header = [
     "function",
-    ...statuses.map(String),
+    ...statuses.map((status) => (status === RESET ? "reset" : String(status))),
     "median ms",
     "max ms",
     "RSS start MB",
