@@ -52,7 +52,8 @@ function apiVersionFits(kind: string, apiVersion: string): boolean {
 export function triggerFromEvent(event: IntakeEvent): TriggerClassification {
   if (event.type === "resync") return { ok: true, trigger: { kind: "resync" } };
   const { kind, apiVersion, namespace, name } = event.ref;
-  const core = CORE_KINDS[kind];
+  // Own keys only: a kind named "constructor" must not find Object.prototype's member.
+  const core = Object.hasOwn(CORE_KINDS, kind) ? CORE_KINDS[kind] : undefined;
   const known = (core !== undefined || kind === EGRESS_KIND) && apiVersionFits(kind, apiVersion);
   if (!known) {
     const shown = apiVersion === "" ? kind : `${apiVersion} ${kind}`;

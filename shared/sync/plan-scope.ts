@@ -28,7 +28,8 @@ export function cnfObjectKind(
   ref: ObjectRef,
 ): { ok: true; kind: CnfObjectKind } | { ok: false; work: CnfWork } {
   const kind = ref.kind as CnfObjectKind;
-  const apiVersion = API_VERSIONS[kind] as string | undefined;
+  // Own keys only: a kind named "constructor" must not find Object.prototype's member.
+  const apiVersion = Object.hasOwn(API_VERSIONS, kind) ? API_VERSIONS[kind] : undefined;
   if (apiVersion === undefined || (ref.apiVersion !== "" && ref.apiVersion !== apiVersion)) {
     const reason = `on-deployment-ready takes apps/v1 Deployment and v1 Pod events, not ${
       ref.apiVersion || "(no apiVersion)"
