@@ -32,7 +32,11 @@ export class RawApi {
       authorization: `Bearer ${this.token}`,
       accept: "application/json",
     };
-    if (payload !== undefined) headers["content-type"] = contentType;
+    if (payload !== undefined) {
+      headers["content-type"] = contentType;
+      // Node frames a DELETE body only with a length (no chunked encoding for DELETE by default).
+      headers["content-length"] = String(Buffer.byteLength(payload));
+    }
     return new Promise((resolve, reject) => {
       const req = https.request(
         new URL(path, this.server),
