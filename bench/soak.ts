@@ -10,7 +10,7 @@
  * a crash or an unhandled rejection. Prints the counts; exits 1 when a check fails.
  */
 import { randomInt } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
@@ -242,7 +242,8 @@ async function quiesce(
   return false;
 }
 
-async function resync(proxy: DeliveryProxy, fn: string): Promise<number> {
+/** One resync event through the proxy, redelivered after a 5xx like the connector would; attempts used, or undefined. */
+async function resync(proxy: DeliveryProxy, fn: string): Promise<number | undefined> {
   for (let attempt = 0; attempt < 10; attempt += 1) {
     const res = await fetch(`${proxy.url}/${fn}`, {
       method: "POST",
@@ -258,7 +259,7 @@ async function resync(proxy: DeliveryProxy, fn: string): Promise<number> {
     if (res.status === 202) return attempt + 1;
     await delay(1_000);
   }
-  throw new Error(`the final resync of ${fn} was never answered 202`);
+  return undefined;
 }
 
 /** Each CNF pod's request journal as JSON lines in the work folder. */
@@ -269,18 +270,55 @@ async function writeJournals(world: World, workDir: string): Promise<void> {
   }
 }
 
-/** For each object a pod holds without a rule (or lacks), the last requests that named it. */
-function evidence(world: World, discrepancies: readonly Discrepancy[]): string {
-  const lines = discrepancies.slice(0, 10).flatMap((d) => {
+/** Handled events whose object is named `name`, from every function log: time, action, outcome. */
+async function eventsNaming(logFiles: readonly string[], name: string): Promise<string[]> {
+  const lines: { at: string; text: string }[] = [];
+  for (const file of logFiles) {
+    const text = await readFile(file, "utf8").catch(() => "");
+    for (const line of text.split("\n")) {
+      if (!line.includes(`/${name}"`) || !line.includes('"durationMs"')) continue;
+      try {
+        const r = JSON.parse(line) as Record<string, unknown>;
+        const at = String(r["time"]);
+        const what = [
+          r["function"],
+          r["action"],
+          r["object"],
+          r["outcome"],
+          r["result"] ?? r["reason"],
+          `${String(r["durationMs"])} ms`,
+        ];
+        lines.push({
+          at,
+          text: `${at} ${path.basename(file)} ${what.map(String).join(" ")}`.slice(0, 220),
+        });
+      } catch {
+        // not a JSON log line
+      }
+    }
+  }
+  return lines.sort((a, b) => a.at.localeCompare(b.at)).map((l) => l.text);
+}
+
+/** For each object a pod holds without a rule (or lacks): the requests that named it and the events. */
+async function evidence(
+  world: World,
+  discrepancies: readonly Discrepancy[],
+  logFiles: readonly string[],
+): Promise<string> {
+  const lines: string[] = [];
+  for (const d of discrepancies.slice(0, 6)) {
     const proxy = world.proxies.find((p) => p.host === d.podIp);
     const journal = (proxy?.journal ?? []).filter((e) => e.path.includes(`/${d.name}`));
-    return [
-      `${d.kind} ${d.collection}/${d.name} on pod ${d.podIp}; its last requests:`,
+    lines.push(
+      `${d.kind} ${d.collection}/${d.name} on pod ${d.podIp}; its last CNF requests:`,
       ...journal
         .slice(-6)
         .map((e) => `    ${e.at} ${e.method} ${e.path} ${e.fate} ${e.status ?? ""}`),
-    ];
-  });
+      "  events that named it:",
+      ...(await eventsNaming(logFiles, d.name)).slice(-8).map((l) => `    ${l}`),
+    );
+  }
   return lines.length === 0 ? "" : `\nevidence\n${lines.join("\n")}\n`;
 }
 
@@ -292,6 +330,7 @@ async function main(): Promise<number> {
     `seed ${opts.seed} (replay the workload's choices with --seed ${opts.seed}), ${opts.minutes} min of faults`,
   );
   const workDir = await mkdtemp(path.join(os.tmpdir(), "sdewan-soak-"));
+  log(`logs and CNF request journals go to ${workDir} (kept when a check fails)`);
   const cluster = await startBenchCluster((line) => log(`control plane: ${line}`));
   let world: World | undefined;
   let instances: FunctionInstances | undefined;
@@ -347,6 +386,9 @@ async function main(): Promise<number> {
     const discrepancies: Discrepancy[] = [];
     const problems = [
       ...(drained && settled ? [] : ["the connector's queue did not drain within the deadline"]),
+      ...Object.entries(resyncs)
+        .filter(([, attempts]) => attempts === undefined)
+        .map(([fn]) => `the final resync of ${fn} was not answered 202 in 10 attempts`),
       ...(await checkCnfs(cluster.raw, world.cnfs, discrepancies)),
       ...(await checkRuleStatuses(cluster.raw, world.ruleNamespaces)),
       ...(await checkEgressGroups(cluster.raw)),
@@ -399,7 +441,7 @@ async function main(): Promise<number> {
     process.stdout.write(`\nsoak report\n${stringify(report)}`);
     if (problems.length > 0) {
       await writeJournals(world, workDir);
-      process.stdout.write(evidence(world, discrepancies));
+      process.stdout.write(await evidence(world, discrepancies, instances.logFiles));
       process.stdout.write(
         `\nEND STATE CHECKS FAILED (${problems.length}):\n${problems
           .slice(0, 40)
