@@ -202,6 +202,11 @@ export async function benchEgress(
     const second = await postResync(url);
     const unchangedMs = performance.now() - started;
     const sizes = world.egresses.map((e) => world.pods.filter(e.selects).length);
+    // What "list EgressGroup" and "list Pod" move: the JSON a full list weighs.
+    const groupBytes = (
+      await ctx.cluster.raw.must("GET", "/apis/sdewan.akraino.org/v1alpha1/egressgroups")
+    ).body.length;
+    const podBytes = (await ctx.cluster.raw.must("GET", "/api/v1/pods")).body.length;
     if (wanted("egress-recompute")) {
       rows.push({
         id: "egress-recompute",
@@ -209,7 +214,8 @@ export async function benchEgress(
         target: "<= 2 s",
         measured: `${ms(fullMs)} (unchanged recompute, nothing written: ${ms(unchangedMs)})`,
         counts:
-          `${firstApi} API requests (${firstTally}); groups of ${Math.min(...sizes)}-${Math.max(...sizes)} members; ` +
+          `${firstApi} API requests (${firstTally}); groups of ${Math.min(...sizes)}-${Math.max(...sizes)} members ` +
+          `(all groups: ${num(groupBytes / 2 ** 20)} MiB of JSON; all Pods: ${num(podBytes / 2 ** 20)} MiB); ` +
           `unchanged: ${second.calls.api} API requests (${kube.tally.describe()}); ${first.status} "${first.detail.slice(0, 60)}"` +
           (wrong.length > 0 ? `; WRONG GROUPS: ${wrong.slice(0, 3).join("; ")}` : ""),
         checks: [atMost("time", fullMs, 2_000)],
