@@ -29,5 +29,15 @@ export default {
       // 30 s per test: one shared API server on a small machine (jest ignores a project testTimeout).
       setupFilesAfterEnv: ["<rootDir>/test/integration/support/timeout.ts"],
     },
+    {
+      ...common,
+      displayName: "e2e",
+      testMatch: ["<rootDir>/test/e2e/**/*.test.ts"],
+      // The same control plane as the integration project: jest runs a globalSetup module once
+      // per run however many projects name it. The e2e tests set longer timeouts of their own.
+      globalSetup: "<rootDir>/test/integration/support/global-setup.ts",
+      globalTeardown: "<rootDir>/test/integration/support/global-teardown.ts",
+      setupFilesAfterEnv: ["<rootDir>/test/integration/support/timeout.ts"],
+    },
   ],
 };
