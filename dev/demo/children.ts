@@ -3,7 +3,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import https from "node:https";
-import path from "node:path";
 import { repoRoot } from "../control-plane/binaries.js";
 
 export interface Child {
@@ -14,10 +13,11 @@ export interface Child {
   stop(timeoutMs?: number): Promise<string>;
 }
 
-// The demo's own Node (24, via npm run) runs tsx's CLI: a bare `tsx` could find an older Node.
-const tsxCli = path.join(repoRoot, "node_modules", "tsx", "dist", "cli.mjs");
-
-/** Runs `tsx <script> ...args` from the repository root; stdout and stderr go to `logPath`. */
+/**
+ * Runs `<script> ...args` on the demo's own Node (24, via npm run) with tsx as a loader
+ * (`node --import tsx`), from the repository root; stdout and stderr go to `logPath`. tsx's CLI
+ * would run the script in a grandchild that a SIGKILL of the child leaves behind.
+ */
 export function startChild(
   name: string,
   script: string,
@@ -26,7 +26,7 @@ export function startChild(
   logPath: string,
 ): Child {
   const log = createWriteStream(logPath);
-  const child: ChildProcess = spawn(process.execPath, [tsxCli, script, ...args], {
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", script, ...args], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
