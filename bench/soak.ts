@@ -375,12 +375,13 @@ async function main(): Promise<number> {
     proxy.rates = NO_DELIVERY_FAULTS;
 
     log("settling: waiting for the connector's queue to drain");
-    const drained = await quiesce(connector, proxy, 180_000);
-    const resyncs = [
-      await resync(proxy, "on-deployment-ready"),
-      await resync(proxy, "egress-group-sync"),
-    ];
-    const settled = await quiesce(connector, proxy, 120_000);
+    // Bounded: a CNF that cannot converge (a stuck finalizer) keeps its events retrying forever.
+    const drained = await quiesce(connector, proxy, 60_000);
+    const resyncs = {
+      "on-deployment-ready": await resync(proxy, "on-deployment-ready"),
+      "egress-group-sync": await resync(proxy, "egress-group-sync"),
+    };
+    const settled = await quiesce(connector, proxy, 45_000);
     log(`settled (drained: ${drained}, after resync: ${settled}); checking the end state`);
 
     const discrepancies: Discrepancy[] = [];
