@@ -104,8 +104,11 @@ export function createEgressGroupSync(options: EgressGroupSyncOptions = {}): Eve
         ctx.log.debug({ recomputed: result.recomputed }, "egress groups recomputed");
         return outcomeOf(result);
       } catch (error) {
-        // A concurrent writer changed a group between our read and our write: recompute from scratch.
-        if (isKubeError(error, "conflict") && attempt < maxAttempts) continue;
+        // A concurrent writer changed (or deleted) a group between our read and our write:
+        // recompute from scratch.
+        const raced = isKubeError(error, "conflict") || isKubeError(error, "notFound");
+        if (raced && attempt < maxAttempts) continue;
+        if (raced) return retryLater((error as Error).message);
         if (isKubeError(error) && (error.retryable || error.code === "forbidden")) {
           return retryLater(error.message);
         }
