@@ -1,7 +1,8 @@
 /**
- * Executes a RuleDecision on the API server: finalizer first (so a rule we applied can never be
- * deleted without cleanup), then the status through the status subresource. Kubernetes failures
- * become outcomes here: conflicts and outages retry, a rule deleted meanwhile is done.
+ * The rule's side of sync on the API server: claiming a rule (its finalizer) before anything is
+ * written for it on a CNF (ADR 0003), and executing a RuleDecision afterwards (the status through
+ * the status subresource, then the finalizer's release). Kubernetes failures become outcomes
+ * here: conflicts and outages retry, a rule deleted meanwhile is done.
  */
 import { isKubeError, ruleResource, type KubeClient } from "../kube/index.js";
 import { requireKind, type RuleStatus } from "../rules/index.js";
@@ -39,6 +40,28 @@ export function kubeFailureOutcome(error: unknown, what: string): Outcome {
   return retryLater(`${what} failed: ${error.message}`, 2);
 }
 
+export type ClaimResult =
+  { readonly claimed: true } | { readonly claimed: false; readonly outcome: Outcome };
+
+/**
+ * Adds the rule's finalizer, so a rule whose objects reach a CNF can never be deleted without
+ * their cleanup, however the writes that follow end.
+ */
+export async function claimRule(kube: KubeClient, rule: RuleIdentity): Promise<ClaimResult> {
+  const entry = requireKind(rule.kind);
+  const key = { namespace: rule.namespace, name: rule.name };
+  try {
+    const result = await kube.addFinalizer(ruleResource(entry), key, entry.finalizer);
+    return result === "gone" ? { claimed: false, outcome: done("gone") } : { claimed: true };
+  } catch (error) {
+    if (!isKubeError(error)) throw error;
+    // Nothing was written yet, so every failure just waits for the next delivery. That includes
+    // "invalid": the API server refuses new finalizers once a deletion has begun, and the
+    // deletion's own event follows.
+    return { claimed: false, outcome: retryLater(`finalizer write failed: ${error.message}`, 2) };
+  }
+}
+
 export async function applyRuleDecision(
   kube: KubeClient,
   rule: RuleIdentity,
@@ -49,9 +72,6 @@ export async function applyRuleDecision(
   const type = ruleResource(entry);
   const key = { namespace: rule.namespace, name: rule.name };
   try {
-    if (decision.finalizer === "add") {
-      if ((await kube.addFinalizer(type, key, entry.finalizer)) === "gone") return done("gone");
-    }
     if (decision.status !== null) {
       await kube.patchStatus(type, key, statusMergePatch(oldStatus, decision.status));
     }
@@ -59,7 +79,7 @@ export async function applyRuleDecision(
   } catch (error) {
     return kubeFailureOutcome(
       error,
-      decision.finalizer === "keep" ? "status write" : "finalizer write",
+      decision.finalizer === "remove" ? "finalizer write" : "status write",
     );
   }
   return decision.outcome;

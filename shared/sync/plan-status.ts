@@ -58,7 +58,8 @@ export interface RulePlanInput {
   readonly now: string;
 }
 
-export type FinalizerAction = "add" | "remove" | "keep";
+/** Finalizers are added before the first CNF write (needsClaim, ADR 0003), never here. */
+export type FinalizerAction = "remove" | "keep";
 
 export interface RuleDecision {
   /** The status to write, or null when the stored one already says the same. */
@@ -193,9 +194,7 @@ function readyVerdict(input: RulePlanInput, deployment: string, allPods: boolean
     const message = `${podsMessage(deployment, ready, expectedOf(input))}; ${
       rule.deleting ? "deleted" : "applied"
     } on the ready pods`;
-    // The object now exists on some pods: the finalizer must guard its removal from them.
-    const finalizer = rule.deleting || rule.hasFinalizer ? "keep" : "add";
-    return { ...waiting(input, "PodsNotReady", message), result, finalizer };
+    return { ...waiting(input, "PodsNotReady", message), result };
   }
   if (rule.deleting) {
     const message = `removed from all ${ready} pods of CNF ${deployment}`;
@@ -222,7 +221,7 @@ function readyVerdict(input: RulePlanInput, deployment: string, allPods: boolean
     },
     inSync: true,
     applied: true,
-    finalizer: rule.hasFinalizer ? "keep" : "add",
+    finalizer: "keep",
     outcome: done(result),
     result,
   };
@@ -346,6 +345,15 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   return ka.every((k) =>
     jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
   );
+}
+
+/**
+ * Whether the rule must get its finalizer before anything is written for it (ADR 0003): it is
+ * live, about to be written to a ready pod, and not yet guarded. Claiming first means no CNF
+ * object ever exists for a rule that could vanish without cleanup.
+ */
+export function needsClaim(rule: ObservedRule, willWrite: boolean): boolean {
+  return willWrite && !rule.deleting && !rule.hasFinalizer;
 }
 
 /** Decides status, finalizer and outcome for one rule. */

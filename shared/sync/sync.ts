@@ -18,17 +18,20 @@ import { requireKind, ruleStatusSchema, type RuleStatus } from "../rules/index.j
 import type { CallCounters, Log } from "../runtime/function.js";
 import { worstOutcome, type Outcome } from "../runtime/outcome.js";
 import { syncPod, type PodSyncResult, type ReadMode } from "./apply-pod.js";
-import { applyRuleDecision, type RuleIdentity } from "./apply-rule.js";
+import { applyRuleDecision, claimRule, type RuleIdentity } from "./apply-rule.js";
 import type { CnfObservation, ObservedRuleCr } from "./observe.js";
 import {
+  needsClaim,
   planRuleDecision,
   restartPendingOf,
   type ObservedRule,
   type PodRuleResult,
-  type RuleDecision,
 } from "./plan-status.js";
 import { isDeleting, planDeletionTarget, planRuleTarget } from "./plan-targets.js";
 import { findObjectCollisions, type RuleTarget } from "./plan-writes.js";
+
+/** How many rules' API writes (claims, statuses) are in flight at once. */
+const STATUS_WRITE_CONCURRENCY = 8;
 
 /** Everything sync needs from the outside world for one event. */
 export interface SyncContext {
@@ -56,8 +59,7 @@ export interface SyncRequest {
 
 export interface RuleReport {
   readonly rule: RuleIdentity;
-  readonly decision: RuleDecision;
-  /** The decision's outcome, or what writing it to the API server turned it into. */
+  /** The planned outcome, or what claiming the rule or writing its decision turned it into. */
   readonly outcome: Outcome;
 }
 
@@ -209,18 +211,49 @@ function podResultsOf(rule: PlannedRule, pods: readonly PodSyncResult[]): PodRul
   });
 }
 
+/**
+ * Claims (ADR 0003) every rule about to be written for the first time. A rule that could not be
+ * claimed is left out of this sync, writes and status alike, and reported with why.
+ */
+async function claimRules(
+  ctx: SyncContext,
+  planned: readonly PlannedRule[],
+  willWrite: boolean,
+): Promise<{ claimed: PlannedRule[]; unclaimed: RuleReport[] }> {
+  const limit = pLimit(STATUS_WRITE_CONCURRENCY);
+  const results = await Promise.all(
+    planned.map((rule) =>
+      limit(async () => {
+        if (rule.target === undefined || !needsClaim(rule.observed, willWrite)) return rule;
+        const claim = await claimRule(ctx.kube, rule.identity);
+        if (!claim.claimed) return { rule: rule.identity, outcome: claim.outcome };
+        return { ...rule, observed: { ...rule.observed, hasFinalizer: true } };
+      }),
+    ),
+  );
+  return {
+    claimed: results.filter((r): r is PlannedRule => "observed" in r),
+    unclaimed: results.filter((r): r is RuleReport => "outcome" in r),
+  };
+}
+
 /** Brings `request.rules` in sync on every ready pod of the observed CNF and records the result. */
 export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise<SyncReport> {
-  const planned = withoutCollisions(request.rules.map((r) => planRule(r, request.observation)));
   const found = request.observation.situation.kind === "found";
+  const willWrite = found && request.observation.pods.ready.length > 0;
+  const { claimed: planned, unclaimed } = await claimRules(
+    ctx,
+    withoutCollisions(request.rules.map((r) => planRule(r, request.observation))),
+    willWrite,
+  );
   const ruleTargets = planned.flatMap((p) =>
     p.target ? [{ ...p.target, restartPending: restartPendingOf(p.observed) }] : [],
   );
   const targets = found ? [...ruleTargets, ...(request.extraTargets ?? [])] : [];
   const pods = await syncPods(ctx, request, targets);
   const now = ctx.now();
-  const limit = pLimit(8);
-  const rules = await Promise.all(
+  const limit = pLimit(STATUS_WRITE_CONCURRENCY);
+  const decided = await Promise.all(
     planned.map((rule) =>
       limit(async (): Promise<RuleReport> => {
         const decision = planRuleDecision({
@@ -233,9 +266,10 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
           now,
         });
         const outcome = await applyRuleDecision(ctx.kube, rule.identity, rule.oldStatus, decision);
-        return { rule: rule.identity, decision, outcome };
+        return { rule: rule.identity, outcome };
       }),
     ),
   );
+  const rules = [...unclaimed, ...decided];
   return { rules, pods, outcome: worstOutcome(rules.map((r) => r.outcome)) };
 }

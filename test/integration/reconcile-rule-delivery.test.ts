@@ -91,9 +91,10 @@ describe("delivery: duplicates, concurrency and order", () => {
     const early = await world.reconcile("Mwan3Rule", "rule1");
     expect(early).toMatchObject({ kind: "retry", retryAfterSeconds: 5 });
     const waiting = await world.ruleView("Mwan3Rule", "rule1");
+    // Claimed before its first write (ADR 0003), though the CNF refused that write.
     expect(waiting).toMatchObject({
       inSync: false,
-      finalizers: [],
+      finalizers: [requireKind("Mwan3Rule").finalizer],
       condition: { type: "Reconciling", reason: "DependencyMissing" },
     });
     expect(waiting?.message).toMatch(/^Mwan3Policy balance1 is missing on the CNF, apply it first/);

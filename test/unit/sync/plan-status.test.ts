@@ -1,5 +1,6 @@
 import {
   RESTART_PENDING_REASON,
+  needsClaim,
   planRuleDecision,
   restartPendingOf,
   type CnfSituation,
@@ -48,10 +49,10 @@ function decide(over: Partial<RulePlanInput>) {
 }
 
 describe("planRuleDecision for a live rule", () => {
-  it("first apply on every pod: inSync, applied fields, finalizer added, 'created'", () => {
-    const d = decide({});
+  it("first apply on every pod: inSync, applied fields, the claimed finalizer kept, 'created'", () => {
+    const d = decide({ rule: rule({ hasFinalizer: true }) });
     expect(d.outcome).toEqual({ kind: "done", result: "created" });
-    expect(d.finalizer).toBe("add");
+    expect(d.finalizer).toBe("keep");
     expect(d.status).toMatchObject({
       inSync: true,
       appliedVersion: "100",
@@ -282,15 +283,15 @@ describe("a failed service restart is remembered until the rule is Ready", () =>
 });
 
 describe("planRuleDecision across partial readiness and drift", () => {
-  it("applied on 1 of 2 ready pods: the finalizer is added so a later delete cleans that pod", () => {
+  it("applied on 1 of 2 ready pods: the claimed finalizer stays so a later delete cleans that pod", () => {
     const d = planRuleDecision({
-      rule: rule(),
+      rule: rule({ hasFinalizer: true }),
       cnf: cnf(1),
       podResults: [held(true)],
       whileWaiting: "done",
       now: NOW,
     });
-    expect(d.finalizer).toBe("add");
+    expect(d.finalizer).toBe("keep");
   });
 
   it("a repaired drift keeps its reason on the next quiet sync, so nothing is written", () => {
@@ -306,5 +307,20 @@ describe("planRuleDecision across partial readiness and drift", () => {
       now: LATER,
     });
     expect(quiet.status).toBeNull();
+  });
+});
+
+describe("needsClaim: the finalizer comes before the first CNF write", () => {
+  it("a live rule without a finalizer about to be written is claimed first", () => {
+    expect(needsClaim(rule(), true)).toBe(true);
+  });
+
+  it("nothing to write (no CNF, no ready pod, unappliable spec): no finalizer to add", () => {
+    expect(needsClaim(rule(), false)).toBe(false);
+  });
+
+  it("already guarded, or on its way out: nothing to claim", () => {
+    expect(needsClaim(rule({ hasFinalizer: true }), true)).toBe(false);
+    expect(needsClaim(rule({ deleting: true }), true)).toBe(false);
   });
 });
