@@ -3,7 +3,6 @@
  * with every request counted into the event's CallCounters and every failure a KubeError.
  */
 import { setTimeout as delay } from "node:timers/promises";
-import { ApiException, type KubeConfig } from "@kubernetes/client-node";
 import type { CallCounters } from "../runtime/function.js";
 import { loadKubeConfig } from "./config.js";
 import { KubeError, isKubeError, kubeErrorFromResponse } from "./errors.js";
@@ -11,7 +10,14 @@ import type { KubeObject } from "./objects.js";
 import { planFinalizers, type FinalizerChange } from "./plan-finalizers.js";
 import { apiVersionOf, type ResourceType } from "./resources.js";
 import { formatLabelSelector, type LabelSelectorInput } from "./selectors.js";
-import { createTransport, type ObjectKey, type Subresource, type Transport } from "./transport.js";
+import {
+  ApiStatusError,
+  createTransport,
+  type KubeConfigSource,
+  type ObjectKey,
+  type Subresource,
+  type Transport,
+} from "./transport.js";
 
 export type { ObjectKey } from "./transport.js";
 
@@ -71,13 +77,18 @@ export interface KubeClientOptions {
   readonly calls?: CallCounters;
   /** Attempts at a finalizer change before giving up with `conflict`. Default 10. */
   readonly maxConflictAttempts?: number;
+  /** A request (answer included) that takes longer fails as `unavailable`. Default 30 s. */
+  readonly requestTimeoutMs?: number;
 }
 
+type ApiClientOptions = Required<Pick<KubeClientOptions, "calls" | "maxConflictAttempts">>;
+
 export function createKubeClient(
-  kc: KubeConfig = loadKubeConfig(),
+  kc: KubeConfigSource = loadKubeConfig(),
   options: KubeClientOptions = {},
 ): KubeClient {
-  return new ApiClient(createTransport(kc), {
+  const transport = createTransport(kc, { requestTimeoutMs: options.requestTimeoutMs });
+  return new ApiClient(transport, {
     calls: options.calls ?? { api: 0, cnf: 0 },
     maxConflictAttempts: options.maxConflictAttempts ?? 10,
   });
@@ -100,7 +111,7 @@ const describeKey = (type: ResourceType, key: ObjectKey): string =>
 class ApiClient implements KubeClient {
   constructor(
     private readonly transport: Transport,
-    private readonly options: Required<KubeClientOptions>,
+    private readonly options: ApiClientOptions,
   ) {}
 
   withCalls(calls: CallCounters): KubeClient {
@@ -278,18 +289,27 @@ class ApiClient implements KubeClient {
 
 function toKubeError(operation: string, error: unknown): KubeError {
   if (error instanceof KubeError) return error;
-  if (error instanceof ApiException) {
-    const { code, body } = error as ApiException<unknown>;
-    return kubeErrorFromResponse(operation, code, body, error);
+  // No cause: the status, reason and message are all there is to say about an answer.
+  if (error instanceof ApiStatusError) {
+    return kubeErrorFromResponse(operation, error.status, error.body, undefined);
   }
-  const detail = error instanceof Error ? describeCause(error) : String(error);
+  const detail = describeFailure(error);
   return new KubeError("unavailable", `${operation}: ${detail}`, undefined, undefined, {
     cause: error,
   });
 }
 
-/** fetch failures hide the useful part ("ECONNREFUSED 127.0.0.1:6443") in `cause`. */
-function describeCause(error: Error): string {
-  const cause = error.cause;
-  return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
+/**
+ * A socket error's message already names the address ("connect ECONNREFUSED 127.0.0.1:6443"); a
+ * timeout adds its cause. Structural, not instanceof: node's errors may come from another realm.
+ */
+function describeFailure(error: unknown): string {
+  const messageOf = (value: unknown): string | undefined =>
+    typeof value === "object" && value !== null && "message" in value
+      ? String(value.message)
+      : undefined;
+  const message = messageOf(error);
+  if (message === undefined) return String(error);
+  const cause = messageOf((error as { cause?: unknown }).cause);
+  return cause === undefined ? message : `${message}: ${cause}`;
 }

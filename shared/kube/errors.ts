@@ -1,5 +1,5 @@
 /**
- * The one error type of API access. Client-node's ApiException and network failures become a
+ * The one error type of API access. An answer that is not 2xx and a network failure become a
  * KubeError once, at this edge; callers branch on `code`, never on message text.
  */
 
@@ -49,7 +49,7 @@ export function codeForStatus(status: number): KubeErrorCode {
   return "invalid";
 }
 
-/** The API server's metav1.Status body (client-node hands it over as text). */
+/** The API server's metav1.Status body, as the text of the answer. */
 export function readStatusBody(body: unknown): { reason?: string; message?: string } {
   let parsed: unknown = body;
   if (typeof body === "string") {

@@ -1,31 +1,24 @@
 /**
- * The only module that calls @kubernetes/client-node's generated APIs. Custom resources and the
- * apps group go through CustomObjectsApi (plain JSON in and out); the core group (Pods,
- * Namespaces) through CoreV1Api, whose typed results are turned back into plain JSON.
+ * Every API request of the process, over one kept-alive agent: plain JSON in and out for every
+ * group (core, apps, custom resources). The KubeConfig (from @kubernetes/client-node, whose
+ * generated APIs are not used) supplies the server, the TLS material and the auth headers.
  */
+import http from "node:http";
+import https from "node:https";
+import type { KubeConfig } from "@kubernetes/client-node";
 import {
-  CoreV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-  type KubeConfig,
-} from "@kubernetes/client-node";
+  collectionPath,
+  listQueryString,
+  objectPath,
+  type ListQuery,
+  type ObjectKey,
+  type Subresource,
+} from "./paths.js";
 import type { ResourceType } from "./resources.js";
 
-export interface ObjectKey {
-  readonly name: string;
-  /** Omit (or "") for cluster-scoped objects. */
-  readonly namespace?: string;
-}
+export type { ListQuery, ObjectKey, Subresource } from "./paths.js";
 
-export interface ListQuery {
-  readonly labelSelector?: string;
-  readonly fieldSelector?: string;
-}
-
-export type Subresource = "" | "status";
-
-/** Raw requests: JSON in, JSON out, client-node errors thrown as they are. */
+/** Raw requests: JSON in, JSON out; an answer that is not 2xx is thrown as ApiStatusError. */
 export interface Transport {
   get(type: ResourceType, key: ObjectKey): Promise<unknown>;
   list(type: ResourceType, namespace: string | undefined, query: ListQuery): Promise<unknown>;
@@ -35,159 +28,179 @@ export interface Transport {
   mergePatch(type: ResourceType, key: ObjectKey, body: object, sub: Subresource): Promise<unknown>;
 }
 
-const mergePatchHeader = () => setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
+/** The API server answered with a status that is not 2xx; `body` is its text (a metav1.Status). */
+export class ApiStatusError extends Error {
+  override readonly name = "ApiStatusError";
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(`HTTP ${status}`);
+  }
+}
 
-/** Typed client-node results carry Date objects; JSON round-trip gives the wire form back. */
-const toWireJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
+/** What the transport needs of a KubeConfig (client-node's satisfies it). */
+export type KubeConfigSource = Pick<KubeConfig, "getCurrentCluster" | "applyToHTTPSOptions">;
 
-export function createTransport(kc: KubeConfig): Transport {
-  const custom = new CustomTransport(kc.makeApiClient(CustomObjectsApi));
-  const core = new CoreTransport(kc.makeApiClient(CoreV1Api));
-  const pick = (type: ResourceType): Transport => (type.group === "" ? core : custom);
+export interface TransportOptions {
+  /** A request (answer included) that takes longer fails as a timeout. Default 30 s. */
+  readonly requestTimeoutMs?: number;
+}
+
+/** Requests in flight per API server and identity; sync's status writes must fit (>= its limit). */
+export const MAX_SOCKETS = 32;
+/** An idle kept-alive socket is closed after this, well before the API server's own idle close. */
+const FREE_SOCKET_TIMEOUT_MS = 5_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+const agentOptions = {
+  keepAlive: true,
+  maxSockets: MAX_SOCKETS,
+  // On a kept-alive agent `timeout` closes free sockets; a request in flight is bounded separately.
+  timeout: FREE_SOCKET_TIMEOUT_MS,
+  // The most recently used socket first, so surplus sockets go idle and are released.
+  scheduling: "lifo",
+} as const;
+
+/**
+ * One agent per process for every client: node keys its socket pools by host and TLS identity
+ * (CA, client certificate, server name), so clients with other credentials never share a socket.
+ */
+const httpsAgent = new https.Agent(agentOptions);
+/** Only for an `http:` server, which client-node allows with insecure-skip-tls-verify. */
+const httpAgent = new http.Agent(agentOptions);
+
+export function createTransport(kc: KubeConfigSource, options: TransportOptions = {}): Transport {
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) throw new Error("the kubeconfig has no current cluster");
+  if (cluster.proxyUrl) {
+    throw new Error(
+      `the kubeconfig's proxy-url (${cluster.proxyUrl}) is not supported by shared/kube`,
+    );
+  }
+  const client = new JsonClient(kc, new URL(cluster.server), {
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+  });
   return {
-    get: (type, key) => pick(type).get(type, key),
-    list: (type, namespace, query) => pick(type).list(type, namespace, query),
-    create: (type, namespace, body) => pick(type).create(type, namespace, body),
-    replace: (type, key, body) => pick(type).replace(type, key, body),
-    delete: (type, key) => pick(type).delete(type, key),
-    mergePatch: (type, key, body, sub) => pick(type).mergePatch(type, key, body, sub),
+    get: (type, key) => client.send("GET", objectPath(type, key)),
+    list: (type, namespace, query) =>
+      client.send("GET", collectionPath(type, namespace) + listQueryString(query)),
+    create: (type, namespace, body) =>
+      client.send("POST", collectionPath(type, namespace), { body }),
+    replace: (type, key, body) => client.send("PUT", objectPath(type, key), { body }),
+    delete: (type, key) => client.send("DELETE", objectPath(type, key)),
+    mergePatch: (type, key, body, sub) =>
+      client.send("PATCH", objectPath(type, key, sub), {
+        body,
+        contentType: "application/merge-patch+json",
+      }),
   };
 }
 
-const namespaceOf = (key: ObjectKey): string => key.namespace ?? "";
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
-class CustomTransport implements Transport {
-  constructor(private readonly api: CustomObjectsApi) {}
+interface Payload {
+  readonly body: object;
+  readonly contentType?: string;
+}
 
-  get(type: ResourceType, key: ObjectKey): Promise<unknown> {
-    const base = { group: type.group, version: type.version, plural: type.plural, name: key.name };
-    return type.namespaced
-      ? this.api.getNamespacedCustomObject({ ...base, namespace: namespaceOf(key) })
-      : this.api.getClusterCustomObject(base);
+interface Reply {
+  readonly status: number;
+  readonly text: string;
+}
+
+class JsonClient {
+  private readonly module: typeof https | typeof http;
+  private readonly agent: https.Agent | http.Agent;
+  /** The server's own path prefix (a server URL may carry one, e.g. behind a proxy). */
+  private readonly basePath: string;
+
+  constructor(
+    private readonly kc: KubeConfigSource,
+    private readonly server: URL,
+    private readonly options: Required<TransportOptions>,
+  ) {
+    const secure = server.protocol === "https:";
+    this.module = secure ? https : http;
+    this.agent = secure ? httpsAgent : httpAgent;
+    this.basePath = server.pathname.replace(/\/+$/, "");
   }
 
-  list(type: ResourceType, namespace: string | undefined, query: ListQuery): Promise<unknown> {
-    const base = { group: type.group, version: type.version, plural: type.plural, ...query };
-    // A namespaced kind listed without a namespace: every namespace (GET /apis/g/v/plural).
-    return type.namespaced && namespace
-      ? this.api.listNamespacedCustomObject({ ...base, namespace })
-      : this.api.listClusterCustomObject(base);
-  }
-
-  create(type: ResourceType, namespace: string | undefined, body: object): Promise<unknown> {
-    const base = { group: type.group, version: type.version, plural: type.plural, body };
-    return type.namespaced
-      ? this.api.createNamespacedCustomObject({ ...base, namespace: namespace ?? "" })
-      : this.api.createClusterCustomObject(base);
-  }
-
-  replace(type: ResourceType, key: ObjectKey, body: object): Promise<unknown> {
-    const base = { group: type.group, version: type.version, plural: type.plural, name: key.name };
-    return type.namespaced
-      ? this.api.replaceNamespacedCustomObject({ ...base, namespace: namespaceOf(key), body })
-      : this.api.replaceClusterCustomObject({ ...base, body });
-  }
-
-  delete(type: ResourceType, key: ObjectKey): Promise<unknown> {
-    const base = { group: type.group, version: type.version, plural: type.plural, name: key.name };
-    return type.namespaced
-      ? this.api.deleteNamespacedCustomObject({ ...base, namespace: namespaceOf(key) })
-      : this.api.deleteClusterCustomObject(base);
-  }
-
-  mergePatch(type: ResourceType, key: ObjectKey, body: object, sub: Subresource): Promise<unknown> {
-    const base = {
-      group: type.group,
-      version: type.version,
-      plural: type.plural,
-      name: key.name,
-      body,
-    };
-    const header = mergePatchHeader();
-    if (type.namespaced) {
-      const namespaced = { ...base, namespace: namespaceOf(key) };
-      return sub === "status"
-        ? this.api.patchNamespacedCustomObjectStatus(namespaced, header)
-        : this.api.patchNamespacedCustomObject(namespaced, header);
+  async send(method: Method, path: string, payload?: Payload): Promise<unknown> {
+    const data = payload === undefined ? undefined : JSON.stringify(payload.body);
+    const request = await this.requestOptions(method, path, payload?.contentType, data);
+    let reply: Reply;
+    try {
+      reply = await this.exchange(request, data);
+    } catch (error) {
+      // A kept-alive socket the server closed while idle fails at once; one retry on a fresh one.
+      if (!isStaleSocket(error) || method === "POST") throw error;
+      reply = await this.exchange(request, data);
     }
-    return sub === "status"
-      ? this.api.patchClusterCustomObjectStatus(base, header)
-      : this.api.patchClusterCustomObject(base, header);
+    if (reply.status < 200 || reply.status >= 300) {
+      throw new ApiStatusError(reply.status, reply.text);
+    }
+    return reply.text === "" ? undefined : (JSON.parse(reply.text) as unknown);
+  }
+
+  /** Auth headers and TLS material are asked for per request: tokens rotate (files, exec). */
+  private async requestOptions(
+    method: Method,
+    path: string,
+    contentType: string | undefined,
+    data: string | undefined,
+  ): Promise<https.RequestOptions> {
+    const auth: https.RequestOptions = {};
+    await this.kc.applyToHTTPSOptions(auth);
+    const { ca, cert, key, pfx, passphrase, rejectUnauthorized, servername } = auth;
+    const headers: http.OutgoingHttpHeaders = { ...headerMap(auth.headers) };
+    headers.accept = "application/json";
+    if (data !== undefined) {
+      headers["content-type"] = contentType ?? "application/json";
+      headers["content-length"] = Buffer.byteLength(data);
+    }
+    return {
+      protocol: this.server.protocol,
+      hostname: this.server.hostname,
+      port: this.server.port,
+      path: this.basePath + path,
+      method,
+      headers,
+      agent: this.agent,
+      ...(auth.auth === undefined ? {} : { auth: auth.auth }),
+      ...{ ca, cert, key, pfx, passphrase, rejectUnauthorized, servername },
+    };
+  }
+
+  private exchange(request: https.RequestOptions, data: string | undefined): Promise<Reply> {
+    const timeoutMs = this.options.requestTimeoutMs;
+    const signal = AbortSignal.timeout(timeoutMs);
+    return new Promise<Reply>((resolve, reject) => {
+      const fail = (error: Error): void =>
+        reject(
+          signal.aborted ? new Error(`no answer within ${timeoutMs} ms`, { cause: error }) : error,
+        );
+      const req = this.module.request({ ...request, signal }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("error", fail);
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }),
+        );
+      });
+      req.on("error", (error) => fail(Object.assign(error, { reusedSocket: req.reusedSocket })));
+      req.end(data);
+    });
   }
 }
 
-/** Pods and Namespaces: the core kinds this project reads (and tests write). */
-class CoreTransport implements Transport {
-  constructor(private readonly api: CoreV1Api) {}
+/** client-node sets headers as a map; the raw-array form never comes from it. */
+const headerMap = (headers: https.RequestOptions["headers"]): http.OutgoingHttpHeaders =>
+  headers === undefined || Array.isArray(headers) ? {} : (headers as http.OutgoingHttpHeaders);
 
-  async get(type: ResourceType, key: ObjectKey): Promise<unknown> {
-    const read =
-      this.kindOf(type) === "pods"
-        ? this.api.readNamespacedPod({ name: key.name, namespace: namespaceOf(key) })
-        : this.api.readNamespace({ name: key.name });
-    return toWireJson(await read);
-  }
-
-  async list(
-    type: ResourceType,
-    namespace: string | undefined,
-    query: ListQuery,
-  ): Promise<unknown> {
-    if (this.kindOf(type) === "namespaces") return toWireJson(await this.api.listNamespace(query));
-    const list = namespace
-      ? this.api.listNamespacedPod({ namespace, ...query })
-      : this.api.listPodForAllNamespaces(query);
-    return toWireJson(await list);
-  }
-
-  async create(type: ResourceType, namespace: string | undefined, body: object): Promise<unknown> {
-    const created =
-      this.kindOf(type) === "pods"
-        ? this.api.createNamespacedPod({ namespace: namespace ?? "", body })
-        : this.api.createNamespace({ body });
-    return toWireJson(await created);
-  }
-
-  replace(type: ResourceType): Promise<unknown> {
-    // The typed serializer would choke on string timestamps; nothing here replaces core objects.
-    return Promise.reject(
-      new Error(`replace is not supported for ${type.kind}; use a merge patch`),
-    );
-  }
-
-  async delete(type: ResourceType, key: ObjectKey): Promise<unknown> {
-    const deleted =
-      this.kindOf(type) === "pods"
-        ? this.api.deleteNamespacedPod({ name: key.name, namespace: namespaceOf(key) })
-        : this.api.deleteNamespace({ name: key.name });
-    return toWireJson(await deleted);
-  }
-
-  async mergePatch(
-    type: ResourceType,
-    key: ObjectKey,
-    body: object,
-    sub: Subresource,
-  ): Promise<unknown> {
-    const header = mergePatchHeader();
-    if (this.kindOf(type) === "namespaces") {
-      const param = { name: key.name, body };
-      return toWireJson(
-        await (sub === "status"
-          ? this.api.patchNamespaceStatus(param, header)
-          : this.api.patchNamespace(param, header)),
-      );
-    }
-    const param = { name: key.name, namespace: namespaceOf(key), body };
-    return toWireJson(
-      await (sub === "status"
-        ? this.api.patchNamespacedPodStatus(param, header)
-        : this.api.patchNamespacedPod(param, header)),
-    );
-  }
-
-  private kindOf(type: ResourceType): "pods" | "namespaces" {
-    if (type.plural === "pods" || type.plural === "namespaces") return type.plural;
-    throw new Error(`core resource "${type.plural}" is not supported by shared/kube`);
-  }
+/** ECONNRESET / EPIPE on a socket that had served a request before: the server closed it idle. */
+function isStaleSocket(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const { code, reusedSocket } = error as { code?: unknown; reusedSocket?: unknown };
+  return reusedSocket === true && (code === "ECONNRESET" || code === "EPIPE");
 }

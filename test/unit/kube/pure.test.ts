@@ -18,7 +18,7 @@ describe("API failures become one KubeError with a code", () => {
     expect(codeForStatus(status)).toBe(code);
   });
 
-  it("reads reason and message from the metav1.Status text client-node hands over", () => {
+  it("reads reason and message from the metav1.Status text of the answer", () => {
     const body = JSON.stringify({
       kind: "Status",
       status: "Failure",

@@ -1,0 +1,303 @@
+// shared/kube's own HTTP transport against a plain-HTTP stand-in for the API server on loopback:
+// the request each client call becomes, one kept-alive connection for many calls, and how every
+// failure (an answer, a refused connection, a silent server) becomes a KubeError.
+import { once } from "node:events";
+import http from "node:http";
+import type https from "node:https";
+import type { AddressInfo } from "node:net";
+import { EGRESS_GROUPS, NAMESPACES, PODS, ruleResource } from "../../../shared/kube/resources.js";
+import { createKubeClient } from "../../../shared/kube/client.js";
+import { KubeError } from "../../../shared/kube/errors.js";
+import { collectionPath, listQueryString, objectPath } from "../../../shared/kube/paths.js";
+import type { KubeConfigSource } from "../../../shared/kube/transport.js";
+
+const POLICIES = ruleResource({ kind: "Mwan3Policy", plural: "mwan3policies" });
+
+describe("request paths", () => {
+  it.each([
+    [
+      "a rule in its namespace",
+      objectPath(POLICIES, { namespace: "ns1", name: "p1" }),
+      "/apis/batch.sdewan.akraino.org/v1alpha1/namespaces/ns1/mwan3policies/p1",
+    ],
+    [
+      "a rule's status",
+      objectPath(POLICIES, { namespace: "ns1", name: "p1" }, "status"),
+      "/apis/batch.sdewan.akraino.org/v1alpha1/namespaces/ns1/mwan3policies/p1/status",
+    ],
+    [
+      "a Pod (core group)",
+      objectPath(PODS, { namespace: "ns1", name: "cnf-0" }),
+      "/api/v1/namespaces/ns1/pods/cnf-0",
+    ],
+    [
+      "a Namespace (cluster-scoped core)",
+      objectPath(NAMESPACES, { name: "ns1" }),
+      "/api/v1/namespaces/ns1",
+    ],
+    [
+      "an EgressGroup (cluster-scoped custom)",
+      objectPath(EGRESS_GROUPS, { name: "web" }),
+      "/apis/sdewan.akraino.org/v1alpha1/egressgroups/web",
+    ],
+    ["Pods of one namespace", collectionPath(PODS, "ns1"), "/api/v1/namespaces/ns1/pods"],
+    ["Pods of every namespace", collectionPath(PODS, undefined), "/api/v1/pods"],
+    [
+      "a name that needs escaping",
+      objectPath(NAMESPACES, { name: "a b/c" }),
+      "/api/v1/namespaces/a%20b%2Fc",
+    ],
+  ])("%s: %s", (_title, path, expected) => {
+    expect(path).toBe(expected);
+  });
+
+  it("a namespaced object without its namespace is refused, not read cluster-wide", () => {
+    expect(() => objectPath(PODS, { name: "cnf-0" })).toThrow(
+      expect.objectContaining({ code: "invalid" }) as Error,
+    );
+  });
+
+  it.each([
+    [{}, ""],
+    [{ labelSelector: "" }, ""],
+    [{ labelSelector: "sdewanPurpose=base" }, "?labelSelector=sdewanPurpose%3Dbase"],
+    [
+      { labelSelector: "tier in (a,b),!legacy", fieldSelector: "status.phase=Running" },
+      "?labelSelector=tier+in+%28a%2Cb%29%2C%21legacy&fieldSelector=status.phase%3DRunning",
+    ],
+  ])("list query %j -> %s", (query, expected) => {
+    expect(listQueryString(query)).toBe(expected);
+  });
+});
+
+interface Seen {
+  readonly method: string;
+  readonly url: string;
+  readonly contentType: string | undefined;
+  readonly authorization: string | undefined;
+  readonly body: string;
+}
+
+/** A loopback HTTP server that records requests and answers with `answer`. */
+async function fakeApiServer(answer: (seen: Seen, res: http.ServerResponse) => void) {
+  const seen: Seen[] = [];
+  let connections = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const request = {
+        method: req.method ?? "",
+        url: req.url ?? "",
+        contentType: req.headers["content-type"],
+        authorization: req.headers.authorization,
+        body: Buffer.concat(chunks).toString("utf8"),
+      };
+      seen.push(request);
+      answer(request, res);
+    });
+  });
+  server.on("connection", () => (connections += 1));
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  return {
+    seen,
+    connections: () => connections,
+    kubeConfig: kubeConfigFor(`http://127.0.0.1:${port}`),
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, "close");
+    },
+  };
+}
+
+function kubeConfigFor(server: string): KubeConfigSource {
+  return {
+    getCurrentCluster: () => ({ name: "fake", server, skipTLSVerify: true }),
+    applyToHTTPSOptions: (options: https.RequestOptions) => {
+      options.headers = { Authorization: "Bearer token-1" };
+      return Promise.resolve();
+    },
+  };
+}
+
+const json = (res: http.ServerResponse, status: number, body: unknown): void => {
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+};
+
+const policy = (name: string) => ({
+  apiVersion: "batch.sdewan.akraino.org/v1alpha1",
+  kind: "Mwan3Policy",
+  metadata: { name, namespace: "ns1", resourceVersion: "7" },
+});
+
+describe("each client call is one plain JSON request", () => {
+  let api: Awaited<ReturnType<typeof fakeApiServer>>;
+  beforeEach(async () => {
+    api = await fakeApiServer((seen, res) =>
+      seen.method === "GET" && seen.url.startsWith("/api/v1/namespaces/ns1/pods?")
+        ? json(res, 200, { items: [{ metadata: { name: "cnf-0", namespace: "ns1" } }] })
+        : json(res, 200, policy("p1")),
+    );
+  });
+  afterEach(() => api.close());
+
+  it("a status patch is a merge patch of /status with the token, and its answer is parsed", async () => {
+    const kube = createKubeClient(api.kubeConfig);
+    const patched = await kube.patchStatus(
+      POLICIES,
+      { namespace: "ns1", name: "p1" },
+      { inSync: true },
+      { resourceVersion: "7" },
+    );
+    expect(patched.metadata.resourceVersion).toBe("7");
+    expect(api.seen).toEqual([
+      {
+        method: "PATCH",
+        url: "/apis/batch.sdewan.akraino.org/v1alpha1/namespaces/ns1/mwan3policies/p1/status",
+        contentType: "application/merge-patch+json",
+        authorization: "Bearer token-1",
+        body: JSON.stringify({ metadata: { resourceVersion: "7" }, status: { inSync: true } }),
+      },
+    ]);
+  });
+
+  it("a Pod list sends its label selector URL-encoded and fills in apiVersion and kind", async () => {
+    const kube = createKubeClient(api.kubeConfig);
+    const pods = await kube.list(PODS, {
+      namespace: "ns1",
+      labelSelector: { sdewanPurpose: "base" },
+    });
+    expect(pods.map((p) => [p.apiVersion, p.kind, p.metadata.name])).toEqual([
+      ["v1", "Pod", "cnf-0"],
+    ]);
+    expect(api.seen.map((s) => s.url)).toEqual([
+      "/api/v1/namespaces/ns1/pods?labelSelector=sdewanPurpose%3Dbase",
+    ]);
+  });
+
+  it("create POSTs the object as JSON to its collection", async () => {
+    await createKubeClient(api.kubeConfig).create(POLICIES, {
+      metadata: { name: "p1", namespace: "ns1" },
+    });
+    expect(api.seen[0]).toMatchObject({
+      method: "POST",
+      url: "/apis/batch.sdewan.akraino.org/v1alpha1/namespaces/ns1/mwan3policies",
+      contentType: "application/json",
+    });
+    expect(JSON.parse(api.seen[0]?.body ?? "")).toEqual({
+      apiVersion: "batch.sdewan.akraino.org/v1alpha1",
+      kind: "Mwan3Policy",
+      metadata: { name: "p1", namespace: "ns1" },
+    });
+  });
+
+  it("fifty sequential calls share one kept-alive connection", async () => {
+    const kube = createKubeClient(api.kubeConfig);
+    for (let i = 0; i < 50; i += 1) await kube.get(POLICIES, { namespace: "ns1", name: "p1" });
+    expect(api.seen).toHaveLength(50);
+    expect(api.connections()).toBe(1);
+  });
+});
+
+describe("failures become KubeErrors with the code callers branch on", () => {
+  const status = (code: number, reason: string, message: string) => ({
+    kind: "Status",
+    apiVersion: "v1",
+    status: "Failure",
+    code,
+    reason,
+    message,
+  });
+
+  it.each([
+    [404, "NotFound", 'mwan3policies "p1" not found', "notFound"],
+    [409, "Conflict", "the object has been modified", "conflict"],
+    [422, "Invalid", "spec.members: Required value", "invalid"],
+    [403, "Forbidden", 'User "alice" cannot patch resource "mwan3policies"', "forbidden"],
+    [500, "InternalError", "etcdserver: request timed out", "unavailable"],
+  ])(
+    "HTTP %i %s -> %s... as %s, the message without a response dump",
+    async (code, reason, message, kind) => {
+      const api = await fakeApiServer((_seen, res) =>
+        json(res, code, status(code, reason, message)),
+      );
+      try {
+        const patch = createKubeClient(api.kubeConfig).mergePatch(
+          POLICIES,
+          { namespace: "ns1", name: "p1" },
+          { spec: {} },
+        );
+        const error = await patch.then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(KubeError);
+        expect(error).toMatchObject({
+          code: kind,
+          status: code,
+          reason,
+          message: `patch Mwan3Policy ns1/p1: ${code} ${reason}: ${message}`,
+          cause: undefined,
+        });
+      } finally {
+        await api.close();
+      }
+    },
+  );
+
+  it("a get of a missing object is undefined, a delete of one is false", async () => {
+    const api = await fakeApiServer((_seen, res) =>
+      json(res, 404, status(404, "NotFound", "gone")),
+    );
+    try {
+      const kube = createKubeClient(api.kubeConfig);
+      expect(await kube.get(POLICIES, { namespace: "ns1", name: "p1" })).toBeUndefined();
+      expect(await kube.delete(POLICIES, { namespace: "ns1", name: "p1" })).toBe(false);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("a refused connection is unavailable and names the address", async () => {
+    const api = await fakeApiServer((_seen, res) => json(res, 200, {}));
+    const kubeConfig = api.kubeConfig;
+    await api.close();
+    const server = kubeConfig.getCurrentCluster()?.server ?? "";
+    const error = await createKubeClient(kubeConfig)
+      .get(POLICIES, { namespace: "ns1", name: "p1" })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toMatchObject({ code: "unavailable", status: undefined });
+    expect((error as Error).message).toBe(
+      `get Mwan3Policy ns1/p1: connect ECONNREFUSED ${server.replace("http://", "")}`,
+    );
+  });
+
+  it("a server that never answers fails the request at the timeout", async () => {
+    const api = await fakeApiServer(() => {
+      // never answers
+    });
+    try {
+      const kube = createKubeClient(api.kubeConfig, { requestTimeoutMs: 200 });
+      const started = Date.now();
+      const error = await kube.get(POLICIES, { namespace: "ns1", name: "p1" }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({
+        code: "unavailable",
+        message: expect.stringContaining(
+          "get Mwan3Policy ns1/p1: no answer within 200 ms",
+        ) as string,
+      });
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await api.close();
+    }
+  });
+});
