@@ -1,6 +1,7 @@
 /**
  * A function server as its own process, started the way `npm start` starts it but with node
- * directly (`node --import tsx functions/server.ts`; npm and the tsx CLI each add a process).
+ * directly (`node --import tsx functions/server.ts`; npm and the tsx CLI each add a process), or
+ * as the image runs it (`node dist/functions/server.js`, after buildDist()).
  * Its log goes to a file; the "listening" line is noticed as it is written.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -38,11 +39,28 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
+/** The compiled server the image runs (Dockerfile: tsc -p tsconfig.build.json). */
+export const DIST_SERVER = "dist/functions/server.js";
+
+/** Compiles the sources into dist/ as the image build does; resolves once tsc succeeded. */
+export async function buildDist(): Promise<void> {
+  const tsc = path.join(REPO_ROOT, "node_modules/typescript/bin/tsc");
+  const child = spawn(process.execPath, [tsc, "-p", "tsconfig.build.json"], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  if (code !== 0) throw new Error(`tsc -p tsconfig.build.json failed (${code}): ${output}`);
+}
+
 export interface SpawnOptions {
   readonly logFile: string;
   readonly env: Record<string, string>;
   readonly port?: number;
-  /** Script to run; default functions/server.ts. */
+  /** Script to run; default functions/server.ts. A .js script runs without tsx. */
   readonly script?: string;
   readonly args?: readonly string[];
 }
@@ -51,15 +69,13 @@ export async function spawnFunctionServer(options: SpawnOptions): Promise<Functi
   const port = options.port ?? (await freePort());
   const log = createWriteStream(options.logFile, { flags: "a" });
   const spawnedAt = performance.now();
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", options.script ?? "functions/server.ts", ...(options.args ?? [])],
-    {
-      cwd: REPO_ROOT,
-      env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", ...options.env },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const script = options.script ?? "functions/server.ts";
+  const loader = script.endsWith(".ts") ? ["--import", "tsx"] : [];
+  const child = spawn(process.execPath, [...loader, script, ...(options.args ?? [])], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let listening: number | undefined;
   let pending = "";
   child.stdout?.on("data", (chunk: Buffer) => {
