@@ -5,7 +5,7 @@
  * client: functions/egress-group-sync implements EgressStore over shared/kube.
  */
 import pLimit from "p-limit";
-import type { NamespaceLabels, PodSnapshot } from "./membership.js";
+import type { NamespaceLabels, PodKey, PodSnapshot } from "./membership.js";
 import type { NamespaceSnapshot } from "./observed.js";
 import { PodIndex } from "./pod-index.js";
 import {
@@ -16,6 +16,7 @@ import {
   type GroupProblem,
   type ObservedEgressGroup,
 } from "./plan-group.js";
+import { planMemberChange, planPodTouches, type PodEventObservation } from "./plan-pod-event.js";
 import {
   ELIGIBLE_POD_FIELD_SELECTOR,
   planNamespaceQuery,
@@ -34,6 +35,8 @@ export interface EgressStore {
   getEgress(name: string): Promise<EgressSnapshot | null>;
   listGroups(): Promise<ObservedEgressGroup[]>;
   getGroup(name: string): Promise<ObservedEgressGroup | null>;
+  /** The groups whose member index names `pod` (member-index.ts): all that list it, maybe more. */
+  listGroupsIndexing(pod: PodKey): Promise<ObservedEgressGroup[]>;
   getPod(namespace: string, name: string): Promise<PodSnapshot | null>;
   getNamespace(name: string): Promise<NamespaceSnapshot | null>;
   listNamespaces(query: ListQuery): Promise<NamespaceSnapshot[]>;
@@ -72,31 +75,18 @@ interface Candidates {
   readonly groups: ReadonlyMap<string, ObservedEgressGroup>;
 }
 
+type Limit = ReturnType<typeof pLimit>;
+
 const byName = <T extends { name: string }>(items: readonly T[]): Map<string, T> =>
   new Map(items.map((item) => [item.name, item]));
 
 const listing = (groups: readonly ObservedEgressGroup[]): RecomputeObservation["groups"] =>
   groups.map((g) => ({ name: g.name, members: g.content.members }));
 
-async function observeForPod(
-  store: EgressStore,
-  trigger: { namespace: string; name: string },
-): Promise<Omit<RecomputeObservation, "groups"> & { groups: ObservedEgressGroup[] }> {
-  const [egresses, groups, pod, namespace] = await Promise.all([
-    store.listEgresses(),
-    store.listGroups(),
-    store.getPod(trigger.namespace, trigger.name),
-    store.getNamespace(trigger.namespace),
-  ]);
-  const namespaces: NamespaceLabels =
-    namespace === null ? new Map() : new Map([[namespace.name, namespace.labels]]);
-  return { egresses, groups, pod, namespaces };
-}
-
 /** Step 1: what the trigger touches, and the Egresses and groups already read on the way. */
 async function observeTrigger(
   store: EgressStore,
-  trigger: RecomputeTrigger,
+  trigger: Exclude<RecomputeTrigger, { kind: "pod" }>,
 ): Promise<{ recompute: GroupToRecompute[]; seen: Candidates }> {
   if (trigger.kind === "egress") {
     const [egress, group] = await Promise.all([
@@ -111,15 +101,10 @@ async function observeTrigger(
       },
     };
   }
-  const observed =
-    trigger.kind === "pod"
-      ? await observeForPod(store, trigger)
-      : await Promise.all([store.listEgresses(), store.listGroups()]).then(
-          ([egresses, groups]) => ({ egresses, groups }),
-        );
+  const [egresses, groups] = await Promise.all([store.listEgresses(), store.listGroups()]);
   return {
-    recompute: planRecompute(trigger, { ...observed, groups: listing(observed.groups) }),
-    seen: { egresses: byName(observed.egresses), groups: byName(observed.groups) },
+    recompute: planRecompute(trigger, { egresses, groups: listing(groups) }),
+    seen: { egresses: byName(egresses), groups: byName(groups) },
   };
 }
 
@@ -127,7 +112,7 @@ async function observeTrigger(
 async function observeMembers(
   store: EgressStore,
   egresses: readonly EgressSnapshot[],
-  limit: ReturnType<typeof pLimit>,
+  limit: Limit,
 ): Promise<{ pods: PodSnapshot[]; namespaces: NamespaceLabels }> {
   const namespaceQuery = planNamespaceQuery(egresses);
   const namespaceList = namespaceQuery === null ? [] : await store.listNamespaces(namespaceQuery);
@@ -157,6 +142,109 @@ async function write(
   }
 }
 
+const resultOf = (plan: EgressGroupPlan): GroupResult => ({
+  name: plan.name,
+  action: plan.action,
+  memberCount: plan.desired?.content.memberCount ?? null,
+  problem: plan.problem,
+});
+
+/** Full recomputes of `names`: observes their candidate Pods once, then plans each group. */
+async function planRecomputes(
+  store: EgressStore,
+  names: readonly string[],
+  seen: Candidates,
+  options: ApplyOptions,
+  limit: Limit,
+): Promise<EgressGroupPlan[]> {
+  const egresses = names.flatMap((name) => {
+    const egress = seen.egresses.get(name);
+    return egress === undefined ? [] : [egress];
+  });
+  const observed = await observeMembers(store, egresses, limit);
+  const pods = new PodIndex(observed.pods);
+  return names.map((name) =>
+    planEgressGroup({
+      name,
+      egress: seen.egresses.get(name) ?? null,
+      pods,
+      namespaces: observed.namespaces,
+      existing: seen.groups.get(name) ?? null,
+      now: options.now,
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
+    }),
+  );
+}
+
+/** Writes every plan (bounded), in the order given. */
+function writeAll(
+  store: EgressStore,
+  plans: readonly EgressGroupPlan[],
+  seen: Candidates,
+  limit: Limit,
+): Promise<GroupResult[]> {
+  return Promise.all(
+    plans.map((plan) =>
+      limit(async () => {
+        await write(store, plan, seen.groups.get(plan.name) ?? null);
+        return resultOf(plan);
+      }),
+    ),
+  );
+}
+
+/**
+ * A Pod event: the groups whose Egress selects the Pod or whose index lists it, each changed by
+ * that one member (plan-pod-event.ts); groups that cannot be changed so are recomputed in full.
+ */
+async function applyPodTrigger(
+  key: PodKey,
+  store: EgressStore,
+  options: ApplyOptions,
+  limit: Limit,
+): Promise<Omit<EventResult, "trigger">> {
+  const [egresses, indexed, pod, namespace] = await Promise.all([
+    store.listEgresses(),
+    store.listGroupsIndexing(key),
+    store.getPod(key.namespace, key.name),
+    store.getNamespace(key.namespace),
+  ]);
+  const namespaces: NamespaceLabels =
+    namespace === null ? new Map() : new Map([[namespace.name, namespace.labels]]);
+  const observed: PodEventObservation = { key, pod, namespaces, egresses, indexed };
+  const recomputed = planPodTouches(observed);
+  const groups = byName(indexed);
+  // A group that selects the Pod but does not list it yet is not in the index reply.
+  await Promise.all(
+    recomputed
+      .filter(({ name }) => !groups.has(name))
+      .map(({ name }) =>
+        limit(async () => {
+          const group = await store.getGroup(name);
+          if (group !== null) groups.set(name, group);
+        }),
+      ),
+  );
+  const seen: Candidates = { egresses: byName(egresses), groups };
+  const plans: EgressGroupPlan[] = [];
+  const recompute: string[] = [];
+  for (const { name } of recomputed) {
+    const change = planMemberChange({
+      name,
+      egress: seen.egresses.get(name) ?? null,
+      existing: groups.get(name) ?? null,
+      observed,
+      now: options.now,
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
+    });
+    if (change.kind === "plan") plans.push(change.plan);
+    else recompute.push(name);
+  }
+  if (recompute.length > 0)
+    plans.push(...(await planRecomputes(store, recompute, seen, options, limit)));
+  return { recomputed, groups: await writeAll(store, plans, seen, limit) };
+}
+
 /** Observes, plans and writes every group the trigger touches. Throws the store's errors. */
 export async function applyEgressTrigger(
   trigger: RecomputeTrigger,
@@ -164,37 +252,12 @@ export async function applyEgressTrigger(
   options: ApplyOptions,
 ): Promise<EventResult> {
   const limit = pLimit(options.concurrency ?? 8);
+  if (trigger.kind === "pod") {
+    return { trigger, ...(await applyPodTrigger(trigger, store, options, limit)) };
+  }
   const { recompute, seen } = await observeTrigger(store, trigger);
   if (recompute.length === 0) return { trigger, recomputed: recompute, groups: [] };
-  const egresses = recompute.flatMap((g) => {
-    const egress = seen.egresses.get(g.name);
-    return egress === undefined ? [] : [egress];
-  });
-  const observed = await observeMembers(store, egresses, limit);
-  const pods = new PodIndex(observed.pods);
-  const { namespaces } = observed;
-  const results = await Promise.all(
-    recompute.map(({ name }) =>
-      limit(async (): Promise<GroupResult> => {
-        const existing = seen.groups.get(name) ?? null;
-        const plan = planEgressGroup({
-          name,
-          egress: seen.egresses.get(name) ?? null,
-          pods,
-          namespaces,
-          existing,
-          now: options.now,
-          ...(options.limits === undefined ? {} : { limits: options.limits }),
-        });
-        await write(store, plan, existing);
-        return {
-          name,
-          action: plan.action,
-          memberCount: plan.desired?.content.memberCount ?? null,
-          problem: plan.problem,
-        };
-      }),
-    ),
-  );
-  return { trigger, recomputed: recompute, groups: results };
+  const names = recompute.map((g) => g.name);
+  const plans = await planRecomputes(store, names, seen, options, limit);
+  return { trigger, recomputed: recompute, groups: await writeAll(store, plans, seen, limit) };
 }

@@ -12,6 +12,7 @@ import {
   type EgressGroup,
 } from "../rules/index.js";
 import type { GroupMember } from "./membership.js";
+import { memberIndexLabels, memberIndexMatches } from "./member-index.js";
 import {
   NO_MEMBERS,
   type DesiredEgressGroup,
@@ -46,6 +47,11 @@ function membersOf(group: ParsedGroup): GroupMember[] {
   }));
 }
 
+function labelsOf(group: ParsedGroup): Readonly<Record<string, string>> {
+  const labels = z.record(z.string(), z.string()).safeParse(group.metadata["labels"]);
+  return labels.success ? labels.data : {};
+}
+
 function unreadableGroup(object: unknown): ObservedEgressGroup {
   const metadata = z
     .looseObject({ metadata: z.looseObject({ name: z.string(), resourceVersion: z.string() }) })
@@ -57,6 +63,7 @@ function unreadableGroup(object: unknown): ObservedEgressGroup {
     ownerUid: null,
     content: NO_MEMBERS,
     conditions: [],
+    indexed: false,
   };
 }
 
@@ -80,6 +87,7 @@ export function observedGroupFromObject(object: unknown): ObservedEgressGroup {
       members,
     },
     conditions: conditionsOf(group),
+    indexed: memberIndexMatches(labelsOf(group), members),
   };
 }
 
@@ -97,6 +105,7 @@ export function groupObjectFromDesired(
     metadata: {
       name: desired.name,
       ...(resourceVersion === undefined ? {} : { resourceVersion }),
+      labels: memberIndexLabels(desired.content.members),
       ownerReferences: [{ ...desired.ownerReference }],
     },
     status: {

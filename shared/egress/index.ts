@@ -26,5 +26,6 @@ export * from "./observed.js";
 export * from "./size.js";
 export * from "./plan-group.js";
 export * from "./plan-recompute.js";
+export * from "./member-index.js";
 export * from "./group-object.js";
 export * from "./apply-event.js";

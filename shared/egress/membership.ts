@@ -138,6 +138,13 @@ export function compareMembers(a: GroupMember, b: GroupMember): number {
   return compareStrings(a.pod.namespace, b.pod.namespace) || compareStrings(a.pod.name, b.pod.name);
 }
 
+/** A Pod's entry in a group. */
+export const memberOf = (pod: PodSnapshot): GroupMember => ({
+  pod: { name: pod.name, namespace: pod.namespace },
+  nodeName: pod.nodeName,
+  ips: [...pod.ips],
+});
+
 /**
  * The members of one Egress group, sorted. `pods` and `namespaces` may be any superset of the
  * relevant objects (e.g. the union of several list requests); duplicates of a Pod are ignored.
@@ -150,12 +157,7 @@ export function computeMembers(
 ): GroupMember[] {
   const members: GroupMember[] = [];
   for (const pod of PodIndex.of(pods).candidates(appliedTo, namespaces)) {
-    if (!isEgressMember(appliedTo, pod, namespaces)) continue;
-    members.push({
-      pod: { name: pod.name, namespace: pod.namespace },
-      nodeName: pod.nodeName,
-      ips: [...pod.ips],
-    });
+    if (isEgressMember(appliedTo, pod, namespaces)) members.push(memberOf(pod));
   }
   return members.sort(compareMembers);
 }

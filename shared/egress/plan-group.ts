@@ -73,6 +73,8 @@ export interface ObservedEgressGroup {
   readonly ownerUid: string | null;
   readonly content: EgressGroupContent;
   readonly conditions: readonly GroupCondition[];
+  /** Whether its labels index exactly its members (member-index.ts); false forces a rewrite. */
+  readonly indexed: boolean;
 }
 
 export interface DesiredEgressGroup {
@@ -130,7 +132,8 @@ export function egressOwnerReference(egress: EgressSnapshot): OwnerReference {
   };
 }
 
-interface ComputedContent {
+/** The members a plan settled on, and why they are the last good ones when it could not compute. */
+export interface ComputedContent {
   readonly content: EgressGroupContent;
   readonly problem: GroupProblem | null;
 }
@@ -207,18 +210,19 @@ function withTransitionTimes(
 const sameStrings = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && a.every((value, i) => value === b[i]);
 
+/** Same Pod, node and IPs. */
+export const sameMember = (a: GroupMember, b: GroupMember): boolean =>
+  a.pod.namespace === b.pod.namespace &&
+  a.pod.name === b.pod.name &&
+  a.nodeName === b.nodeName &&
+  sameStrings(a.ips, b.ips);
+
 function membersEqual(a: readonly GroupMember[], b: readonly GroupMember[]): boolean {
   return (
     a.length === b.length &&
     a.every((m, i) => {
       const other = b[i];
-      return (
-        other !== undefined &&
-        m.pod.namespace === other.pod.namespace &&
-        m.pod.name === other.pod.name &&
-        m.nodeName === other.nodeName &&
-        sameStrings(m.ips, other.ips)
-      );
+      return other !== undefined && sameMember(m, other);
     })
   );
 }
@@ -244,6 +248,7 @@ export function groupContentEqual(
   desired: DesiredEgressGroup,
 ): boolean {
   return (
+    existing.indexed &&
     existing.ownerUid === desired.ownerReference.uid &&
     contentEqual(existing.content, desired.content) &&
     conditionsEqual(existing.conditions, desired.conditions)
@@ -258,11 +263,24 @@ export function planEgressGroup(input: EgressGroupPlanInput): EgressGroupPlan {
       ? { action: "unchanged", name, desired: null, problem: null }
       : { action: "delete", name, desired: null, problem: null };
   }
-  const computed = computeContent(input, egress);
+  return planWithContent(name, egress, existing, computeContent(input, egress), input.now);
+}
+
+/**
+ * The plan for a group of a live Egress once its content is settled (by a full computation, or
+ * by changing one member of a current group): conditions, owner, and the write if any.
+ */
+export function planWithContent(
+  name: string,
+  egress: EgressSnapshot,
+  existing: ObservedEgressGroup | null,
+  computed: ComputedContent,
+  now: string,
+): EgressGroupPlan {
   const conditions = withTransitionTimes(
     conditionFields(computed, egress.generation),
     existing?.conditions ?? [],
-    input.now,
+    now,
   );
   const desired: DesiredEgressGroup = {
     name,

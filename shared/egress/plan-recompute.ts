@@ -1,8 +1,7 @@
 /**
- * Events without memory: an update event does not carry the old object, and we keep no index, so
- * the set of groups to recompute is derived from live state only:
- * - Pod event: every Egress that has the Pod as a member now, plus every existing group that lists
- *   it now (covers relabelled, terminated and deleted Pods);
+ * Events without memory: an update event does not carry the old object, so the set of groups to
+ * recompute is derived from live state only (a Pod event is planned member by member instead, in
+ * plan-pod-event.ts):
  * - Namespace event: every Egress whose namespaceSelector is set, plus every group listing a Pod of
  *   that Namespace (covers deleted Namespaces);
  * - Egress event: that Egress's group;
@@ -14,11 +13,9 @@
 import type { IntakeEvent } from "../events/types.js";
 import {
   compileAppliedTo,
-  isEgressMember,
   type CompiledAppliedTo,
   type NamespaceLabels,
   type PodKey,
-  type PodSnapshot,
 } from "./membership.js";
 import { compareStrings } from "./order.js";
 import { EGRESS_KIND } from "../rules/index.js";
@@ -84,10 +81,6 @@ export interface GroupListing {
 export interface RecomputeObservation {
   readonly egresses: readonly EgressSnapshot[];
   readonly groups: readonly GroupListing[];
-  /** Pod trigger: the live Pod, or null when it is gone. */
-  readonly pod?: PodSnapshot | null;
-  /** Pod trigger: the labels of the Pod's Namespace (absent when the Namespace is gone). */
-  readonly namespaces?: NamespaceLabels;
 }
 
 export interface GroupToRecompute {
@@ -126,25 +119,6 @@ function addGroupsListing(
   }
 }
 
-function planForPod(
-  trigger: { namespace: string; name: string },
-  observed: RecomputeObservation,
-  set: RecomputeSet,
-): void {
-  const pod = observed.pod ?? null;
-  if (pod !== null) {
-    for (const egress of observed.egresses) {
-      const appliedTo = validAppliedTo(egress);
-      if (appliedTo !== null && isEgressMember(appliedTo, pod, observed.namespaces ?? new Map())) {
-        set.add(egress.name, "has the pod as a member");
-      }
-    }
-  }
-  const isThePod = (p: PodKey): boolean =>
-    p.namespace === trigger.namespace && p.name === trigger.name;
-  addGroupsListing(set, observed.groups, isThePod, "lists the pod");
-}
-
 function planForNamespace(name: string, observed: RecomputeObservation, set: RecomputeSet): void {
   for (const egress of observed.egresses) {
     const selector = egress.appliedTo.namespaceSelector;
@@ -160,14 +134,11 @@ function planForNamespace(name: string, observed: RecomputeObservation, set: Rec
 
 /** The groups (by name, sorted) that a trigger makes us recompute. */
 export function planRecompute(
-  trigger: RecomputeTrigger,
+  trigger: Exclude<RecomputeTrigger, { kind: "pod" }>,
   observed: RecomputeObservation,
 ): GroupToRecompute[] {
   const set = new RecomputeSet();
   switch (trigger.kind) {
-    case "pod":
-      planForPod(trigger, observed, set);
-      break;
     case "namespace":
       planForNamespace(trigger.name, observed, set);
       break;

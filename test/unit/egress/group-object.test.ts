@@ -2,6 +2,7 @@ import {
   groupObjectFromDesired,
   observedGroupFromObject,
 } from "../../../shared/egress/group-object.js";
+import { memberLabelKey } from "../../../shared/egress/member-index.js";
 import { planEgressGroup, type EgressGroupPlanInput } from "../../../shared/egress/plan-group.js";
 import { egressGroupSchema } from "../../../shared/rules/index.js";
 import { egress, pod } from "./fixtures.js";
@@ -80,6 +81,40 @@ describe("EgressGroup objects", () => {
     ).toBe("unchanged");
   });
 
+  it("labels the group with one member index key per member, so a Pod's groups can be listed", () => {
+    const object = groupObjectFromDesired(desired());
+    expect(object.metadata["labels"]).toEqual({
+      [memberLabelKey({ namespace: "a", name: "no-ip" })]: "",
+      [memberLabelKey({ namespace: "a", name: "w1" })]: "",
+    });
+  });
+
+  it.each<[string, (labels: Record<string, string>) => Record<string, string>]>([
+    ["written before the index existed (no labels)", () => ({})],
+    ["missing one member's key", (labels) => Object.fromEntries(Object.entries(labels).slice(1))],
+    [
+      "holding the key of a Pod it does not list",
+      (labels) => ({ ...labels, [memberLabelKey({ namespace: "a", name: "gone" })]: "" }),
+    ],
+  ])("a group whose index is %s is rewritten with the same members", (_title, edit) => {
+    const object = groupObjectFromDesired(desired());
+    const labels = edit(object.metadata["labels"] as Record<string, string>);
+    const observed = observedGroupFromObject(
+      stored({ ...object, metadata: { ...object.metadata, labels: { team: "x", ...labels } } }),
+    );
+    expect(observed.indexed).toBe(false);
+    expect(planEgressGroup({ ...input, existing: observed }).action).toBe("update");
+  });
+
+  it("ignores labels that are not the member index", () => {
+    const object = groupObjectFromDesired(desired());
+    const labels = { ...(object.metadata["labels"] as object), team: "x" };
+    const observed = observedGroupFromObject(
+      stored({ ...object, metadata: { ...object.metadata, labels } }),
+    );
+    expect(observed.indexed).toBe(true);
+  });
+
   it.each<[string, unknown]>([
     [
       "members is not a list",
@@ -98,6 +133,7 @@ describe("EgressGroup objects", () => {
         resourceVersion: "5",
         ownerUid: null,
         content: { memberCount: 0 },
+        indexed: false,
       });
       expect(planEgressGroup({ ...input, existing: observed }).action).toBe("update");
     },

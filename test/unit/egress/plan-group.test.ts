@@ -39,6 +39,7 @@ function observedFrom(desired: DesiredEgressGroup, resourceVersion = "1"): Obser
     ownerUid: desired.ownerReference.uid,
     content: desired.content,
     conditions: desired.conditions,
+    indexed: true,
   };
 }
 

@@ -1,0 +1,149 @@
+/**
+ * A Pod event changes at most that Pod's entry in each group, so it is planned as one member
+ * change per group instead of a recomputation from every candidate Pod:
+ * - the groups touched are those whose Egress selects the Pod now, plus those that list it now
+ *   (found through the member index, member-index.ts; covers relabelled, terminated and deleted
+ *   Pods, whose old labels the event does not carry);
+ * - a touched group that is current (Ready, computed from the live Egress generation, owned by
+ *   it, its index intact) gets the Pod's entry inserted, replaced or removed;
+ * - any other group (none yet, Stalled, an Egress edit not processed yet, an Egress gone) is
+ *   handed to the full recompute, so every shortcut yields exactly what a recompute would.
+ *
+ * What this guarantees: when every group was correct before the Pod changed, it is correct after
+ * this event. Duplicate and reordered Pod events converge because each re-reads the live Pod. A
+ * lost event, or a group made wrong behind our back, is healed by the resync's full recompute.
+ */
+import {
+  compileAppliedTo,
+  compareMembers,
+  isEgressMember,
+  memberOf,
+  type GroupMember,
+  type NamespaceLabels,
+  type PodKey,
+  type PodSnapshot,
+} from "./membership.js";
+import { compareStrings } from "./order.js";
+import {
+  planEgressGroup,
+  planWithContent,
+  sameMember,
+  type EgressGroupPlan,
+  type EgressSnapshot,
+  type ObservedEgressGroup,
+} from "./plan-group.js";
+import type { GroupToRecompute } from "./plan-recompute.js";
+import { DEFAULT_GROUP_LIMITS, groupSizeProblem, type GroupLimits } from "./size.js";
+
+export interface PodEventObservation {
+  /** The Pod the event names. */
+  readonly key: PodKey;
+  /** The live Pod, or null when it is gone. */
+  readonly pod: PodSnapshot | null;
+  /** The labels of the Pod's Namespace (absent when the Namespace is gone). */
+  readonly namespaces: NamespaceLabels;
+  readonly egresses: readonly EgressSnapshot[];
+  /** The groups the Pod's index label finds: every group listing it, perhaps a few more. */
+  readonly indexed: readonly ObservedEgressGroup[];
+}
+
+const samePod = (a: PodKey, b: PodKey): boolean => a.namespace === b.namespace && a.name === b.name;
+
+/** The member `egress` wants for the Pod: its entry when selected, null when not (or invalid). */
+function wantedMember(
+  egress: EgressSnapshot,
+  pod: PodSnapshot | null,
+  namespaces: NamespaceLabels,
+): GroupMember | null {
+  if (pod === null) return null;
+  const compiled = compileAppliedTo(egress.appliedTo);
+  return compiled.ok && isEgressMember(compiled.appliedTo, pod, namespaces) ? memberOf(pod) : null;
+}
+
+/** The groups (sorted, with why) a Pod event touches. */
+export function planPodTouches(observed: PodEventObservation): GroupToRecompute[] {
+  const reasons = new Map<string, string[]>();
+  const add = (name: string, reason: string): void => {
+    reasons.set(name, [...(reasons.get(name) ?? []), reason]);
+  };
+  for (const egress of observed.egresses) {
+    if (wantedMember(egress, observed.pod, observed.namespaces) !== null) {
+      add(egress.name, "has the pod as a member");
+    }
+  }
+  for (const group of observed.indexed) {
+    if (group.content.members.some((m) => samePod(m.pod, observed.key))) {
+      add(group.name, "lists the pod");
+    }
+  }
+  return [...reasons.entries()]
+    .sort(([a], [b]) => compareStrings(a, b))
+    .map(([name, why]) => ({ name, reasons: why }));
+}
+
+/** `members` (sorted) with the entry of `key` replaced, inserted or removed; the same array if unchanged. */
+export function withMember(
+  members: readonly GroupMember[],
+  key: PodKey,
+  member: GroupMember | null,
+): readonly GroupMember[] {
+  const probe: GroupMember = member ?? { pod: key, nodeName: "", ips: [] };
+  const at = members.findIndex((m) => compareMembers(m, probe) >= 0);
+  const index = at === -1 ? members.length : at;
+  const current = members[index];
+  const listed = current !== undefined && samePod(current.pod, key);
+  if (member === null) {
+    return listed ? members.toSpliced(index, 1) : members;
+  }
+  if (listed) return sameMember(current, member) ? members : members.with(index, member);
+  return members.toSpliced(index, 0, member);
+}
+
+/** Ready, computed from this very Egress generation and owner, with an intact member index. */
+function isCurrent(group: ObservedEgressGroup, egress: EgressSnapshot): boolean {
+  const [ready, ...others] = group.conditions;
+  return (
+    group.indexed &&
+    group.ownerUid === egress.uid &&
+    group.content.egressGeneration === egress.generation &&
+    group.content.memberCount === group.content.members.length &&
+    others.length === 0 &&
+    ready?.type === "Ready" &&
+    ready.status === "True" &&
+    ready.observedGeneration === egress.generation
+  );
+}
+
+export interface MemberChangeInput {
+  readonly name: string;
+  readonly egress: EgressSnapshot | null;
+  readonly existing: ObservedEgressGroup | null;
+  readonly observed: PodEventObservation;
+  readonly now: string;
+  readonly limits?: GroupLimits;
+}
+
+export type MemberChangePlan =
+  | { readonly kind: "plan"; readonly plan: EgressGroupPlan }
+  | { readonly kind: "recompute"; readonly reason: string };
+
+/** One group's plan for a Pod event, or why it needs a full recompute instead. */
+export function planMemberChange(input: MemberChangeInput): MemberChangePlan {
+  const { name, egress, existing, observed, now } = input;
+  if (egress === null) {
+    const plan = planEgressGroup({ name, egress, pods: [], namespaces: new Map(), existing, now });
+    return { kind: "plan", plan };
+  }
+  if (existing === null) return { kind: "recompute", reason: "no group yet" };
+  if (!isCurrent(existing, egress)) return { kind: "recompute", reason: "group not current" };
+  const member = wantedMember(egress, observed.pod, observed.namespaces);
+  const members = withMember(existing.content.members, observed.key, member);
+  if (groupSizeProblem(members, input.limits ?? DEFAULT_GROUP_LIMITS) !== null) {
+    return { kind: "recompute", reason: "over the size budget" };
+  }
+  const content = { egressGeneration: egress.generation, memberCount: members.length, members };
+  return {
+    kind: "plan",
+    plan: planWithContent(name, egress, existing, { content, problem: null }, now),
+  };
+}

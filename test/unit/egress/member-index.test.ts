@@ -1,0 +1,51 @@
+import {
+  isMemberLabelKey,
+  memberIndexLabels,
+  memberIndexMatches,
+  memberLabelKey,
+} from "../../../shared/egress/member-index.js";
+import type { GroupMember } from "../../../shared/egress/membership.js";
+
+const member = (namespace: string, name: string): GroupMember => ({
+  pod: { namespace, name },
+  nodeName: "node-1",
+  ips: [],
+});
+
+// A label key: optional DNS prefix, "/", then a name of at most 63 alphanumerics, '-', '_', '.'.
+const LABEL_KEY = /^[a-z0-9.-]{1,253}\/[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+describe("member index labels", () => {
+  it("gives every Pod a stable, valid label key under our prefix", () => {
+    const key = memberLabelKey({ namespace: "team-a", name: "web-1" });
+    expect(key).toMatch(LABEL_KEY);
+    expect(isMemberLabelKey(key)).toBe(true);
+    // Stored in the API server: the hash must never change between versions.
+    expect(key).toBe("sdewan.akraino.org/m-18quzs705i4");
+  });
+
+  it.each([
+    ["the same name in another Namespace", { namespace: "team-b", name: "web-1" }],
+    ["names that concatenate alike", { namespace: "team-aw", name: "eb-1" }],
+    ["a longest name", { namespace: "n".repeat(63), name: "p".repeat(253) }],
+  ])("keys %s apart", (_title, pod) => {
+    expect(memberLabelKey(pod)).toMatch(LABEL_KEY);
+    expect(memberLabelKey(pod)).not.toBe(memberLabelKey({ namespace: "team-a", name: "web-1" }));
+  });
+
+  it("has no collision among 100,000 Pods", () => {
+    const keys = new Set<string>();
+    for (let i = 0; i < 100_000; i += 1)
+      keys.add(memberLabelKey({ namespace: `ns-${i % 500}`, name: `p-${i}` }));
+    expect(keys.size).toBe(100_000);
+  });
+
+  it("matches labels holding exactly the members' keys, whatever else is there", () => {
+    const members = [member("a", "1"), member("b", "2")];
+    const labels = { ...memberIndexLabels(members), team: "x" };
+    expect(memberIndexMatches(labels, members)).toBe(true);
+    expect(memberIndexMatches(labels, members.slice(1))).toBe(false);
+    expect(memberIndexMatches({ team: "x" }, members)).toBe(false);
+    expect(memberIndexMatches({}, [])).toBe(true);
+  });
+});
