@@ -31,7 +31,7 @@ import { isDeleting, planDeletionTarget, planRuleTarget } from "./plan-targets.j
 import { findObjectCollisions, type RuleTarget } from "./plan-writes.js";
 
 /** How many rules' API writes (claims, statuses) are in flight at once. */
-const STATUS_WRITE_CONCURRENCY = 8;
+const STATUS_WRITE_CONCURRENCY = 32;
 
 /** Everything sync needs from the outside world for one event. */
 export interface SyncContext {
