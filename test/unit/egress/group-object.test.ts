@@ -56,6 +56,8 @@ describe("EgressGroup objects", () => {
     expect(object.status).toMatchObject({ memberCount: 2, observedEgressGeneration: 2 });
     expect(object.status?.members.map((m) => m.pod.name)).toEqual(["no-ip", "w1"]);
     expect(object.metadata).not.toHaveProperty("resourceVersion");
+    // Stored without managedFields, which would repeat every member index label.
+    expect(object.metadata["managedFields"]).toEqual([{}]);
   });
 
   it("carries the resourceVersion of the group it replaces on update", () => {
