@@ -7,7 +7,7 @@
 import { isKubeError, ruleResource, type KubeClient } from "../kube/index.js";
 import { requireKind, type RuleStatus } from "../rules/index.js";
 import { done, permanent, retryLater, type Outcome } from "../runtime/outcome.js";
-import type { RuleDecision } from "./plan-status.js";
+import type { RuleAfterWrite, RuleDecision } from "./plan-status.js";
 
 export interface RuleIdentity {
   readonly kind: string;
@@ -62,25 +62,78 @@ export async function claimRule(kube: KubeClient, rule: RuleIdentity): Promise<C
   }
 }
 
+export interface DecisionResult {
+  readonly outcome: Outcome;
+  /** The rule as the status write answered (or "gone"); undefined when nothing was written. */
+  readonly after: RuleAfterWrite | undefined;
+}
+
 export async function applyRuleDecision(
   kube: KubeClient,
   rule: RuleIdentity,
   oldStatus: RuleStatus | undefined,
   decision: RuleDecision,
-): Promise<Outcome> {
+): Promise<DecisionResult> {
   const entry = requireKind(rule.kind);
   const type = ruleResource(entry);
   const key = { namespace: rule.namespace, name: rule.name };
+  let after: RuleAfterWrite | undefined;
   try {
     if (decision.status !== null) {
-      await kube.patchStatus(type, key, statusMergePatch(oldStatus, decision.status));
+      const { metadata } = await kube.patchStatus(
+        type,
+        key,
+        statusMergePatch(oldStatus, decision.status),
+      );
+      after = { uid: metadata.uid, deleting: metadata.deletionTimestamp !== undefined };
     }
     if (decision.finalizer === "remove") await kube.removeFinalizer(type, key, entry.finalizer);
   } catch (error) {
-    return kubeFailureOutcome(
-      error,
-      decision.finalizer === "remove" ? "finalizer write" : "status write",
-    );
+    if (isKubeError(error, "notFound")) return { outcome: done("gone"), after: "gone" };
+    const what = decision.finalizer === "remove" ? "finalizer write" : "status write";
+    return { outcome: kubeFailureOutcome(error, what), after };
   }
-  return decision.outcome;
+  return { outcome: decision.outcome, after };
+}
+
+/**
+ * The rules read back (those whose status write did not answer already): one GET for a lone
+ * rule of a kind, one LIST of the namespace for several, so a CNF-wide sync costs at most one
+ * request per kind. A rule absent from the answer is "gone".
+ */
+export async function readRulesAfterWrite(
+  kube: KubeClient,
+  rules: readonly RuleIdentity[],
+): Promise<Map<string, RuleAfterWrite>> {
+  const found = new Map<string, RuleAfterWrite>();
+  const byKind = Map.groupBy(rules, (r) => `${r.kind}/${r.namespace}`);
+  await Promise.all(
+    [...byKind.values()].map(async (group) => {
+      const first = group[0];
+      if (first === undefined) return;
+      const type = ruleResource(requireKind(first.kind));
+      const objects =
+        group.length === 1
+          ? [await kube.get(type, { namespace: first.namespace, name: first.name })]
+          : await kube.list(type, { namespace: first.namespace });
+      for (const object of objects) {
+        if (object === undefined) continue;
+        const { metadata } = object;
+        found.set(ruleKey(first.kind, first.namespace, metadata.name), {
+          uid: metadata.uid,
+          deleting: metadata.deletionTimestamp !== undefined,
+        });
+      }
+    }),
+  );
+  return new Map(
+    rules.map((r) => {
+      const key = ruleKey(r.kind, r.namespace, r.name);
+      return [key, found.get(key) ?? "gone"];
+    }),
+  );
+}
+
+export function ruleKey(kind: string, namespace: string, name: string): string {
+  return `${kind}/${namespace}/${name}`;
 }

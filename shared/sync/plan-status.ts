@@ -356,6 +356,32 @@ export function needsClaim(rule: ObservedRule, willWrite: boolean): boolean {
   return willWrite && !rule.deleting && !rule.hasFinalizer;
 }
 
+/** A rule as read back after sync wrote for it: "gone", or its identity and deletion state. */
+export type RuleAfterWrite =
+  "gone" | { readonly uid: string | undefined; readonly deleting: boolean };
+
+/**
+ * What writes made for a rule observed live mean once the rule is read back. "deleted": a
+ * deletion began (or ended) while the writes were in flight, and the deleting event may already
+ * have found the pods empty, so whatever was written must be removed by this event. "replaced":
+ * a new rule of the same name exists, and the next delivery writes its spec.
+ */
+export function planAfterWrite(
+  observedUid: string | undefined,
+  after: RuleAfterWrite,
+): "current" | "deleted" | "replaced" {
+  if (after === "gone") return "deleted";
+  if (observedUid !== undefined && after.uid !== undefined && after.uid !== observedUid) {
+    return "replaced";
+  }
+  return after.deleting ? "deleted" : "current";
+}
+
+/** Whether sync may have written to a pod for this rule: a change held, or a write that failed. */
+export function mayHaveWritten(rule: ObservedRule, podResults: readonly PodRuleResult[]): boolean {
+  return !rule.deleting && podResults.some((r) => (r.kind === "held" ? r.changed : true));
+}
+
 /** Decides status, finalizer and outcome for one rule. */
 export function planRuleDecision(input: RulePlanInput): RuleDecision {
   const verdict = verdictFor(input);

@@ -16,16 +16,27 @@ import {
 import type { KubeClient, KubeObject } from "../kube/index.js";
 import { requireKind, ruleStatusSchema, type RuleStatus } from "../rules/index.js";
 import type { CallCounters, Log } from "../runtime/function.js";
-import { worstOutcome, type Outcome } from "../runtime/outcome.js";
+import { done, retryLater, worstOutcome, type Outcome } from "../runtime/outcome.js";
+import { isKubeError } from "../kube/index.js";
 import { syncPod, type PodSyncResult, type ReadMode } from "./apply-pod.js";
-import { applyRuleDecision, claimRule, type RuleIdentity } from "./apply-rule.js";
+import {
+  applyRuleDecision,
+  claimRule,
+  readRulesAfterWrite,
+  ruleKey,
+  type DecisionResult,
+  type RuleIdentity,
+} from "./apply-rule.js";
 import type { CnfObservation, ObservedRuleCr } from "./observe.js";
 import {
+  mayHaveWritten,
   needsClaim,
+  planAfterWrite,
   planRuleDecision,
   restartPendingOf,
   type ObservedRule,
   type PodRuleResult,
+  type RuleAfterWrite,
 } from "./plan-status.js";
 import { isDeleting, planDeletionTarget, planRuleTarget } from "./plan-targets.js";
 import { findObjectCollisions, type RuleTarget } from "./plan-writes.js";
@@ -71,6 +82,8 @@ export interface SyncReport {
 
 interface PlannedRule {
   readonly identity: RuleIdentity;
+  /** The uid observed, to tell the rule from a new one of the same name later. */
+  readonly uid: string | undefined;
   readonly observed: ObservedRule;
   readonly oldStatus: RuleStatus | undefined;
   readonly target: RuleTarget | undefined;
@@ -111,7 +124,13 @@ function planRule(rule: ObservedRuleCr, observation: CnfObservation): PlannedRul
   const meta = obj.metadata;
   const identity = { kind: obj.kind, namespace: meta.namespace ?? "", name: meta.name };
   const observed = observedRule(meta, obj.kind, obj.status);
-  const base = { identity, observed, oldStatus: observed.status, needs: needsOf(rule) };
+  const base = {
+    identity,
+    uid: meta.uid,
+    observed,
+    oldStatus: observed.status,
+    needs: needsOf(rule),
+  };
   if (!rule.ok) {
     // A rule whose spec never parsed can still be removed from the CNF by kind and name.
     if (isDeleting(rule.raw)) {
@@ -255,21 +274,92 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
   const limit = pLimit(STATUS_WRITE_CONCURRENCY);
   const decided = await Promise.all(
     planned.map((rule) =>
-      limit(async (): Promise<RuleReport> => {
+      limit(async (): Promise<DecidedRule> => {
+        const podResults = podResultsOf(rule, pods);
         const decision = planRuleDecision({
           rule: rule.observed,
           cnf: request.observation.situation,
-          podResults: podResultsOf(rule, pods),
+          podResults,
           unappliable: rule.unappliable,
           needs: rule.needs,
           whileWaiting: request.whileWaiting,
           now,
         });
-        const outcome = await applyRuleDecision(ctx.kube, rule.identity, rule.oldStatus, decision);
-        return { rule: rule.identity, outcome };
+        const result = await applyRuleDecision(ctx.kube, rule.identity, rule.oldStatus, decision);
+        return { rule, wrote: mayHaveWritten(rule.observed, podResults), result };
       }),
     ),
   );
-  const rules = [...unclaimed, ...decided];
+  const rules = [...unclaimed, ...(await settleRacedWrites(ctx, request, decided))];
   return { rules, pods, outcome: worstOutcome(rules.map((r) => r.outcome)) };
+}
+
+interface DecidedRule {
+  readonly rule: PlannedRule;
+  /** Sync may have written to a pod for this rule, observed live. */
+  readonly wrote: boolean;
+  readonly result: DecisionResult;
+}
+
+/**
+ * Rules deleted while this event wrote for them: their deletion may already have found the pods
+ * empty and released the finalizer, so what this event wrote is removed here and now. Rules
+ * replaced by a new one of the same name are retried. Everything else reports as decided.
+ */
+async function settleRacedWrites(
+  ctx: SyncContext,
+  request: SyncRequest,
+  decided: readonly DecidedRule[],
+): Promise<RuleReport[]> {
+  const written = decided.filter((d) => d.wrote && d.rule.target !== undefined);
+  const unanswered = written
+    .filter((d) => d.result.after === undefined)
+    .map((d) => d.rule.identity);
+  let readBack = new Map<string, RuleAfterWrite>();
+  try {
+    if (unanswered.length > 0) readBack = await readRulesAfterWrite(ctx.kube, unanswered);
+  } catch (error) {
+    if (!isKubeError(error)) throw error;
+    // Unknown fates: the writes stand, as they did before this check existed; resync rechecks.
+  }
+  const writtenRules = new Set(written);
+  const checked = decided.map((d): { report: RuleReport; raced: boolean } => {
+    const report = { rule: d.rule.identity, outcome: d.result.outcome };
+    if (!writtenRules.has(d)) return { report, raced: false };
+    const { kind, namespace, name } = d.rule.identity;
+    const after = d.result.after ?? readBack.get(ruleKey(kind, namespace, name));
+    if (after === undefined) return { report, raced: false };
+    const fate = planAfterWrite(d.rule.uid, after);
+    if (fate === "current") return { report, raced: false };
+    if (fate === "replaced") {
+      const message = "a new rule of the same name replaced it while it was applied";
+      return { report: { ...report, outcome: retryLater(message, 2) }, raced: false };
+    }
+    return { report, raced: true };
+  });
+  const raced = checked.filter((c) => c.raced).map((c) => c.report.rule);
+  if (raced.length === 0) return checked.map((c) => c.report);
+  ctx.log.info(
+    { rules: raced.map((r) => `${r.kind} ${r.namespace}/${r.name}`) },
+    "rules deleted while being applied: removing what this event wrote",
+  );
+  const targets = raced.map((r) => planDeletionTarget(r.kind, r.name));
+  const removal = await syncPods(ctx, request, targets);
+  return checked.map(({ report, raced: wasRaced }) => {
+    if (!wasRaced) return report;
+    const key = `${report.rule.kind}/${report.rule.name}`;
+    const results = removal.flatMap((p) => {
+      const result = p.results.get(key);
+      return result ? [result] : [];
+    });
+    const failed = results.find((r) => r.kind === "failed");
+    const outcome =
+      failed === undefined
+        ? done("deleted while applied; removed again")
+        : retryLater(
+            `deleted while applied; removing it again failed: ${failed.failure.message}`,
+            2,
+          );
+    return { ...report, outcome };
+  });
 }

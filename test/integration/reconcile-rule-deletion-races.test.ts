@@ -1,6 +1,7 @@
-// A rule's first apply racing its deletion (ADR 0003). The finalizer is claimed before anything
-// is written for a rule, so however the first apply ends, a deleted rule's objects are removed
-// from every pod before the rule disappears, and never block the policy or zone they use.
+// Writes racing a rule's deletion. The finalizer is claimed before anything is written for a
+// rule (ADR 0003), and an event that wrote for a rule which was deleted meanwhile removes what
+// it wrote: however the two interleave, a deleted rule leaves nothing on any pod, and nothing
+// left behind blocks the policy or zone it used.
 import { jest } from "@jest/globals";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
 import type { KubeClient } from "../../shared/kube/index.js";
@@ -19,27 +20,39 @@ const RULE = {
   proto: "tcp",
 };
 
-/** The real client, except that `beforeClaim` runs (on the real API server) before each claim. */
-function claimingAfter(real: KubeClient, beforeClaim: () => Promise<void>): KubeClient {
-  return new Proxy(real, {
-    get(target, property) {
-      if (property === "addFinalizer") {
-        return async (...args: Parameters<KubeClient["addFinalizer"]>) => {
-          await beforeClaim();
-          return target.addFinalizer(...args);
+/**
+ * The real client, except that `first` runs (on the real API server, once) just before the
+ * function's first call of `method`: an operator acting at that exact moment.
+ */
+function actingBefore(
+  real: KubeClient,
+  method: "addFinalizer" | "patchStatus",
+  first: () => Promise<void>,
+): KubeClient {
+  let acted = false;
+  const wrap = (client: KubeClient): KubeClient =>
+    new Proxy(client, {
+      get(target, property) {
+        if (property === "withCalls") {
+          return (calls: Parameters<KubeClient["withCalls"]>[0]) => wrap(target.withCalls(calls));
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        if (typeof value !== "function") return value;
+        const bound = (value as (...args: unknown[]) => unknown).bind(target);
+        if (property !== method) return bound;
+        return async (...args: unknown[]) => {
+          if (!acted) {
+            acted = true;
+            await first();
+          }
+          return bound(...args);
         };
-      }
-      if (property === "withCalls") {
-        return (calls: Parameters<KubeClient["withCalls"]>[0]) =>
-          claimingAfter(target.withCalls(calls), beforeClaim);
-      }
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === "function" ? (value as () => unknown).bind(target) : value;
-    },
-  });
+      },
+    });
+  return wrap(real);
 }
 
-describe("a rule's first apply racing its deletion", () => {
+describe("writes racing a rule's deletion", () => {
   let world: CnfWorld;
   let cnf: Cnf;
   let pod2: CnfPod;
@@ -83,7 +96,8 @@ describe("a rule's first apply racing its deletion", () => {
 
     // The rule is observed live, then deleted by an operator before the function claims it.
     const racing = createReconcileRule({
-      kube: () => claimingAfter(world.kube, () => world.deleteRule("Mwan3Rule", "rule1")),
+      kube: () =>
+        actingBefore(world.kube, "addFinalizer", () => world.deleteRule("Mwan3Rule", "rule1")),
       env: world.env,
     });
     const outcome = await racing.handle(world.ruleEvent("Mwan3Rule", "rule1"), world.context());
@@ -108,5 +122,61 @@ describe("a rule's first apply racing its deletion", () => {
 
     await world.deleteRule("Mwan3Policy", "policy1");
     expect(await world.readRule("Mwan3Policy", "policy1")).toBeUndefined();
+  });
+
+  it("a rule deleted and released while its update was written: the update is removed again", async () => {
+    await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);
+    expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "done" });
+    await world.patchRuleSpec("Mwan3Policy", "policy1", {
+      members: [{ network: "ovn-net2", metric: 1, weight: 3 }],
+    });
+    world.resetObservations();
+
+    // The update is observed and written. Before its status is written, the rule is deleted and
+    // a concurrent delivery of the deletion, having read the pods before the update landed,
+    // releases it (played here by stripping the finalizer by hand).
+    const racing = createReconcileRule({
+      kube: () =>
+        actingBefore(world.kube, "patchStatus", async () => {
+          await world.deleteRule("Mwan3Policy", "policy1");
+          await world.forceDeleteRule("Mwan3Policy", "policy1");
+        }),
+      env: world.env,
+    });
+    const outcome = await racing.handle(world.ruleEvent("Mwan3Policy", "policy1"), world.context());
+
+    expect(outcome).toEqual({ kind: "done", result: "deleted while applied; removed again" });
+    expect(world.holdings(cnf)).toEqual([{}, {}]);
+    expect(world.restarts(cnf)).toEqual([
+      ["mwan3", "mwan3"],
+      ["mwan3", "mwan3"],
+    ]);
+  });
+
+  it("a rule replaced by a new one of the same name while written: retried, then the new spec holds", async () => {
+    await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);
+    const replacement = { members: [{ network: "ovn-net2", metric: 2, weight: 5 }] };
+
+    const racing = createReconcileRule({
+      kube: () =>
+        actingBefore(world.kube, "patchStatus", async () => {
+          await world.forceDeleteRule("Mwan3Policy", "policy1");
+          await world.createRule("Mwan3Policy", "policy1", PURPOSE, replacement);
+        }),
+      env: world.env,
+    });
+    const outcome = await racing.handle(world.ruleEvent("Mwan3Policy", "policy1"), world.context());
+    expect(outcome).toMatchObject({ kind: "retry" });
+
+    expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "done" });
+    const replaced = { members: [expect.objectContaining({ interface: "net2", weight: "5" })] };
+    expect(world.heldObjects(cnf, "mwan3/policies", "policy1")).toEqual([
+      expect.objectContaining(replaced),
+      expect.objectContaining(replaced),
+    ]);
+    expect(await world.ruleView("Mwan3Policy", "policy1")).toMatchObject({
+      inSync: true,
+      finalizers: [FINALIZER],
+    });
   });
 });

@@ -1,6 +1,8 @@
 import {
   RESTART_PENDING_REASON,
+  mayHaveWritten,
   needsClaim,
+  planAfterWrite,
   planRuleDecision,
   restartPendingOf,
   type CnfSituation,
@@ -322,5 +324,32 @@ describe("needsClaim: the finalizer comes before the first CNF write", () => {
   it("already guarded, or on its way out: nothing to claim", () => {
     expect(needsClaim(rule({ hasFinalizer: true }), true)).toBe(false);
     expect(needsClaim(rule({ deleting: true }), true)).toBe(false);
+  });
+});
+
+describe("planAfterWrite: the rule read back after writing for it", () => {
+  it("the same rule, still live: the writes stand", () => {
+    expect(planAfterWrite("u1", { uid: "u1", deleting: false })).toBe("current");
+  });
+
+  it("deleted meanwhile, or already gone: what was written must be removed again", () => {
+    expect(planAfterWrite("u1", { uid: "u1", deleting: true })).toBe("deleted");
+    expect(planAfterWrite("u1", "gone")).toBe("deleted");
+  });
+
+  it("a new rule of the same name: retried, so the new spec is written", () => {
+    expect(planAfterWrite("u1", { uid: "u2", deleting: false })).toBe("replaced");
+  });
+});
+
+describe("mayHaveWritten", () => {
+  it("a change held, or a write that failed (it may still have landed): yes", () => {
+    expect(mayHaveWritten(rule(), [held(false), held(true)])).toBe(true);
+    expect(mayHaveWritten(rule(), [held(false), failed("transient")])).toBe(true);
+  });
+
+  it("nothing changed anywhere, or a rule being deleted: no", () => {
+    expect(mayHaveWritten(rule(), [held(false), held(false)])).toBe(false);
+    expect(mayHaveWritten(rule({ deleting: true }), [held(true)])).toBe(false);
   });
 });
