@@ -1,9 +1,10 @@
 /**
- * API access: the only folder that imports @kubernetes/client-node. Owns KubeConfig loading,
- * typed get/list (validated with zod) of rule kinds, Deployments, ReplicaSets, Pods, Namespaces,
- * Egresses and EgressGroups, writes, status merge patches, conflict-safe finalizer changes, the
- * per-event API call count, and one error type (KubeError). It does not decide anything: no
- * reconcile logic, no retry policy beyond a finalizer's re-read on conflict.
+ * API access: the only folder that imports @kubernetes/client-node (for KubeConfig only). Owns
+ * KubeConfig loading, every request over one kept-alive HTTPS agent per process, typed get/list
+ * (validated with zod) of rule kinds, Deployments, ReplicaSets, Pods, Namespaces, Egresses and
+ * EgressGroups, writes, status merge patches, conflict-safe finalizer changes, the per-event API
+ * call count, and one error type (KubeError). It does not decide anything: no reconcile logic, no
+ * retry policy beyond a finalizer's re-read on conflict.
  *
  * Example:
  *   const kube = defaultKubeClient().withCalls(ctx.calls);  // counts into HandlerContext.calls.api
