@@ -5,7 +5,6 @@ import { EGRESSES, EGRESS_GROUPS, NAMESPACES, PODS } from "../../shared/kube/res
 import {
   egressSnapshotFromObject,
   groupObjectFromDesired,
-  memberLabelKey,
   namespaceSnapshotFromObject,
   observedGroupFromObject,
   podSnapshotFromObject,
@@ -30,11 +29,8 @@ export function kubeEgressStore(kube: KubeClient): EgressStore {
       return egress === undefined ? null : egressSnapshotFromObject(egress);
     },
     listGroups: async () => (await kube.list(EGRESS_GROUPS)).map(observedGroupFromObject),
-    // The label key alone is an Exists requirement.
-    listGroupsIndexing: async (pod) =>
-      (await kube.list(EGRESS_GROUPS, { labelSelector: memberLabelKey(pod) })).map(
-        observedGroupFromObject,
-      ),
+    listGroupsBySelector: async (labelSelector) =>
+      (await kube.list(EGRESS_GROUPS, { labelSelector })).map(observedGroupFromObject),
     getGroup: async (name) => {
       const group = await kube.get(EGRESS_GROUPS, { name });
       return group === undefined ? null : observedGroupFromObject(group);

@@ -7,6 +7,7 @@
 import pLimit from "p-limit";
 import type { NamespaceLabels, PodKey, PodSnapshot } from "./membership.js";
 import type { NamespaceSnapshot } from "./observed.js";
+import { compareStrings } from "./order.js";
 import { PodIndex } from "./pod-index.js";
 import {
   planEgressGroup,
@@ -16,7 +17,13 @@ import {
   type GroupProblem,
   type ObservedEgressGroup,
 } from "./plan-group.js";
-import { planMemberChange, planPodTouches, type PodEventObservation } from "./plan-pod-event.js";
+import { podEventSelectors } from "./member-index.js";
+import {
+  planMemberChange,
+  planPodSelection,
+  planPodTouches,
+  type PodEventObservation,
+} from "./plan-pod-event.js";
 import {
   ELIGIBLE_POD_FIELD_SELECTOR,
   planNamespaceQuery,
@@ -35,8 +42,8 @@ export interface EgressStore {
   getEgress(name: string): Promise<EgressSnapshot | null>;
   listGroups(): Promise<ObservedEgressGroup[]>;
   getGroup(name: string): Promise<ObservedEgressGroup | null>;
-  /** The groups whose member index names `pod` (member-index.ts): all that list it, maybe more. */
-  listGroupsIndexing(pod: PodKey): Promise<ObservedEgressGroup[]>;
+  /** The groups matching a label selector (member-index.ts builds them). */
+  listGroupsBySelector(labelSelector: string): Promise<ObservedEgressGroup[]>;
   getPod(namespace: string, name: string): Promise<PodSnapshot | null>;
   getNamespace(name: string): Promise<NamespaceSnapshot | null>;
   listNamespaces(query: ListQuery): Promise<NamespaceSnapshot[]>;
@@ -194,8 +201,9 @@ function writeAll(
 }
 
 /**
- * A Pod event: the groups whose Egress selects the Pod or whose index lists it, each changed by
- * that one member (plan-pod-event.ts); groups that cannot be changed so are recomputed in full.
+ * A Pod event: reads the groups the index selectors find (plan-pod-event.ts), changes the Pod's
+ * entry in each (or recomputes it in full when that cannot be done), and writes those that changed.
+ * Selecting groups the selectors do not return already list the Pod as it is: reported unchanged.
  */
 async function applyPodTrigger(
   key: PodKey,
@@ -203,36 +211,35 @@ async function applyPodTrigger(
   options: ApplyOptions,
   limit: Limit,
 ): Promise<Omit<EventResult, "trigger">> {
-  const [egresses, indexed, pod, namespace] = await Promise.all([
+  const [egresses, pod, namespace] = await Promise.all([
     store.listEgresses(),
-    store.listGroupsIndexing(key),
     store.getPod(key.namespace, key.name),
     store.getNamespace(key.namespace),
   ]);
   const namespaces: NamespaceLabels =
     namespace === null ? new Map() : new Map([[namespace.name, namespace.labels]]);
-  const observed: PodEventObservation = { key, pod, namespaces, egresses, indexed };
-  const recomputed = planPodTouches(observed);
-  const groups = byName(indexed);
-  // A group that selects the Pod but does not list it yet is not in the index reply.
-  await Promise.all(
-    recomputed
-      .filter(({ name }) => !groups.has(name))
-      .map(({ name }) =>
-        limit(async () => {
-          const group = await store.getGroup(name);
-          if (group !== null) groups.set(name, group);
-        }),
-      ),
+  const observed: PodEventObservation = { key, pod, namespaces, egresses };
+  const selection = planPodSelection(observed);
+  const selectors = podEventSelectors(key, selection.member, selection.selecting);
+  const lists = [selectors.listedElsewhere, selectors.missingOrStale].flatMap((selector) =>
+    selector === null ? [] : [limit(() => store.listGroupsBySelector(selector))],
   );
-  const seen: Candidates = { egresses: byName(egresses), groups };
+  const found = (await Promise.all(lists)).flat();
+  const recomputed = planPodTouches(observed, selection, found);
+  const seen: Candidates = { egresses: byName(egresses), groups: byName(found) };
   const plans: EgressGroupPlan[] = [];
   const recompute: string[] = [];
+  const asTheyAre: GroupResult[] = [];
   for (const { name } of recomputed) {
+    const existing = seen.groups.get(name);
+    if (existing === undefined) {
+      asTheyAre.push({ name, action: "unchanged", memberCount: null, problem: null });
+      continue;
+    }
     const change = planMemberChange({
       name,
       egress: seen.egresses.get(name) ?? null,
-      existing: groups.get(name) ?? null,
+      existing,
       observed,
       now: options.now,
       ...(options.limits === undefined ? {} : { limits: options.limits }),
@@ -240,9 +247,12 @@ async function applyPodTrigger(
     if (change.kind === "plan") plans.push(change.plan);
     else recompute.push(name);
   }
-  if (recompute.length > 0)
+  if (recompute.length > 0) {
     plans.push(...(await planRecomputes(store, recompute, seen, options, limit)));
-  return { recomputed, groups: await writeAll(store, plans, seen, limit) };
+  }
+  const written = await writeAll(store, plans, seen, limit);
+  const groups = [...written, ...asTheyAre].sort((a, b) => compareStrings(a.name, b.name));
+  return { recomputed, groups };
 }
 
 /** Observes, plans and writes every group the trigger touches. Throws the store's errors. */

@@ -87,7 +87,7 @@ export function observedGroupFromObject(object: unknown): ObservedEgressGroup {
       members,
     },
     conditions: conditionsOf(group),
-    indexed: memberIndexMatches(labelsOf(group), members),
+    indexed: memberIndexMatches(labelsOf(group), group.metadata.name, members),
   };
 }
 
@@ -105,7 +105,7 @@ export function groupObjectFromDesired(
     metadata: {
       name: desired.name,
       ...(resourceVersion === undefined ? {} : { resourceVersion }),
-      labels: memberIndexLabels(desired.content.members),
+      labels: memberIndexLabels(desired.name, desired.content.members),
       // Only this function writes groups, so field ownership tells nobody anything, and it would
       // list every index label a second time (~40 bytes a member). [{}] is the API's documented
       // way to store none (a write other than apply; an empty list would not clear them).

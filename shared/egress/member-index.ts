@@ -1,17 +1,24 @@
 /**
- * The index that lets a Pod event find the groups listing a Pod without reading every group: each
- * EgressGroup carries one label per member, `sdewan.akraino.org/m-<hash of namespace/name>`, so
- * `labelSelector=<that key>` lists exactly the groups that list the Pod (a hash collision only adds
- * a group, which the caller checks against its members). The labels are written in the same
- * object as the members, so they can never disagree with them; a group whose labels do not match
- * its members (written by an older version, or edited) is rewritten by the next recompute.
+ * The index that lets a Pod event read only the groups it must change, without reading every group:
+ * each EgressGroup carries
+ * - `sdewan.akraino.org/group: <hash of its name>`, and
+ * - per member, `sdewan.akraino.org/m-<hash of namespace/name>: <hash of its nodeName and ips>`,
+ * so for a Pod whose wanted entry is `d` and whose selecting groups are S, two label selectors find
+ * exactly the groups to change: `m-<pod>,group notin (S)` (list it but should not) and
+ * `group in (S),m-<pod>!=d` (should list it, but do not, or with an old entry; `!=` also matches a
+ * missing key). A hash collision only adds a group, which the planner checks against its members.
+ * The labels are written in the same object as the members, so they cannot disagree with them; a
+ * group whose labels do not match its members (written by an older version, or edited) is
+ * rewritten by the next recompute.
  *
- * Cost: ~40 bytes per member (groups are written without managedFields, group-object.ts); a
+ * Cost: ~45 bytes per member (groups are written without managedFields, group-object.ts); a
  * 5,000-member group stays below the API server's object limit (test/integration/egress-scale).
  */
 import type { GroupMember, PodKey } from "./membership.js";
 
 const MEMBER_LABEL_PREFIX = "sdewan.akraino.org/m-";
+/** The label naming the group (by hash: names may be longer than a label value may be). */
+export const GROUP_LABEL = "sdewan.akraino.org/group";
 
 /**
  * 48 bits of cyrb53 as 12 hex digits: stable (the labels are stored), fast, well spread; not
@@ -39,24 +46,59 @@ export function memberLabelKey(pod: PodKey): string {
 
 export const isMemberLabelKey = (key: string): boolean => key.startsWith(MEMBER_LABEL_PREFIX);
 
-/** The index labels of a member list (values are empty: only the key is looked up). */
-export function memberIndexLabels(members: readonly GroupMember[]): Record<string, string> {
-  const labels: Record<string, string> = {};
-  for (const member of members) labels[memberLabelKey(member.pod)] = "";
+/** The value of GROUP_LABEL for a group. */
+export const groupLabelValue = (name: string): string => hash48(name);
+
+/** The value of a member's label: changes when its node or IPs do. */
+export const memberEntryDigest = (member: GroupMember): string =>
+  hash48(`${member.nodeName}/${member.ips.join(",")}`);
+
+/** The index labels of a group with these members. */
+export function memberIndexLabels(
+  name: string,
+  members: readonly GroupMember[],
+): Record<string, string> {
+  const labels: Record<string, string> = { [GROUP_LABEL]: groupLabelValue(name) };
+  for (const member of members) labels[memberLabelKey(member.pod)] = memberEntryDigest(member);
   return labels;
 }
 
-/** Whether `labels` hold exactly the index of `members` (other labels are ignored). */
+/** Whether `labels` hold exactly the index of the group (labels of others are ignored). */
 export function memberIndexMatches(
   labels: Readonly<Record<string, string>>,
+  name: string,
   members: readonly GroupMember[],
 ): boolean {
-  const expected = new Set(members.map((m) => memberLabelKey(m.pod)));
+  const expected = memberIndexLabels(name, members);
   let present = 0;
-  for (const key of Object.keys(labels)) {
-    if (!isMemberLabelKey(key)) continue;
-    if (!expected.has(key)) return false;
+  for (const [key, value] of Object.entries(labels)) {
+    if (!isMemberLabelKey(key) && key !== GROUP_LABEL) continue;
+    if (expected[key] !== value) return false;
     present += 1;
   }
-  return present === expected.size;
+  return present === Object.keys(expected).length;
+}
+
+export interface PodEventSelectors {
+  /** Groups that list the Pod but whose Egress does not select it (now). */
+  readonly listedElsewhere: string;
+  /** Selecting groups that do not list the Pod, or list an old entry; null when none selects it. */
+  readonly missingOrStale: string | null;
+}
+
+/** The two label selectors that find the groups a Pod event must change (see the header). */
+export function podEventSelectors(
+  pod: PodKey,
+  member: GroupMember | null,
+  selecting: readonly string[],
+): PodEventSelectors {
+  const key = memberLabelKey(pod);
+  if (member === null || selecting.length === 0) {
+    return { listedElsewhere: key, missingOrStale: null };
+  }
+  const groups = [...new Set(selecting.map(groupLabelValue))].join(",");
+  return {
+    listedElsewhere: `${key},${GROUP_LABEL} notin (${groups})`,
+    missingOrStale: `${GROUP_LABEL} in (${groups}),${key}!=${memberEntryDigest(member)}`,
+  };
 }

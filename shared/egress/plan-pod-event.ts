@@ -1,17 +1,20 @@
 /**
  * A Pod event changes at most that Pod's entry in each group, so it is planned as one member
  * change per group instead of a recomputation from every candidate Pod:
- * - the groups touched are those whose Egress selects the Pod now, plus those that list it now
- *   (found through the member index, member-index.ts; covers relabelled, terminated and deleted
- *   Pods, whose old labels the event does not carry);
- * - a touched group that is current (Ready, computed from the live Egress generation, owned by
- *   it, its index intact) gets the Pod's entry inserted, replaced or removed;
- * - any other group (none yet, Stalled, an Egress edit not processed yet, an Egress gone) is
- *   handed to the full recompute, so every shortcut yields exactly what a recompute would.
+ * - the Egresses that select the Pod now (from the live Pod and its Namespace) and the Pod's entry
+ *   give two label selectors (member-index.ts) that find exactly the groups to change: those that
+ *   list the Pod but should not (covers relabelled, terminated and deleted Pods, whose old labels
+ *   the event does not carry) and those that should list it but do not, or with an old entry;
+ * - a selecting group the selectors do not return already lists the Pod as it is: not read;
+ * - a group found that is current (Ready, computed from the live Egress generation, owned by it,
+ *   its index intact) gets the Pod's entry inserted, replaced or removed; any other (Stalled, an
+ *   Egress edit not processed yet) is handed to the full recompute, and a group whose Egress is
+ *   gone is deleted, so every shortcut yields what a recompute would.
  *
- * What this guarantees: when every group was correct before the Pod changed, it is correct after
- * this event. Duplicate and reordered Pod events converge because each re-reads the live Pod. A
- * lost event, or a group made wrong behind our back, is healed by the resync's full recompute.
+ * What this guarantees: after the event, the Pod's entry is right in every group (except a group
+ * that does not exist yet, which its Egress event creates). Duplicate and reordered Pod events
+ * converge because each re-reads the live Pod. A lost event, or a group made wrong behind our back
+ * (its members or its index), is healed by the resync's full recompute.
  */
 import {
   compileAppliedTo,
@@ -43,8 +46,6 @@ export interface PodEventObservation {
   /** The labels of the Pod's Namespace (absent when the Namespace is gone). */
   readonly namespaces: NamespaceLabels;
   readonly egresses: readonly EgressSnapshot[];
-  /** The groups the Pod's index label finds: every group listing it, perhaps a few more. */
-  readonly indexed: readonly ObservedEgressGroup[];
 }
 
 const samePod = (a: PodKey, b: PodKey): boolean => a.namespace === b.namespace && a.name === b.name;
@@ -60,18 +61,38 @@ function wantedMember(
   return compiled.ok && isEgressMember(compiled.appliedTo, pod, namespaces) ? memberOf(pod) : null;
 }
 
-/** The groups (sorted, with why) a Pod event touches. */
-export function planPodTouches(observed: PodEventObservation): GroupToRecompute[] {
+export interface PodSelection {
+  /** Names of the Egresses that select the Pod now, sorted. */
+  readonly selecting: readonly string[];
+  /** The Pod's entry in their groups; null when none selects it. */
+  readonly member: GroupMember | null;
+}
+
+/** Which Egresses select the Pod now, and its entry in their groups. */
+export function planPodSelection(observed: PodEventObservation): PodSelection {
+  const selecting = observed.egresses
+    .filter((e) => wantedMember(e, observed.pod, observed.namespaces) !== null)
+    .map((e) => e.name)
+    .sort(compareStrings);
+  const member = selecting.length > 0 && observed.pod !== null ? memberOf(observed.pod) : null;
+  return { selecting: [...new Set(selecting)], member };
+}
+
+/**
+ * The groups (sorted, with why) a Pod event touches: the selecting ones, and those `found` (by
+ * the index selectors) that list the Pod. Only the found ones need reading and planning.
+ */
+export function planPodTouches(
+  observed: PodEventObservation,
+  selection: PodSelection,
+  found: readonly ObservedEgressGroup[],
+): GroupToRecompute[] {
   const reasons = new Map<string, string[]>();
   const add = (name: string, reason: string): void => {
     reasons.set(name, [...(reasons.get(name) ?? []), reason]);
   };
-  for (const egress of observed.egresses) {
-    if (wantedMember(egress, observed.pod, observed.namespaces) !== null) {
-      add(egress.name, "has the pod as a member");
-    }
-  }
-  for (const group of observed.indexed) {
+  for (const name of selection.selecting) add(name, "has the pod as a member");
+  for (const group of found) {
     if (group.content.members.some((m) => samePod(m.pod, observed.key))) {
       add(group.name, "lists the pod");
     }

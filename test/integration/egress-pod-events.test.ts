@@ -2,8 +2,8 @@
 // the groups' member index labels instead of reading every group; against the real API server.
 // What the event path guarantees (every group right before the change -> right after it) and
 // what it leaves to the resync (anything changed behind its back) are both shown here. Other egress
-// test files send cluster-wide resyncs at any time, so results are asserted by the number of groups
-// touched and by end state, not by which of us wrote first.
+// test files send cluster-wide resyncs at any time and have Egresses that select every Pod, so
+// results are asserted by end state, not by counts or by which of us wrote first.
 import { EGRESS_GROUPS } from "../../shared/kube/index.js";
 import { memberLabelKey } from "../../shared/egress/member-index.js";
 import { EgressWorld, RUN_LABEL } from "./egress-harness.js";
@@ -38,10 +38,7 @@ describe("a Pod's life, one Pod event at a time", () => {
 
   it("created matching two Egresses: its add event lists it in both, and each group indexes it", async () => {
     await world.pod(ns, "p", { app: "web" }, { ips: ["10.2.0.1"] });
-    expect(await world.podEvent(ns, "p", "add")).toMatchObject({
-      kind: "done",
-      result: expect.stringMatching(/^2 EgressGroups recomputed: /) as unknown,
-    });
+    expect(await world.podEvent(ns, "p", "add")).toMatchObject({ kind: "done" });
     expect(await world.members(web)).toEqual([`${ns}/keep`, `${ns}/p`]);
     expect(await world.members(prod)).toEqual([`${ns}/keep`, `${ns}/p`]);
     expect(await groupsIndexing(ns, "p")).toEqual([prod, web].sort());
@@ -49,10 +46,7 @@ describe("a Pod's life, one Pod event at a time", () => {
 
   it("relabelled out of one selector into another: leaves web, joins db, stays in prod", async () => {
     await world.relabelPod(ns, "p", { app: "db" });
-    expect(await world.podEvent(ns, "p")).toMatchObject({
-      kind: "done",
-      result: expect.stringMatching(/^3 EgressGroups recomputed: /) as unknown,
-    });
+    expect(await world.podEvent(ns, "p")).toMatchObject({ kind: "done" });
     expect(await world.members(web)).toEqual([`${ns}/keep`]);
     expect(await world.members(db)).toEqual([`${ns}/p`]);
     expect(await world.members(prod)).toEqual([`${ns}/keep`, `${ns}/p`]);
@@ -62,17 +56,15 @@ describe("a Pod's life, one Pod event at a time", () => {
   it("the same event delivered again writes nothing", async () => {
     const before = (await world.group(db))?.metadata.resourceVersion;
     expect(await world.podEvent(ns, "p")).toMatchObject({
-      result: "2 EgressGroups recomputed: 2 unchanged",
+      kind: "done",
+      result: expect.not.stringMatching(/updated|created|deleted/) as unknown,
     });
     expect((await world.group(db))?.metadata.resourceVersion).toBe(before);
   });
 
   it("deleted: its delete event takes it out of every group that listed it", async () => {
     await world.deletePod(ns, "p");
-    expect(await world.podEvent(ns, "p", "delete")).toMatchObject({
-      kind: "done",
-      result: expect.stringMatching(/^2 EgressGroups recomputed: /) as unknown,
-    });
+    expect(await world.podEvent(ns, "p", "delete")).toMatchObject({ kind: "done" });
     expect(await world.members(db)).toEqual([]);
     expect(await world.members(prod)).toEqual([`${ns}/keep`]);
     expect(await groupsIndexing(ns, "p")).toEqual([]);
@@ -111,7 +103,7 @@ describe("what the event path leaves to the resync", () => {
     expect(await world.members(name)).toEqual([`${ns}/b`, `${ns}/c`]);
   });
 
-  it("an Egress edit whose event is not delivered yet: a Pod event recomputes that group in full", async () => {
+  it("an Egress edit whose event is not delivered yet: a Pod event that must change its group recomputes it in full", async () => {
     const ns = await world.namespace("edit");
     const name = world.name("pe-edit");
     await world.pod(ns, "x", { app: "x" });
@@ -119,12 +111,12 @@ describe("what the event path leaves to the resync", () => {
     await world.egress(name, selecting("x"));
     await world.egressEvent(name, "add");
     await world.updateEgress(name, selecting("y"));
-    await world.relabelPod(ns, "x", { app: "y" });
+    await world.relabelPod(ns, "x", { app: "z" });
 
     await world.podEvent(ns, "x");
     expect((await world.group(name))?.status).toMatchObject({
       observedEgressGeneration: 2,
-      members: [{ pod: { name: "x" } }, { pod: { name: "y" } }],
+      members: [{ pod: { name: "y" } }],
     });
   });
 

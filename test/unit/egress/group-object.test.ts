@@ -2,7 +2,12 @@ import {
   groupObjectFromDesired,
   observedGroupFromObject,
 } from "../../../shared/egress/group-object.js";
-import { memberLabelKey } from "../../../shared/egress/member-index.js";
+import {
+  GROUP_LABEL,
+  groupLabelValue,
+  memberEntryDigest,
+  memberLabelKey,
+} from "../../../shared/egress/member-index.js";
 import { planEgressGroup, type EgressGroupPlanInput } from "../../../shared/egress/plan-group.js";
 import { egressGroupSchema } from "../../../shared/rules/index.js";
 import { egress, pod } from "./fixtures.js";
@@ -83,11 +88,14 @@ describe("EgressGroup objects", () => {
     ).toBe("unchanged");
   });
 
-  it("labels the group with one member index key per member, so a Pod's groups can be listed", () => {
-    const object = groupObjectFromDesired(desired());
-    expect(object.metadata["labels"]).toEqual({
-      [memberLabelKey({ namespace: "a", name: "no-ip" })]: "",
-      [memberLabelKey({ namespace: "a", name: "w1" })]: "",
+  it("labels the group with its name and one key per member, so a Pod's groups can be listed", () => {
+    const group = desired();
+    const [noIp, w1] = group.content.members;
+    if (noIp === undefined || w1 === undefined) throw new Error("expected two members");
+    expect(groupObjectFromDesired(group).metadata["labels"]).toEqual({
+      [GROUP_LABEL]: groupLabelValue("web"),
+      [memberLabelKey(noIp.pod)]: memberEntryDigest(noIp),
+      [memberLabelKey(w1.pod)]: memberEntryDigest(w1),
     });
   });
 

@@ -1,5 +1,9 @@
 import {
+  GROUP_LABEL,
+  groupLabelValue,
   isMemberLabelKey,
+  memberEntryDigest,
+  podEventSelectors,
   memberIndexLabels,
   memberIndexMatches,
   memberLabelKey,
@@ -40,12 +44,43 @@ describe("member index labels", () => {
     expect(keys.size).toBe(100_000);
   });
 
-  it("matches labels holding exactly the members' keys, whatever else is there", () => {
+  it("matches labels holding exactly the group's index, whatever else is there", () => {
     const members = [member("a", "1"), member("b", "2")];
-    const labels = { ...memberIndexLabels(members), team: "x" };
-    expect(memberIndexMatches(labels, members)).toBe(true);
-    expect(memberIndexMatches(labels, members.slice(1))).toBe(false);
-    expect(memberIndexMatches({ team: "x" }, members)).toBe(false);
-    expect(memberIndexMatches({}, [])).toBe(true);
+    const labels: Record<string, string> = { ...memberIndexLabels("g", members), team: "x" };
+    expect(labels[GROUP_LABEL]).toBe(groupLabelValue("g"));
+    expect(memberIndexMatches(labels, "g", members)).toBe(true);
+    expect(memberIndexMatches(labels, "g", members.slice(1))).toBe(false);
+    expect(memberIndexMatches(labels, "other", members)).toBe(false);
+    expect(memberIndexMatches({ team: "x" }, "g", members)).toBe(false);
+    const moved = [{ ...member("a", "1"), nodeName: "node-2" }, member("b", "2")];
+    expect(memberIndexMatches(labels, "g", moved)).toBe(false);
+  });
+
+  it("gives a member's label a value that changes with its node or IPs", () => {
+    const m = member("a", "1");
+    expect(memberEntryDigest(m)).toMatch(/^[0-9a-f]{12}$/);
+    expect(memberEntryDigest({ ...m, ips: ["10.0.0.9"] })).not.toBe(memberEntryDigest(m));
+    expect(memberEntryDigest({ ...m, nodeName: "node-2" })).not.toBe(memberEntryDigest(m));
+  });
+});
+
+describe("podEventSelectors: the two lists a Pod event reads", () => {
+  const pod = { namespace: "a", name: "1" };
+  const key = memberLabelKey(pod);
+
+  it("a Pod no Egress selects: only the groups that list it", () => {
+    expect(podEventSelectors(pod, null, [])).toEqual({
+      listedElsewhere: key,
+      missingOrStale: null,
+    });
+  });
+
+  it("a selected Pod: groups listing it outside the selecting ones, and selecting ones without its entry", () => {
+    const m = member("a", "1");
+    const [g1, g2] = [groupLabelValue("g1"), groupLabelValue("g2")];
+    expect(podEventSelectors(pod, m, ["g1", "g2"])).toEqual({
+      listedElsewhere: `${key},${GROUP_LABEL} notin (${g1},${g2})`,
+      missingOrStale: `${GROUP_LABEL} in (${g1},${g2}),${key}!=${memberEntryDigest(m)}`,
+    });
   });
 });

@@ -6,6 +6,7 @@ import {
 } from "../../../shared/egress/plan-group.js";
 import {
   planMemberChange,
+  planPodSelection,
   planPodTouches,
   withMember,
   type PodEventObservation,
@@ -49,59 +50,79 @@ function group(egressOf: EgressSnapshot, pods: PodSnapshot[]): ObservedEgressGro
 
 function observation(
   live: PodSnapshot | null,
-  indexed: ObservedEgressGroup[] = [],
   key = { namespace: "prod", name: "w" },
 ): PodEventObservation {
-  return { key, pod: live, namespaces: cluster, egresses, indexed };
+  return { key, pod: live, namespaces: cluster, egresses };
 }
 
-describe("planPodTouches: the groups a Pod event touches", () => {
+/** planPodTouches over what the index selectors returned (`found`). */
+const touches = (observed: PodEventObservation, found: ObservedEgressGroup[] = []) =>
+  planPodTouches(observed, planPodSelection(observed), found).map((g) => g.name);
+
+describe("planPodSelection / planPodTouches: the groups a Pod event touches", () => {
   const w = pod("prod", "w", { app: "web" });
-  it.each<[string, PodEventObservation, string[]]>([
+  it.each<[string, PodEventObservation, ObservedEgressGroup[], string[]]>([
     [
       "new web Pod in prod -> every Egress that now has it as a member",
       observation(w),
+      [],
       ["all-namespaces", "prod-all", "web-everywhere"],
     ],
     [
       "web Pod in dev -> not prod-all",
-      observation(pod("dev", "w", { app: "web" }), [], { namespace: "dev", name: "w" }),
+      observation(pod("dev", "w", { app: "web" }), { namespace: "dev", name: "w" }),
+      [],
       ["all-namespaces", "web-everywhere"],
     ],
     [
-      "relabelled web -> db: the group that lists it now and the ones that select it now",
-      observation(pod("prod", "w", { app: "db" }), [group(webEverywhere, [w])]),
+      "relabelled web -> db: the group that lists it and the ones that select it now",
+      observation(pod("prod", "w", { app: "db" })),
+      [group(webEverywhere, [w])],
       ["all-namespaces", "db-only", "prod-all", "web-everywhere"],
     ],
     [
       "deleted -> only the groups that list it",
-      observation(null, [group(prodAll, [w, pod("prod", "x")]), group(dbOnly, [])]),
+      observation(null),
+      [group(prodAll, [w, pod("prod", "x")])],
       ["prod-all"],
     ],
     [
       "terminated -> no group selects it, the groups listing it leave it",
-      observation(pod("prod", "w", { app: "web" }, { phase: "Succeeded" }), [
-        group(webEverywhere, [w]),
-      ]),
+      observation(pod("prod", "w", { app: "web" }, { phase: "Succeeded" })),
+      [group(webEverywhere, [w])],
       ["web-everywhere"],
     ],
     [
       "a group found by a colliding index key that does not list the Pod -> not touched",
-      observation(null, [group(dbOnly, [pod("prod", "x", { app: "db" })])]),
+      observation(null),
+      [group(dbOnly, [pod("prod", "x", { app: "db" })])],
       [],
     ],
     [
       "unscheduled Pod that nobody lists -> nothing",
       observation(pod("prod", "w", { app: "web" }, { nodeName: "" })),
       [],
+      [],
     ],
-  ])("%s -> %j", (_title, observed, expected) => {
-    expect(planPodTouches(observed).map((g) => g.name)).toEqual(expected);
+  ])("%s -> %j", (_title, observed, found, expected) => {
+    expect(touches(observed, found)).toEqual(expected);
+  });
+
+  it("selection: the selecting Egresses, sorted, and the Pod's entry (none for a Pod nobody selects)", () => {
+    expect(planPodSelection(observation(w))).toEqual({
+      selecting: ["all-namespaces", "prod-all", "web-everywhere"],
+      member: { pod: { namespace: "prod", name: "w" }, nodeName: "node-1", ips: ["10.0.0.1"] },
+    });
+    expect(planPodSelection(observation(pod("prod", "w", {}, { nodeName: "" })))).toEqual({
+      selecting: [],
+      member: null,
+    });
   });
 
   it("says why each group is touched", () => {
+    const observed = { ...observation(w), egresses: [webEverywhere] };
     expect(
-      planPodTouches({ ...observation(w, [group(webEverywhere, [w])]), egresses: [webEverywhere] }),
+      planPodTouches(observed, planPodSelection(observed), [group(webEverywhere, [w])]),
     ).toEqual([{ name: "web-everywhere", reasons: ["has the pod as a member", "lists the pod"] }]);
   });
 });
@@ -146,7 +167,7 @@ describe("planMemberChange: one group changed by one Pod, exactly as a full reco
       name: "web-everywhere",
       egress: egressOf,
       existing,
-      observed: observation(live, existing === null ? [] : [existing]),
+      observed: observation(live),
       now: T1,
     });
 
@@ -249,7 +270,7 @@ describe("planMemberChange: one group changed by one Pod, exactly as a full reco
       name: "web-everywhere",
       egress: webEverywhere,
       existing,
-      observed: observation(pod("prod", "w", { app: "web" }), [existing]),
+      observed: observation(pod("prod", "w", { app: "web" })),
       now: T1,
       limits: { maxMembers: 2, maxMemberBytes: 1_000_000 },
     });
