@@ -4,7 +4,13 @@
  * the status subresource, then the finalizer's release). Kubernetes failures become outcomes
  * here: conflicts and outages retry, a rule deleted meanwhile is done.
  */
-import { isKubeError, ruleResource, type KubeClient } from "../kube/index.js";
+import {
+  isKubeError,
+  planFinalizers,
+  ruleResource,
+  type FinalizerResult,
+  type KubeClient,
+} from "../kube/index.js";
 import { requireKind, type RuleStatus } from "../rules/index.js";
 import { done, permanent, retryLater, type Outcome } from "../runtime/outcome.js";
 import type { RuleAfterWrite, RuleDecision } from "./plan-status.js";
@@ -13,6 +19,42 @@ export interface RuleIdentity {
   readonly kind: string;
   readonly namespace: string;
   readonly name: string;
+}
+
+/** The rule's metadata as this event read it: enough for a finalizer write without a re-read. */
+export interface ObservedMeta {
+  readonly resourceVersion: string;
+  readonly finalizers: readonly string[];
+}
+
+/**
+ * Adds or removes `finalizer` in one request, from the list this event read: the merge patch
+ * carries the resourceVersion read, so the API server refuses it (409) if anyone wrote since,
+ * and then the client's read-and-retry path takes over. No finalizer of another writer is lost.
+ */
+async function changeFinalizer(
+  kube: KubeClient,
+  rule: RuleIdentity,
+  change: "add" | "remove",
+  observed: ObservedMeta,
+): Promise<FinalizerResult> {
+  const entry = requireKind(rule.kind);
+  const { finalizer } = entry;
+  const type = ruleResource(entry);
+  const key = { namespace: rule.namespace, name: rule.name };
+  const next = planFinalizers(observed.finalizers, finalizer, change);
+  if (next === null) return change === "add" ? "alreadyPresent" : "alreadyAbsent";
+  try {
+    const metadata = { resourceVersion: observed.resourceVersion, finalizers: next };
+    await kube.mergePatch(type, key, { metadata });
+    return change === "add" ? "added" : "removed";
+  } catch (error) {
+    if (isKubeError(error, "notFound")) return "gone";
+    if (!isKubeError(error, "conflict")) throw error;
+    return change === "add"
+      ? kube.addFinalizer(type, key, finalizer)
+      : kube.removeFinalizer(type, key, finalizer);
+  }
 }
 
 /**
@@ -47,11 +89,13 @@ export type ClaimResult =
  * Adds the rule's finalizer, so a rule whose objects reach a CNF can never be deleted without
  * their cleanup, however the writes that follow end.
  */
-export async function claimRule(kube: KubeClient, rule: RuleIdentity): Promise<ClaimResult> {
-  const entry = requireKind(rule.kind);
-  const key = { namespace: rule.namespace, name: rule.name };
+export async function claimRule(
+  kube: KubeClient,
+  rule: RuleIdentity,
+  observed: ObservedMeta,
+): Promise<ClaimResult> {
   try {
-    const result = await kube.addFinalizer(ruleResource(entry), key, entry.finalizer);
+    const result = await changeFinalizer(kube, rule, "add", observed);
     return result === "gone" ? { claimed: false, outcome: done("gone") } : { claimed: true };
   } catch (error) {
     if (!isKubeError(error)) throw error;
@@ -73,6 +117,7 @@ export async function applyRuleDecision(
   rule: RuleIdentity,
   oldStatus: RuleStatus | undefined,
   decision: RuleDecision,
+  observed: ObservedMeta,
 ): Promise<DecisionResult> {
   const entry = requireKind(rule.kind);
   const type = ruleResource(entry);
@@ -87,7 +132,11 @@ export async function applyRuleDecision(
       );
       after = { uid: metadata.uid, deleting: metadata.deletionTimestamp !== undefined };
     }
-    if (decision.finalizer === "remove") await kube.removeFinalizer(type, key, entry.finalizer);
+    if (decision.finalizer === "remove") {
+      // A rule on its way out got no status write (planRuleDecision), so `observed` is current
+      // unless someone else wrote meanwhile.
+      await changeFinalizer(kube, rule, "remove", observed);
+    }
   } catch (error) {
     if (isKubeError(error, "notFound")) return { outcome: done("gone"), after: "gone" };
     const what = decision.finalizer === "remove" ? "finalizer write" : "status write";

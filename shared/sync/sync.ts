@@ -25,6 +25,7 @@ import {
   readRulesAfterWrite,
   ruleKey,
   type DecisionResult,
+  type ObservedMeta,
   type RuleIdentity,
 } from "./apply-rule.js";
 import type { CnfObservation, ObservedRuleCr } from "./observe.js";
@@ -84,6 +85,7 @@ interface PlannedRule {
   readonly identity: RuleIdentity;
   /** The uid observed, to tell the rule from a new one of the same name later. */
   readonly uid: string | undefined;
+  readonly meta: ObservedMeta;
   readonly observed: ObservedRule;
   readonly oldStatus: RuleStatus | undefined;
   readonly target: RuleTarget | undefined;
@@ -127,6 +129,7 @@ function planRule(rule: ObservedRuleCr, observation: CnfObservation): PlannedRul
   const base = {
     identity,
     uid: meta.uid,
+    meta: { resourceVersion: meta.resourceVersion ?? "", finalizers: meta.finalizers ?? [] },
     observed,
     oldStatus: observed.status,
     needs: needsOf(rule),
@@ -244,7 +247,7 @@ async function claimRules(
     planned.map((rule) =>
       limit(async () => {
         if (rule.target === undefined || !needsClaim(rule.observed, willWrite)) return rule;
-        const claim = await claimRule(ctx.kube, rule.identity);
+        const claim = await claimRule(ctx.kube, rule.identity, rule.meta);
         if (!claim.claimed) return { rule: rule.identity, outcome: claim.outcome };
         return { ...rule, observed: { ...rule.observed, hasFinalizer: true } };
       }),
@@ -285,7 +288,13 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
           whileWaiting: request.whileWaiting,
           now,
         });
-        const result = await applyRuleDecision(ctx.kube, rule.identity, rule.oldStatus, decision);
+        const result = await applyRuleDecision(
+          ctx.kube,
+          rule.identity,
+          rule.oldStatus,
+          decision,
+          rule.meta,
+        );
         return { rule, wrote: mayHaveWritten(rule.observed, podResults), result };
       }),
     ),
