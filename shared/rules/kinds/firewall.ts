@@ -5,7 +5,13 @@
  */
 import { z } from "zod";
 import { bodyFromShape, type CnfObject, type CnfShape } from "../cnf-shape.js";
-import { defineRuleKind, type RuleKindEntry, type RuleReference } from "../entry.js";
+import {
+  defineRuleKind,
+  type CnfCollection,
+  type RuleKindDefinition,
+  type RuleKindEntry,
+  type RuleReference,
+} from "../entry.js";
 import { flag, interfaceOf, nameList, opt } from "./fields.js";
 
 const zoneRef = (description: string) =>
@@ -17,6 +23,11 @@ const verdict = (description: string) =>
     .describe(`${description}: ACCEPT, REJECT or DROP.`);
 
 /** src/dest zone references of the firewall kinds that have them. */
+/** Every firewall kind is kept in one collection of the firewall module, upserted with PUT. */
+function firewallCollection(collection: string, shape: CnfShape): Omit<CnfCollection, "path"> {
+  return { module: "firewall", collection, restartService: "firewall", update: "put", shape };
+}
+
 function zoneReferences(spec: {
   readonly src?: string | undefined;
   readonly dest?: string | undefined;
@@ -90,13 +101,7 @@ export const firewallZone: RuleKindEntry = defineRuleKind<FirewallZoneSpec>({
   description:
     "FirewallZone is a firewall zone over CNF interfaces, applied to every pod of the CNF labelled with the same sdewanPurpose.",
   specSchema: firewallZoneSpecSchema,
-  cnf: {
-    module: "firewall",
-    collection: "zones",
-    restartService: "firewall",
-    update: "put",
-    shape: firewallZoneShape,
-  },
+  cnf: firewallCollection("zones", firewallZoneShape),
   dependsOn: [],
   applyRank: 0,
   nameRule: { maxLength: 11, reason: "the CNF limits zone names to 11 characters" },
@@ -182,64 +187,43 @@ const redirectShape: CnfShape = {
   ],
 };
 
-function redirectKind(target: "SNAT" | "DNAT"): {
-  finalizer: string;
-  toCnf: (name: string, spec: Readonly<Record<string, unknown>>) => CnfObject;
-  ownsCnfObject: (obj: Readonly<Record<string, unknown>>) => boolean;
-} {
-  return {
+/** SNAT and DNAT share the redirects collection; each owns the redirects of its target. */
+function redirectKind<Spec extends FirewallSnatSpec | FirewallDnatSpec>(
+  target: "SNAT" | "DNAT",
+  kind: Pick<
+    RuleKindDefinition<Spec>,
+    "kind" | "plural" | "shortNames" | "description" | "specSchema"
+  >,
+): RuleKindEntry {
+  return defineRuleKind<Spec>({
+    ...kind,
     finalizer: `${target.toLowerCase()}.finalizers.sdewan.akraino.org`,
+    cnf: firewallCollection("redirects", redirectShape),
+    dependsOn: ["FirewallZone"],
+    applyRank: 1,
+    nameRule: null,
+    references: zoneReferences,
     toCnf: (name, spec) => ({ ...bodyFromShape(redirectShape, spec), name, target }),
     ownsCnfObject: (obj) => obj["target"] === target,
-  };
+  });
 }
 
-const snat = redirectKind("SNAT");
-export const firewallSnat: RuleKindEntry = defineRuleKind<FirewallSnatSpec>({
+export const firewallSnat: RuleKindEntry = redirectKind<FirewallSnatSpec>("SNAT", {
   kind: "FirewallSNAT",
   plural: "firewallsnats",
   shortNames: ["fwsnat"],
-  finalizer: snat.finalizer,
   description:
     "FirewallSNAT is a source NAT redirect applied to every pod of the CNF labelled with the same sdewanPurpose.",
   specSchema: firewallSnatSpecSchema,
-  cnf: {
-    module: "firewall",
-    collection: "redirects",
-    restartService: "firewall",
-    update: "put",
-    shape: redirectShape,
-  },
-  dependsOn: ["FirewallZone"],
-  applyRank: 1,
-  nameRule: null,
-  references: zoneReferences,
-  toCnf: snat.toCnf,
-  ownsCnfObject: snat.ownsCnfObject,
 });
 
-const dnat = redirectKind("DNAT");
-export const firewallDnat: RuleKindEntry = defineRuleKind<FirewallDnatSpec>({
+export const firewallDnat: RuleKindEntry = redirectKind<FirewallDnatSpec>("DNAT", {
   kind: "FirewallDNAT",
   plural: "firewalldnats",
   shortNames: ["fwdnat"],
-  finalizer: dnat.finalizer,
   description:
     "FirewallDNAT is a destination NAT (port forward) redirect applied to every pod of the CNF labelled with the same sdewanPurpose.",
   specSchema: firewallDnatSpecSchema,
-  cnf: {
-    module: "firewall",
-    collection: "redirects",
-    restartService: "firewall",
-    update: "put",
-    shape: redirectShape,
-  },
-  dependsOn: ["FirewallZone"],
-  applyRank: 1,
-  nameRule: null,
-  references: zoneReferences,
-  toCnf: dnat.toCnf,
-  ownsCnfObject: dnat.ownsCnfObject,
 });
 
 // ---- FirewallForwarding
@@ -273,13 +257,7 @@ export const firewallForwarding: RuleKindEntry = defineRuleKind<FirewallForwardi
   description:
     "FirewallForwarding allows traffic from one FirewallZone to another on every pod of the CNF labelled with the same sdewanPurpose.",
   specSchema: firewallForwardingSpecSchema,
-  cnf: {
-    module: "firewall",
-    collection: "forwardings",
-    restartService: "firewall",
-    update: "put",
-    shape: forwardingShape,
-  },
+  cnf: firewallCollection("forwardings", forwardingShape),
   dependsOn: ["FirewallZone"],
   applyRank: 1,
   nameRule: null,
@@ -356,13 +334,7 @@ export const firewallRule: RuleKindEntry = defineRuleKind<FirewallRuleSpec>({
   description:
     "FirewallRule accepts, rejects, drops or marks matching traffic on every pod of the CNF labelled with the same sdewanPurpose.",
   specSchema: firewallRuleSpecSchema,
-  cnf: {
-    module: "firewall",
-    collection: "rules",
-    restartService: "firewall",
-    update: "put",
-    shape: firewallRuleShape,
-  },
+  cnf: firewallCollection("rules", firewallRuleShape),
   dependsOn: ["FirewallZone"],
   applyRank: 1,
   nameRule: null,
