@@ -1,11 +1,11 @@
 /**
  * Every API request of the process, over one kept-alive agent: plain JSON in and out for every
- * group (core, apps, custom resources). The KubeConfig (from @kubernetes/client-node, whose
- * generated APIs are not used) supplies the server, the TLS material and the auth headers.
+ * group (core, apps, custom resources). The kubeconfig (config.ts) supplies the server, the TLS
+ * material and the auth headers.
  */
 import http from "node:http";
 import https from "node:https";
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfigSource } from "./config.js";
 import {
   collectionPath,
   listQueryString,
@@ -16,6 +16,7 @@ import {
 } from "./paths.js";
 import type { ResourceType } from "./resources.js";
 
+export type { KubeConfigSource } from "./config.js";
 export type { ListQuery, ObjectKey, Subresource } from "./paths.js";
 
 /** Raw requests: JSON in, JSON out; an answer that is not 2xx is thrown as ApiStatusError. */
@@ -38,9 +39,6 @@ export class ApiStatusError extends Error {
     super(`HTTP ${status}`);
   }
 }
-
-/** What the transport needs of a KubeConfig (client-node's satisfies it). */
-export type KubeConfigSource = Pick<KubeConfig, "getCurrentCluster" | "applyToHTTPSOptions">;
 
 export interface TransportOptions {
   /** A request (answer included) that takes longer fails as a timeout. Default 30 s. */
@@ -67,7 +65,7 @@ const agentOptions = {
  * (CA, client certificate, server name), so clients with other credentials never share a socket.
  */
 const httpsAgent = new https.Agent(agentOptions);
-/** Only for an `http:` server, which client-node allows with insecure-skip-tls-verify. */
+/** Only for an `http:` server, which a kubeconfig may name. */
 const httpAgent = new http.Agent(agentOptions);
 
 export function createTransport(kc: KubeConfigSource, options: TransportOptions = {}): Transport {
@@ -194,7 +192,7 @@ class JsonClient {
   }
 }
 
-/** client-node sets headers as a map; the raw-array form never comes from it. */
+/** Kubeconfig sources set headers as a map; the raw-array form never comes from them. */
 const headerMap = (headers: https.RequestOptions["headers"]): http.OutgoingHttpHeaders =>
   headers === undefined || Array.isArray(headers) ? {} : (headers as http.OutgoingHttpHeaders);
 
