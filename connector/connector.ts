@@ -18,8 +18,8 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
+import type { KubeConfigSource } from "../shared/kube/config.js";
 import type { ConnectorConfig, RouteConfig } from "./config.js";
 import { Dispatcher, type DispatcherObserver, type DrainReport } from "./dispatcher.js";
 import { HttpSender, type RouteTarget } from "./http-sender.js";
@@ -31,7 +31,7 @@ import type { ObservedChange } from "./plan-relist.js";
 import { WatchStream, type StreamObserver, type StreamSpec } from "./watch-stream.js";
 
 export interface ConnectorDeps {
-  readonly kubeConfig: KubeConfig;
+  readonly kubeConfig: KubeConfigSource;
   readonly logger: Logger;
   /** Default true; tests running several connectors in one process turn it off. */
   readonly processMetrics?: boolean;

@@ -1,17 +1,16 @@
 /**
  * The connector's only door to the API server: discovery, paged LIST and streaming WATCH as raw
- * GET requests over node:http(s). Authentication, TLS and proxies come from
- * @kubernetes/client-node's KubeConfig (`applyToHTTPSOptions`), so every kubeconfig and in-cluster
- * form works. Why not the client's Watch/ListWatch (2.0.1): Watch aborts any stream silent for a
- * fixed, private 30 s and cannot ask for bookmarks; ListWatch does not send allowWatchBookmarks,
- * stops for good on any error other than 410/timeout, and keeps every object in memory. The
- * connector needs its own inactivity deadline, bookmarks, server-side timeouts and 410 handling.
+ * GET requests over node:http(s). Authentication and TLS come from the kubeconfig
+ * (shared/kube/config.ts, `applyToHTTPSOptions`). Why not @kubernetes/client-node's
+ * Watch/ListWatch (2.0.1): Watch aborts any stream silent for a fixed, private 30 s and cannot
+ * ask for bookmarks; ListWatch does not send allowWatchBookmarks, stops for good on any error
+ * other than 410/timeout, and keeps every object in memory. The connector needs its own inactivity deadline, bookmarks, server-side timeouts and 410 handling.
  */
 import http from "node:http";
 import https from "node:https";
 import { createInterface } from "node:readline";
-import type { KubeConfig } from "@kubernetes/client-node";
 import { z } from "zod";
+import type { KubeConfigSource } from "../shared/kube/config.js";
 
 export class KubeRequestError extends Error {
   readonly code = "kube-request";
@@ -97,7 +96,7 @@ export interface WatchHandle {
 type Query = Record<string, string | number | boolean | undefined>;
 
 export class KubeApi {
-  constructor(private readonly kubeConfig: KubeConfig) {}
+  constructor(private readonly kubeConfig: KubeConfigSource) {}
 
   /** The API server URL (ApiServerSource uses it as ce-source). */
   server(): string {

@@ -4,8 +4,8 @@
  * Exit codes: 0 after a graceful stop, 1 on a crash or a second signal, 2 on bad configuration.
  */
 import { parseArgs } from "node:util";
-import { KubeConfig } from "@kubernetes/client-node";
 import { pino } from "pino";
+import { loadKubeConfig } from "../shared/kube/config.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { startConnector } from "./connector.js";
 
@@ -18,8 +18,7 @@ async function main(): Promise<void> {
     throw new ConfigError("no configuration: pass --config <file> or set CONNECTOR_CONFIG");
   }
   const config = loadConfig(path, process.env);
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
+  const kubeConfig = loadKubeConfig();
   const connector = await startConnector(config, { kubeConfig, logger });
 
   let signalled = false;
