@@ -26,6 +26,11 @@ export interface ListOptions {
   readonly namespace?: string;
   readonly labelSelector?: LabelSelectorInput;
   readonly fieldSelector?: string;
+  /**
+   * "0" reads from the API server's watch cache without waiting for it to catch up with etcd:
+   * faster, possibly a little stale. Omit for a consistent list.
+   */
+  readonly resourceVersion?: string;
 }
 
 /** An object to create or replace: at least a name; apiVersion and kind default from the type. */
@@ -137,6 +142,9 @@ class ApiClient implements KubeClient {
         ? {}
         : { labelSelector: formatLabelSelector(options.labelSelector) }),
       ...(options.fieldSelector === undefined ? {} : { fieldSelector: options.fieldSelector }),
+      ...(options.resourceVersion === undefined
+        ? {}
+        : { resourceVersion: options.resourceVersion }),
     };
     const raw = await this.request(operation, () =>
       this.transport.list(type, options.namespace, query),

@@ -14,6 +14,8 @@ export interface ObjectKey {
 export interface ListQuery {
   readonly labelSelector?: string;
   readonly fieldSelector?: string;
+  /** "0": any version the API server's watch cache holds, served without a consistency wait. */
+  readonly resourceVersion?: string;
 }
 
 export type Subresource = "" | "status";
@@ -43,11 +45,12 @@ export function objectPath(type: ResourceType, key: ObjectKey, sub: Subresource 
   return sub === "" ? path : `${path}/${sub}`;
 }
 
-/** `?labelSelector=...&fieldSelector=...`, URL-encoded; "" when there is nothing to select. */
+/** `?labelSelector=...&fieldSelector=...&resourceVersion=...`, URL-encoded; "" for none. */
 export function listQueryString(query: ListQuery): string {
   const params = new URLSearchParams();
   if (query.labelSelector) params.set("labelSelector", query.labelSelector);
   if (query.fieldSelector) params.set("fieldSelector", query.fieldSelector);
+  if (query.resourceVersion) params.set("resourceVersion", query.resourceVersion);
   const text = params.toString();
   return text === "" ? "" : `?${text}`;
 }

@@ -65,6 +65,10 @@ describe("request paths", () => {
       { labelSelector: "tier in (a,b),!legacy", fieldSelector: "status.phase=Running" },
       "?labelSelector=tier+in+%28a%2Cb%29%2C%21legacy&fieldSelector=status.phase%3DRunning",
     ],
+    [
+      { labelSelector: "sdewanPurpose", resourceVersion: "0" },
+      "?labelSelector=sdewanPurpose&resourceVersion=0",
+    ],
   ])("list query %j -> %s", (query, expected) => {
     expect(listQueryString(query)).toBe(expected);
   });
