@@ -1,14 +1,14 @@
 /**
  * reconcile-rule: add/update/delete of an SDEWAN rule CR -> apply, update or delete that rule on
- * every ready pod of its CNF; finalizer; status. The event only names the rule: it is re-read,
- * and the one-rule case of shared/sync does the rest.
+ * every ready pod of its CNF; finalizer; status. The event only names the rule: it is re-read
+ * together with its CNF (observeRuleAndCnf), and the one-rule case of shared/sync does the rest.
  */
 import type { IntakeEvent } from "../../shared/events/types.js";
 import { defaultKubeClient, type KubeClient } from "../../shared/kube/index.js";
-import { PURPOSE_LABEL, byKind, RULE_KIND_NAMES } from "../../shared/rules/index.js";
+import { byKind, RULE_KIND_NAMES } from "../../shared/rules/index.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
 import { done, malformed, type Outcome } from "../../shared/runtime/outcome.js";
-import { observeCnf, parseRuleObject, type CnfObservation } from "../../shared/sync/observe.js";
+import { observeRuleAndCnf, parseRuleObject } from "../../shared/sync/observe.js";
 import { syncRules } from "../../shared/sync/sync.js";
 import { kubeFailureOutcome } from "../../shared/sync/apply-rule.js";
 import { ruleResource } from "../../shared/kube/resources.js";
@@ -18,13 +18,6 @@ export interface ReconcileRuleOptions {
   readonly kube?: () => KubeClient;
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
-
-const NO_CNF = (namespace: string, purpose: string): CnfObservation => ({
-  situation: { kind: "none", namespace, purpose },
-  deployment: undefined,
-  pods: { ready: [], expected: 0 },
-  networks: new Map(),
-});
 
 async function reconcile(
   event: Extract<IntakeEvent, { type: "object" }>,
@@ -43,15 +36,14 @@ async function reconcile(
     return malformed("MissingNamespace", `${ref.kind} ${ref.name}: rule kinds are namespaced`);
   }
   const kube = (options.kube ?? defaultKubeClient)().withCalls(ctx.calls);
-  const raw = await kube.get(ruleResource(entry), { namespace: ref.namespace, name: ref.name });
+  const observed = await observeRuleAndCnf(kube, ruleResource(entry), {
+    namespace: ref.namespace,
+    name: ref.name,
+  });
   // Deleted (and released) before we got here: the finalizer path already cleaned the CNF.
-  if (raw === undefined) return done("gone");
+  if (observed === undefined) return done("gone");
+  const { raw, observation } = observed;
   const rule = parseRuleObject(raw);
-  const purpose = raw.metadata.labels?.[PURPOSE_LABEL];
-  const observation =
-    purpose === undefined
-      ? NO_CNF(ref.namespace, "")
-      : await observeCnf(kube, { namespace: ref.namespace, purpose });
   const report = await syncRules(
     {
       kube,

@@ -15,13 +15,16 @@ import {
 import {
   DEPLOYMENTS,
   PODS,
+  formatLabelSelector,
   ruleResource,
   type Deployment,
   type KubeClient,
   type KubeObject,
+  type ObjectKey,
   type Pod,
+  type ResourceType,
 } from "../kube/index.js";
-import { planCnfPods, type CnfPods, type PodView } from "./plan-pods.js";
+import { cachedViewSuffices, planCnfPods, type CnfPods, type PodView } from "./plan-pods.js";
 import type { CnfSituation } from "./plan-status.js";
 
 /** Where a set of rules belongs: the CNF Deployment labelled with `purpose` in `namespace`. */
@@ -90,17 +93,41 @@ export async function observeCnfOf(
   scope: CnfScope,
   deployments: readonly Deployment[],
 ): Promise<CnfObservation> {
+  const found = foundDeployment(scope, deployments);
+  if (!found.found) return found.absent;
+  const pods = await kube.list(PODS, {
+    namespace: scope.namespace,
+    labelSelector: found.deployment.spec.selector,
+  });
+  return observationOf(found.situation, found.deployment, pods);
+}
+
+type FoundDeployment =
+  | {
+      readonly found: true;
+      readonly situation: CnfSituation & { kind: "found" };
+      readonly deployment: Deployment;
+    }
+  | { readonly found: false; readonly absent: CnfObservation };
+
+/** The CNF Deployment of `scope` among `deployments`, or the observation of its absence. */
+function foundDeployment(scope: CnfScope, deployments: readonly Deployment[]): FoundDeployment {
   const situation = situationOf(scope, deployments);
   if (situation.kind !== "found") {
-    return { situation, deployment: undefined, pods: NO_PODS, networks: new Map() };
+    const absent = { situation, deployment: undefined, pods: NO_PODS, networks: new Map() };
+    return { found: false, absent };
   }
   const deployment = deployments.find(
     (d) => d.metadata.name === situation.deployment,
   ) as Deployment;
-  const pods = await kube.list(PODS, {
-    namespace: scope.namespace,
-    labelSelector: deployment.spec.selector,
-  });
+  return { found: true, situation, deployment };
+}
+
+function observationOf(
+  situation: CnfSituation & { kind: "found" },
+  deployment: Deployment,
+  pods: readonly Pod[],
+): CnfObservation {
   const cnfPods = planCnfPods(
     { name: deployment.metadata.name, replicas: deployment.spec.replicas },
     pods.map(podView),
@@ -111,6 +138,110 @@ export async function observeCnfOf(
     pods: cnfPods,
     networks: networksOf(deployment),
   };
+}
+
+/**
+ * The Pod selector of each CNF Deployment seen, per namespace and purpose, kept per process and
+ * safe to lose: the selector a rule event's Pod list is started with before its Deployment has
+ * been read. A guess is used only when the Deployment then found has exactly that selector.
+ */
+class PodSelectorGuesses {
+  private static readonly MAX_NAMESPACES = 4096;
+  private readonly byNamespace = new Map<string, Map<string, string>>();
+
+  /** The selector of the namespace's only known CNF; none when it has several or none. */
+  guess(namespace: string): string | undefined {
+    const selectors = this.byNamespace.get(namespace);
+    if (selectors?.size !== 1) return undefined;
+    return selectors.values().next().value;
+  }
+
+  remember(scope: CnfScope, selector: string | undefined): void {
+    let selectors = this.byNamespace.get(scope.namespace);
+    if (selector === undefined) {
+      selectors?.delete(scope.purpose);
+      if (selectors?.size === 0) this.byNamespace.delete(scope.namespace);
+      return;
+    }
+    if (selectors === undefined) {
+      // Forget the namespace noted first: a lost guess costs one sequential Pod list.
+      if (this.byNamespace.size >= PodSelectorGuesses.MAX_NAMESPACES) {
+        const oldest = this.byNamespace.keys().next().value;
+        if (oldest !== undefined) this.byNamespace.delete(oldest);
+      }
+      selectors = new Map();
+      this.byNamespace.set(scope.namespace, selectors);
+    }
+    selectors.set(scope.purpose, selector);
+  }
+}
+
+const podSelectorGuesses = new PodSelectorGuesses();
+
+/** A rule a reconcile-rule event names, and its CNF. */
+export interface RuleAndCnf {
+  readonly raw: KubeObject;
+  readonly observation: CnfObservation;
+}
+
+/** "From the watch cache": served as the API server's cache holds it, without waiting. */
+const FROM_CACHE = { resourceVersion: "0" } as const;
+
+/**
+ * Reads the rule `key` and its CNF for reconcile-rule; undefined when the rule does not exist.
+ * The rule is read consistently (its change is the event). The Deployments (every CNF of the
+ * namespace; the rule's purpose is not known yet) and the Pods (by the selector last seen for
+ * the namespace's CNF) are read at the same time from the API server's watch cache: a
+ * consistent list made right after a write waits for that cache to catch up, which costs more
+ * than the rest of the event. The cached view is acted on only when cachedViewSuffices says so;
+ * otherwise the CNF is read again, consistently.
+ */
+export async function observeRuleAndCnf(
+  kube: KubeClient,
+  type: ResourceType,
+  key: ObjectKey & { readonly namespace: string },
+): Promise<RuleAndCnf | undefined> {
+  const { namespace } = key;
+  const guess = podSelectorGuesses.guess(namespace);
+  const [rule, deployments, guessedPods] = await Promise.allSettled([
+    kube.get(type, key),
+    kube.list(DEPLOYMENTS, { namespace, labelSelector: PURPOSE_LABEL, ...FROM_CACHE }),
+    guess === undefined
+      ? undefined
+      : kube.list(PODS, { namespace, labelSelector: guess, ...FROM_CACHE }),
+  ]);
+  const raw = settledValue(rule);
+  // Deleted (and released) before we got here: the finalizer path already cleaned the CNF.
+  if (raw === undefined) return undefined;
+  const purpose = raw.metadata.labels?.[PURPOSE_LABEL];
+  if (purpose === undefined) {
+    const situation = { kind: "none" as const, namespace, purpose: "" };
+    return {
+      raw,
+      observation: { situation, deployment: undefined, pods: NO_PODS, networks: new Map() },
+    };
+  }
+  const scope = { namespace, purpose };
+  const found = foundDeployment(scope, settledValue(deployments));
+  const selector = found.found ? formatLabelSelector(found.deployment.spec.selector) : undefined;
+  podSelectorGuesses.remember(scope, selector);
+  if (!found.found) return { raw, observation: await observeCnf(kube, scope) };
+  const pods =
+    selector === guess && guessedPods.status === "fulfilled" && guessedPods.value !== undefined
+      ? guessedPods.value
+      : await kube.list(PODS, { namespace, labelSelector: selector, ...FROM_CACHE });
+  const cached = observationOf(found.situation, found.deployment, pods);
+  const suffices = cachedViewSuffices({
+    found: true,
+    pods: cached.pods,
+    networksReadable: !(cached.networks instanceof RuleError),
+  });
+  return { raw, observation: suffices ? cached : await observeCnf(kube, scope) };
+}
+
+function settledValue<T>(result: PromiseSettledResult<T>): T {
+  if (result.status === "rejected") throw result.reason;
+  return result.value;
 }
 
 /** A rule CR read from the API server: parsed, or kept raw with why it does not parse. */

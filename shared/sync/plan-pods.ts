@@ -58,3 +58,28 @@ export function planCnfPods(deployment: DeploymentView, pods: readonly PodView[]
   const expected = Math.max(deployment.replicas ?? 1, owned.length);
   return { ready, expected };
 }
+
+/** A CNF as read from the API server's watch cache, which may be a few writes behind etcd. */
+export interface CachedCnfView {
+  /** Exactly one live CNF Deployment of the purpose was found. */
+  readonly found: boolean;
+  readonly pods: CnfPods;
+  /** The Deployment's network annotation could be read. */
+  readonly networksReadable: boolean;
+}
+
+/**
+ * Whether reconcile-rule may act on a cached view without a consistent re-read. Only a view that
+ * lets it write to every pod qualifies: if that view is stale, the Deployment or Pod change it
+ * missed has its own on-deployment-ready event, which syncs this rule with consistent reads.
+ * A view that would answer "no CNF", "waiting for pods" or "bad annotation" is confirmed first,
+ * so no rule waits for a redelivery, or is stalled, on the strength of a stale read.
+ */
+export function cachedViewSuffices(view: CachedCnfView): boolean {
+  return (
+    view.found &&
+    view.networksReadable &&
+    view.pods.ready.length > 0 &&
+    view.pods.ready.length >= view.pods.expected
+  );
+}

@@ -203,7 +203,21 @@ export class CnfWorld {
 
   /** Delivers a rule event to reconcile-rule, as the connector or Knative would. */
   async reconcile(kind: string, name: string, action: WatchAction = "update"): Promise<Outcome> {
+    await this.watchCacheCaughtUp();
     return this.reconcileRule.handle(this.ruleEvent(kind, name, action), this.context());
+  }
+
+  /**
+   * reconcile-rule reads Deployments and Pods from the API server's watch cache. A consistent
+   * list answers only once that cache holds every write made before it, so the event then sees
+   * the CNF as the test left it, as a rule event that follows a CNF change through a watch would.
+   */
+  async watchCacheCaughtUp(): Promise<void> {
+    const namespace = this.namespace;
+    await Promise.all([
+      this.kube.list(DEPLOYMENTS, { namespace }),
+      this.kube.list(PODS, { namespace }),
+    ]);
   }
 
   /** A CNF Deployment with `pods` Ready pods, each served by its own simulator. */

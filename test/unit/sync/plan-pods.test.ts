@@ -1,4 +1,9 @@
-import { planCnfPods, type PodView } from "../../../shared/sync/plan-pods.js";
+import {
+  cachedViewSuffices,
+  planCnfPods,
+  type CachedCnfView,
+  type PodView,
+} from "../../../shared/sync/plan-pods.js";
 
 const pod = (name: string, over: Partial<PodView> = {}): PodView => ({
   name,
@@ -46,5 +51,29 @@ describe("planCnfPods", () => {
 
   it("replicas absent means one", () => {
     expect(planCnfPods({ name: "cnf", replicas: undefined }, []).expected).toBe(1);
+  });
+});
+
+describe("cachedViewSuffices", () => {
+  const readyPods = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ name: `p${i}`, ip: `127.0.0.${i + 1}` }));
+  const view = (over: Partial<CachedCnfView> = {}): CachedCnfView => ({
+    found: true,
+    pods: { ready: readyPods(2), expected: 2 },
+    networksReadable: true,
+    ...over,
+  });
+
+  it("a CNF found with every expected pod ready is acted on as read", () => {
+    expect(cachedViewSuffices(view())).toBe(true);
+  });
+
+  it.each([
+    ["no CNF Deployment (or several)", { found: false }],
+    ["fewer ready pods than expected", { pods: { ready: readyPods(1), expected: 2 } }],
+    ["no ready pod at all", { pods: { ready: [], expected: 0 } }],
+    ["an unreadable network annotation", { networksReadable: false }],
+  ])("%s is read again, consistently", (_t, over: Partial<CachedCnfView>) => {
+    expect(cachedViewSuffices(view(over))).toBe(false);
   });
 });
