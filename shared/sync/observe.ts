@@ -1,7 +1,8 @@
 /**
  * Observation for rule sync: reads the CNF Deployment of a (namespace, purpose), its pods and
  * the rule CRs from the API server, and turns them into the views the pure planners take.
- * Reads only; decides nothing beyond "which Deployment, which pods" (plan-pods.ts).
+ * Reads only; decides nothing beyond "which Deployment, which pods" (plan-pods.ts). A rule
+ * event's CNF is read from the API server's watch cache when that is safe (ADR 0004).
  */
 import {
   ALL_RULE_KINDS,
