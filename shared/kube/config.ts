@@ -12,7 +12,7 @@ import type https from "node:https";
 import { isIPv6 } from "node:net";
 import { homedir } from "node:os";
 import path from "node:path";
-import { parse } from "yaml";
+import { YAMLParseError, parse } from "yaml";
 import { z } from "zod";
 
 /** The part of the current cluster that requests need. */
@@ -139,7 +139,7 @@ function readKubeconfigFiles(files: readonly string[]): MergedKubeconfig {
 }
 
 function mergeFile(merged: MergedKubeconfig, file: string): void {
-  const parsed = kubeconfigFileSchema.safeParse(parse(readFileSync(file, "utf8")));
+  const parsed = kubeconfigFileSchema.safeParse(parseYaml(file, readFileSync(file, "utf8")));
   if (!parsed.success) {
     throw new Error(`kubeconfig ${file} is not valid: ${z.prettifyError(parsed.error)}`);
   }
@@ -153,6 +153,17 @@ function mergeFile(merged: MergedKubeconfig, file: string): void {
   }
   for (const { name, context } of contexts ?? []) addFirst(merged.contexts, name, context);
   merged.currentContext ||= currentContext || undefined;
+}
+
+/** The parser's own message quotes the offending line, which may hold a credential: not kept. */
+function parseYaml(file: string, text: string): unknown {
+  try {
+    return parse(text);
+  } catch (error) {
+    const position = error instanceof YAMLParseError ? error.linePos?.[0] : undefined;
+    const at = position === undefined ? "" : ` (line ${position.line}, column ${position.col})`;
+    throw new Error(`kubeconfig ${file} is not valid YAML${at}`);
+  }
 }
 
 function addFirst<T>(entries: Map<string, T>, name: string, value: T): void {

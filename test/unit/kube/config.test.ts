@@ -332,6 +332,15 @@ describe("a broken kubeconfig is refused with the reason", () => {
     const file = write("config", content);
     expect(() => loadKubeConfig(isolated({ KUBECONFIG: file }))).toThrow(message);
   });
+
+  it("YAML that does not parse: the error gives the position, never the line (it may hold a token)", () => {
+    const file = write("config", "users:\n- name: u\n  user:\n    token: abc: s3cret-token\n");
+
+    const load = (): unknown => loadKubeConfig(isolated({ KUBECONFIG: file }));
+
+    expect(load).toThrow(`kubeconfig ${file} is not valid YAML (line 4, column 12)`);
+    expect(load).not.toThrow(/s3cret/);
+  });
 });
 
 describe("what shared/kube does not implement is handed to @kubernetes/client-node", () => {
