@@ -8,6 +8,8 @@ import {
   ALL_RULE_KINDS,
   PURPOSE_LABEL,
   RuleError,
+  isRuleKind,
+  kindsReferencing,
   networkMapOfDeployment,
   requireKind,
   type NetworkInterfaceMap,
@@ -17,6 +19,7 @@ import {
   DEPLOYMENTS,
   PODS,
   formatLabelSelector,
+  isKubeError,
   ruleResource,
   type Deployment,
   type KubeClient,
@@ -280,3 +283,55 @@ export async function listRulesOfScope(
   );
   return lists.flat().map(parseRuleObject);
 }
+
+/** A rule whose deletion the CNF refused because something on it still uses the object. */
+export interface BlockedDeletion {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly purpose: string | undefined;
+}
+
+/**
+ * The rule CRs of the same CNF (namespace and purpose) that reference `blocked`, "Kind name"
+ * each, deleting ones included: what the CNF's "in use" most likely means. One list per
+ * referring kind; read only on this failure path. Undefined when the API could not be read.
+ */
+export async function observeReferrers(
+  kube: KubeClient,
+  blocked: BlockedDeletion,
+): Promise<string[] | undefined> {
+  if (!isRuleKind(blocked.kind) || blocked.purpose === undefined) return undefined;
+  const labelSelector = { [PURPOSE_LABEL]: blocked.purpose };
+  try {
+    const lists = await Promise.all(
+      kindsReferencing(blocked.kind).map(async (entry) => ({
+        entry,
+        items: await kube.list(ruleResource(entry), {
+          namespace: blocked.namespace,
+          labelSelector,
+        }),
+      })),
+    );
+    return lists.flatMap(({ entry, items }) =>
+      items
+        .filter((item) => referencesOf(entry.kind, item.spec).some((r) => isRef(r, blocked)))
+        .map((item) => `${entry.kind} ${item.metadata.name}`),
+    );
+  } catch (error) {
+    if (isKubeError(error)) return undefined;
+    throw error;
+  }
+}
+
+function referencesOf(kind: string, spec: unknown): { kind: string; name: string }[] {
+  try {
+    return requireKind(kind).references(spec);
+  } catch {
+    // A spec that does not parse references nothing we could name.
+    return [];
+  }
+}
+
+const isRef = (ref: { kind: string; name: string }, blocked: BlockedDeletion): boolean =>
+  ref.kind === blocked.kind && ref.name === blocked.name;

@@ -53,6 +53,11 @@ export interface RulePlanInput {
   readonly unappliable?: { readonly code: string; readonly message: string };
   /** Rules this one references, e.g. ["Mwan3Policy balance1"], named when one is missing. */
   readonly needs?: readonly string[];
+  /**
+   * For a deletion the CNF refused because something still uses the object: the rule CRs that
+   * reference it, e.g. ["Mwan3Rule rule1"]. Empty: no rule declares what uses it. Absent: unknown.
+   */
+  readonly stillUsedBy?: readonly string[];
   /** How to answer while waiting for CNF pods: reconcile-rule retries, a CNF-wide sync is done. */
   readonly whileWaiting: "retry" | "done";
   readonly now: string;
@@ -151,6 +156,15 @@ function failureVerdict(input: RulePlanInput, failure: WriteFailure): Verdict {
   if (failure.class === "invalid" && !input.rule.deleting) {
     return stalled("CNFRejected", `CNF rejected the rule ${where}: ${failure.message}`);
   }
+  if (failure.class === "dependency" && input.rule.deleting && input.stillUsedBy?.length === 0) {
+    // Retrying cannot help until someone removes that object; the resync retries meanwhile.
+    return stalled(
+      "InUseByUndeclaredObject",
+      `an object on the CNF that no rule declares still uses it (${failure.message}, ${where}); ` +
+        "remove that object from the CNF (or opt the CNF in to pruning) and the next resync " +
+        "finishes the deletion",
+    );
+  }
   const reason = {
     dependency: input.rule.deleting ? "StillInUse" : "DependencyMissing",
     restart: "RestartFailed",
@@ -171,7 +185,13 @@ function failureVerdict(input: RulePlanInput, failure: WriteFailure): Verdict {
 /** What an operator should know first about a failure, before the CNF's own words. */
 function failureSummary(input: RulePlanInput, failure: WriteFailure): string {
   if (failure.class !== "dependency") return "";
-  if (input.rule.deleting) return `still used by another rule on the CNF, delete that first: `;
+  if (input.rule.deleting) {
+    const users = input.stillUsedBy ?? [];
+    if (users.length === 0) return `still used by another rule on the CNF, delete that first: `;
+    const which =
+      users.length === 1 ? `${users[0]}, delete it` : `${users.join(", ")}, delete them`;
+    return `still used by ${which} first: `;
+  }
   const needs = input.needs ?? [];
   if (needs.length === 0) return "a rule it needs is missing on the CNF: ";
   const which = needs.length === 1 ? `${needs[0]} is` : `one of ${needs.join(", ")} is`;

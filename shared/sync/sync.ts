@@ -14,7 +14,7 @@ import {
   type Env,
 } from "../cnf/index.js";
 import type { KubeClient, KubeObject } from "../kube/index.js";
-import { requireKind, ruleStatusSchema, type RuleStatus } from "../rules/index.js";
+import { PURPOSE_LABEL, requireKind, ruleStatusSchema, type RuleStatus } from "../rules/index.js";
 import type { CallCounters, Log } from "../runtime/function.js";
 import { done, retryLater, worstOutcome, type Outcome } from "../runtime/outcome.js";
 import { isKubeError } from "../kube/index.js";
@@ -28,7 +28,7 @@ import {
   type ObservedMeta,
   type RuleIdentity,
 } from "./apply-rule.js";
-import type { CnfObservation, ObservedRuleCr } from "./observe.js";
+import { observeReferrers, type CnfObservation, type ObservedRuleCr } from "./observe.js";
 import {
   mayHaveWritten,
   needsClaim,
@@ -85,6 +85,8 @@ interface PlannedRule {
   readonly identity: RuleIdentity;
   /** The uid observed, to tell the rule from a new one of the same name later. */
   readonly uid: string | undefined;
+  /** Its sdewanPurpose label: which CNF's other rules may reference it. */
+  readonly purpose: string | undefined;
   readonly meta: ObservedMeta;
   readonly observed: ObservedRule;
   readonly oldStatus: RuleStatus | undefined;
@@ -129,6 +131,7 @@ function planRule(rule: ObservedRuleCr, observation: CnfObservation): PlannedRul
   const base = {
     identity,
     uid: meta.uid,
+    purpose: meta.labels?.[PURPOSE_LABEL],
     meta: { resourceVersion: meta.resourceVersion ?? "", finalizers: meta.finalizers ?? [] },
     observed,
     oldStatus: observed.status,
@@ -273,6 +276,7 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
   );
   const targets = found ? [...ruleTargets, ...(request.extraTargets ?? [])] : [];
   const pods = await syncPods(ctx, request, targets);
+  const usedBy = await stillUsedBy(ctx, planned, pods);
   const now = ctx.now();
   const limit = pLimit(STATUS_WRITE_CONCURRENCY);
   const decided = await Promise.all(
@@ -285,6 +289,7 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
           podResults,
           unappliable: rule.unappliable,
           needs: rule.needs,
+          stillUsedBy: usedBy.get(rule.observed.key),
           whileWaiting: request.whileWaiting,
           now,
         });
@@ -301,6 +306,29 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
   );
   const rules = [...unclaimed, ...(await settleRacedWrites(ctx, request, decided))];
   return { rules, pods, outcome: worstOutcome(rules.map((r) => r.outcome)) };
+}
+
+/** For each deletion a pod refused as still in use: the rule CRs that reference it. */
+async function stillUsedBy(
+  ctx: SyncContext,
+  planned: readonly PlannedRule[],
+  pods: readonly PodSyncResult[],
+): Promise<Map<string, readonly string[]>> {
+  const blocked = planned.filter(
+    (rule) =>
+      rule.observed.deleting &&
+      podResultsOf(rule, pods).some((r) => r.kind === "failed" && r.failure.class === "dependency"),
+  );
+  const found = await Promise.all(
+    blocked.map(async (rule) => {
+      const referrers = await observeReferrers(ctx.kube, {
+        ...rule.identity,
+        purpose: rule.purpose,
+      });
+      return referrers === undefined ? [] : [[rule.observed.key, referrers] as const];
+    }),
+  );
+  return new Map(found.flat());
 }
 
 interface DecidedRule {

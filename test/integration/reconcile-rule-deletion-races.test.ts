@@ -5,12 +5,14 @@
 import { jest } from "@jest/globals";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
 import type { KubeClient } from "../../shared/kube/index.js";
+import { requireKind } from "../../shared/rules/index.js";
 import { CnfWorld, type Cnf, type CnfPod } from "./cnf-world.js";
 
 jest.setTimeout(60_000);
 
 const PURPOSE = "cnf1";
 const FINALIZER = "rule.finalizers.sdewan.akraino.org";
+const RULES = requireKind("Mwan3Rule").cnf;
 const POLICY = { members: [{ network: "ovn-net1", metric: 1, weight: 2 }] };
 const RULE = {
   policy: "policy1",
@@ -178,5 +180,44 @@ describe("writes racing a rule's deletion", () => {
       inSync: true,
       finalizers: [FINALIZER],
     });
+  });
+});
+
+describe("a deletion blocked by an object no rule declares", () => {
+  let world: CnfWorld;
+  let cnf: Cnf;
+
+  beforeEach(async () => {
+    world = await CnfWorld.create();
+    cnf = await world.createCnf(PURPOSE, { pods: 2 });
+  });
+  afterEach(() => world.close());
+
+  it("a policy still used by an orphaned mwan3 rule is Stalled, then deleted once the orphan goes", async () => {
+    await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);
+    await world.createRule("Mwan3Rule", "rule1", PURPOSE, RULE);
+    expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "done" });
+    expect(await world.reconcile("Mwan3Rule", "rule1")).toMatchObject({ kind: "done" });
+    // rule1's CR vanishes without its cleanup: its object stays on both pods, declared by nobody.
+    await world.forceDeleteRule("Mwan3Rule", "rule1");
+
+    await world.deleteRule("Mwan3Policy", "policy1");
+    const stalled = await world.reconcile("Mwan3Policy", "policy1");
+    expect(stalled).toMatchObject({ kind: "permanent", code: "InUseByUndeclaredObject" });
+    const view = await world.ruleView("Mwan3Policy", "policy1");
+    expect(view).toMatchObject({
+      deleting: true,
+      finalizers: [FINALIZER],
+      condition: { type: "Stalled", reason: "InUseByUndeclaredObject" },
+    });
+    expect(view?.message).toMatch(/^an object on the CNF that no rule declares still uses it/);
+
+    for (const pod of cnf.pods) await world.cnfClient(pod).delete(RULES, "rule1");
+    expect(await world.reconcile("Mwan3Policy", "policy1")).toEqual({
+      kind: "done",
+      result: "deleted",
+    });
+    expect(world.holdings(cnf)).toEqual([{}, {}]);
+    expect(await world.readRule("Mwan3Policy", "policy1")).toBeUndefined();
   });
 });

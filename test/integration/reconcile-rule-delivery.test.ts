@@ -124,7 +124,9 @@ describe("delivery: duplicates, concurrency and order", () => {
     expect(await world.reconcile("FirewallZone", "lan1")).toMatchObject({ kind: "retry" });
     const inUse = await world.ruleView("FirewallZone", "lan1");
     expect(inUse).toMatchObject({ deleting: true, condition: { reason: "StillInUse" } });
-    expect(inUse?.message).toContain("still used by another rule on the CNF");
+    expect(inUse?.message).toMatch(
+      /^still used by FirewallForwarding lan1-to-wan1, delete it first: /,
+    );
 
     await world.deleteRule("FirewallForwarding", "lan1-to-wan1");
     expect(await world.reconcile("FirewallForwarding", "lan1-to-wan1")).toMatchObject({

@@ -353,3 +353,32 @@ describe("mayHaveWritten", () => {
     expect(mayHaveWritten(rule({ deleting: true }), [held(true)])).toBe(false);
   });
 });
+
+describe("a deletion the CNF refuses because something still uses the object", () => {
+  const deleting = rule({ deleting: true, hasFinalizer: true });
+  const inUse = failed("dependency", "Policy policy1 is used");
+
+  it("used by a rule CR: retried, naming that rule", () => {
+    const d = decide({
+      rule: deleting,
+      podResults: [inUse, held(true)],
+      stillUsedBy: ["Mwan3Rule rule1"],
+    });
+    expect(d.outcome).toMatchObject({ kind: "retry" });
+    expect(d.status?.conditions?.[0]).toMatchObject({ type: "Reconciling", reason: "StillInUse" });
+    expect(d.status?.message).toMatch(/^still used by Mwan3Rule rule1, delete it first: /);
+  });
+
+  it("used by nothing any rule declares: Stalled, since retrying cannot help", () => {
+    const d = decide({ rule: deleting, podResults: [inUse, held(true)], stillUsedBy: [] });
+    expect(d.outcome).toMatchObject({ kind: "permanent", code: "InUseByUndeclaredObject" });
+    expect(d.finalizer).toBe("keep");
+    expect(d.status?.message).toContain("no rule declares");
+  });
+
+  it("who uses it could not be read: retried with the CNF's words", () => {
+    const d = decide({ rule: deleting, podResults: [inUse, held(true)] });
+    expect(d.outcome).toMatchObject({ kind: "retry" });
+    expect(d.status?.message).toContain("still used by another rule on the CNF");
+  });
+});
