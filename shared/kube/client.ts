@@ -33,6 +33,11 @@ export interface ListOptions {
   readonly resourceVersion?: string;
 }
 
+export interface GetOptions {
+  /** "0" reads from the API server's watch cache (see ListOptions.resourceVersion). */
+  readonly resourceVersion?: string;
+}
+
 /** An object to create or replace: at least a name; apiVersion and kind default from the type. */
 export interface ObjectInput {
   readonly apiVersion?: string;
@@ -47,7 +52,11 @@ export type FinalizerResult = "added" | "alreadyPresent" | "removed" | "alreadyA
 
 export interface KubeClient {
   /** The object, or undefined when it does not exist. */
-  get<T extends KubeObject>(type: ResourceType<T>, key: ObjectKey): Promise<T | undefined>;
+  get<T extends KubeObject>(
+    type: ResourceType<T>,
+    key: ObjectKey,
+    options?: GetOptions,
+  ): Promise<T | undefined>;
   list<T extends KubeObject>(type: ResourceType<T>, options?: ListOptions): Promise<T[]>;
   create<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T>;
   /** Update; with metadata.resourceVersion set it fails with `conflict` if the object changed. */
@@ -123,10 +132,16 @@ class ApiClient implements KubeClient {
     return new ApiClient(this.transport, { ...this.options, calls });
   }
 
-  async get<T extends KubeObject>(type: ResourceType<T>, key: ObjectKey): Promise<T | undefined> {
+  async get<T extends KubeObject>(
+    type: ResourceType<T>,
+    key: ObjectKey,
+    options: GetOptions = {},
+  ): Promise<T | undefined> {
     const operation = `get ${describeKey(type, key)}`;
     try {
-      const raw = await this.request(operation, () => this.transport.get(type, key));
+      const raw = await this.request(operation, () =>
+        this.transport.get(type, key, options.resourceVersion),
+      );
       return this.validate(type, raw, operation);
     } catch (error) {
       if (isKubeError(error, "notFound")) return undefined;

@@ -21,7 +21,7 @@ export type { ListQuery, ObjectKey, Subresource } from "./paths.js";
 
 /** Raw requests: JSON in, JSON out; an answer that is not 2xx is thrown as ApiStatusError. */
 export interface Transport {
-  get(type: ResourceType, key: ObjectKey): Promise<unknown>;
+  get(type: ResourceType, key: ObjectKey, resourceVersion?: string): Promise<unknown>;
   list(type: ResourceType, namespace: string | undefined, query: ListQuery): Promise<unknown>;
   create(type: ResourceType, namespace: string | undefined, body: object): Promise<unknown>;
   replace(type: ResourceType, key: ObjectKey, body: object): Promise<unknown>;
@@ -80,7 +80,8 @@ export function createTransport(kc: KubeConfigSource, options: TransportOptions 
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
   });
   return {
-    get: (type, key) => client.send("GET", objectPath(type, key)),
+    get: (type, key, resourceVersion) =>
+      client.send("GET", objectPath(type, key) + listQueryString({ resourceVersion })),
     list: (type, namespace, query) =>
       client.send("GET", collectionPath(type, namespace) + listQueryString(query)),
     create: (type, namespace, body) =>
