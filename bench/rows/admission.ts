@@ -89,15 +89,16 @@ function countingReader(inner: AdmissionReader, counts: Map<string, number>): Ad
     counts.set(name, (counts.get(name) ?? 0) + 1);
     return call();
   };
+  // Every argument passed on: the last one says whether a read may come from the watch cache.
   return {
-    listCnfDeployments: (ns, p) =>
-      count("listCnfDeployments", () => inner.listCnfDeployments(ns, p)),
-    getRule: (k, ns, n) => count("getRule", () => inner.getRule(k, ns, n)),
-    listRules: (k, ns) => count("listRules", () => inner.listRules(k, ns)),
-    listRoleBindings: (ns) => count("listRoleBindings", () => inner.listRoleBindings(ns)),
-    listClusterRoleBindings: () =>
-      count("listClusterRoleBindings", () => inner.listClusterRoleBindings()),
-    getRole: (key) => count("getRole", () => inner.getRole(key)),
+    listCnfDeployments: (...args) =>
+      count("listCnfDeployments", () => inner.listCnfDeployments(...args)),
+    getRule: (...args) => count("getRule", () => inner.getRule(...args)),
+    listRules: (...args) => count("listRules", () => inner.listRules(...args)),
+    listRoleBindings: (...args) => count("listRoleBindings", () => inner.listRoleBindings(...args)),
+    listClusterRoleBindings: (...args) =>
+      count("listClusterRoleBindings", () => inner.listClusterRoleBindings(...args)),
+    getRole: (...args) => count("getRole", () => inner.getRole(...args)),
   };
 }
 

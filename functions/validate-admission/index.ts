@@ -1,6 +1,7 @@
 /**
  * validate-admission: AdmissionReview v1 in, allowed or denied (with the policy and the fix) out.
- * Parse, plan what to read, read it (read-only, never a CNF), decide with the pure policies.
+ * Parse, plan what to read, read it (read-only, never a CNF; from the watch cache, again
+ * consistently before a denial), decide with the pure policies.
  * Serve it over HTTPS (the API server only calls webhooks over TLS): see main.ts.
  */
 import {
@@ -13,7 +14,7 @@ import {
 } from "../../shared/admission/index.js";
 import {
   countingReader,
-  observeAdmission,
+  decideAdmission,
   readsNothing,
   type AdmissionReader,
 } from "../../shared/admission/observe.js";
@@ -34,15 +35,11 @@ export function createValidateAdmission(
       }
       const { request } = parsed;
       const plan = planObservation(request);
-      const snapshot = readsNothing(plan)
-        ? EMPTY_SNAPSHOT
-        : await observeAdmission(
-            plan,
-            request.userInfo,
-            countingReader(await reader(), ctx.calls),
-            (kind) => ruleKinds.find(kind),
+      const verdict = readsNothing(plan)
+        ? planAdmission(request, EMPTY_SNAPSHOT)
+        : await decideAdmission(request, plan, countingReader(await reader(), ctx.calls), (kind) =>
+            ruleKinds.find(kind),
           );
-      const verdict = planAdmission(request, snapshot);
       const fields = {
         uid: request.uid,
         operation: request.operation,

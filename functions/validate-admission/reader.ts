@@ -10,7 +10,7 @@ import {
   type ObservedRule,
 } from "../../shared/admission/index.js";
 import { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL } from "../../shared/admission/objects.js";
-import type { AdmissionReader } from "../../shared/admission/observe.js";
+import type { AdmissionReader, ReadConsistency } from "../../shared/admission/observe.js";
 import {
   DEPLOYMENTS,
   defaultKubeClient,
@@ -78,12 +78,17 @@ function binding(kind: Binding["kind"], item: BindingObject): Binding {
   };
 }
 
+/** resourceVersion "0" reads the watch cache; none reads consistently. */
+const readFrom = (consistency: ReadConsistency = "consistent") =>
+  consistency === "cached" ? { resourceVersion: "0" } : {};
+
 export function kubeAdmissionReader(kube: KubeClient): AdmissionReader {
   return {
-    async listCnfDeployments(namespace, purpose) {
+    async listCnfDeployments(namespace, purpose, consistency) {
       const list = await kube.list(DEPLOYMENTS, {
         namespace,
         labelSelector: { [PURPOSE_LABEL]: purpose },
+        ...readFrom(consistency),
       });
       return list.map((d) => ({
         name: d.metadata.name,
@@ -91,27 +96,31 @@ export function kubeAdmissionReader(kube: KubeClient): AdmissionReader {
         nfnNetworkAnnotation: d.spec.template.metadata?.annotations?.[NFN_NETWORK_ANNOTATION],
       }));
     },
-    async getRule(kind, namespace, name) {
-      const object = await kube.get(ruleResource(kind), { namespace, name });
+    async getRule(kind, namespace, name, consistency) {
+      const object = await kube.get(ruleResource(kind), { namespace, name }, readFrom(consistency));
       return object === undefined ? null : observedRule(kind.kind, object);
     },
-    async listRules(kind, namespace) {
-      const list = await kube.list(ruleResource(kind), { namespace });
+    async listRules(kind, namespace, consistency) {
+      const list = await kube.list(ruleResource(kind), { namespace, ...readFrom(consistency) });
       return list.map((object) => observedRule(kind.kind, object));
     },
-    async listRoleBindings(namespace) {
-      const list = await kube.list(ROLE_BINDINGS, { namespace });
+    async listRoleBindings(namespace, consistency) {
+      const list = await kube.list(ROLE_BINDINGS, { namespace, ...readFrom(consistency) });
       return list.map((item) => binding("RoleBinding", item));
     },
-    async listClusterRoleBindings() {
-      const list = await kube.list(CLUSTER_ROLE_BINDINGS);
+    async listClusterRoleBindings(consistency) {
+      const list = await kube.list(CLUSTER_ROLE_BINDINGS, readFrom(consistency));
       return list.map((item) => binding("ClusterRoleBinding", item));
     },
-    async getRole(key): Promise<AnnotatedRole | null> {
+    async getRole(key, consistency): Promise<AnnotatedRole | null> {
       const role =
         key.kind === "Role"
-          ? await kube.get(ROLES, { namespace: key.namespace, name: key.name })
-          : await kube.get(CLUSTER_ROLES, { name: key.name });
+          ? await kube.get(
+              ROLES,
+              { namespace: key.namespace, name: key.name },
+              readFrom(consistency),
+            )
+          : await kube.get(CLUSTER_ROLES, { name: key.name }, readFrom(consistency));
       if (role === undefined) return null;
       return {
         ...key,

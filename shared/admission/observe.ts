@@ -2,8 +2,21 @@
  * The read-only observation shell: executes an ObservationPlan against an AdmissionReader and
  * returns the snapshot the pure policies decide on. Independent reads run concurrently; roles
  * are read only after the bindings that name the requester are known.
+ *
+ * decideAdmission reads from the API server's watch cache first (resourceVersion=0, no wait for
+ * the cache to catch up with etcd) and reads again consistently before it denies: a denial never
+ * rests on a cached read. Only reads whose stale answer can at worst allow what was allowed a
+ * moment ago use the cache, so an allowance may rest on them:
+ *   - referenced objects: a cached object may have been deleted since. Admission cannot close
+ *     that window anyway (it may be deleted right after a consistent read), and reconcile-rule
+ *     re-reads references when it applies (DependencyMissing).
+ *   - RBAC bindings and roles: a cached grant may have been revoked since. The API server's own
+ *     RBAC authorizer decides from informer caches, so it honours a revocation no sooner.
+ * Lists whose missing items allow (the referrers of an object being deleted, the CNF Deployments
+ * of a purpose) are always consistent: a client that created a referrer or a CNF and then sends
+ * the next request must have it judged with what it created.
  */
-import type { ObservationPlan } from "./plan-admission.js";
+import { planAdmission, type ObservationPlan } from "./plan-admission.js";
 import {
   bindingsForUser,
   rolesGrantedBy,
@@ -12,20 +25,44 @@ import {
   type RequestUser,
   type RoleKey,
 } from "./rbac.js";
+import type { AdmissionRequest } from "./review.js";
 import type { AdmissionSnapshot, ObservedCnf, ObservedRule, RbacSnapshot } from "./snapshot.js";
 import type { AdmissionRuleKind } from "./kinds.js";
+import type { Verdict } from "./verdict.js";
 
-/** What the shell needs from the API server; implemented over shared/kube (reader.ts). */
+/**
+ * "cached": whatever the API server's watch cache holds (resourceVersion=0), no wait for it to
+ * catch up with etcd. "consistent": the current state (the API server's default).
+ */
+export type ReadConsistency = "cached" | "consistent";
+
+/**
+ * What the shell needs from the API server; implemented over shared/kube (reader.ts). Every read
+ * takes a ReadConsistency, "consistent" when omitted.
+ */
 export interface AdmissionReader {
   /** Deployments in `namespace` labelled sdewanPurpose=<purpose>. */
-  listCnfDeployments(namespace: string, purpose: string): Promise<ObservedCnf[]>;
+  listCnfDeployments(
+    namespace: string,
+    purpose: string,
+    consistency?: ReadConsistency,
+  ): Promise<ObservedCnf[]>;
   /** One rule object, or null when it does not exist. */
-  getRule(kind: AdmissionRuleKind, namespace: string, name: string): Promise<ObservedRule | null>;
-  listRules(kind: AdmissionRuleKind, namespace: string): Promise<ObservedRule[]>;
-  listRoleBindings(namespace: string): Promise<Binding[]>;
-  listClusterRoleBindings(): Promise<Binding[]>;
+  getRule(
+    kind: AdmissionRuleKind,
+    namespace: string,
+    name: string,
+    consistency?: ReadConsistency,
+  ): Promise<ObservedRule | null>;
+  listRules(
+    kind: AdmissionRuleKind,
+    namespace: string,
+    consistency?: ReadConsistency,
+  ): Promise<ObservedRule[]>;
+  listRoleBindings(namespace: string, consistency?: ReadConsistency): Promise<Binding[]>;
+  listClusterRoleBindings(consistency?: ReadConsistency): Promise<Binding[]>;
   /** A Role or ClusterRole, or null when it does not exist. */
-  getRole(key: RoleKey): Promise<AnnotatedRole | null>;
+  getRole(key: RoleKey, consistency?: ReadConsistency): Promise<AnnotatedRole | null>;
 }
 
 /** True when the plan needs no API reads at all (the snapshot is then EMPTY_SNAPSHOT). */
@@ -42,13 +79,14 @@ async function observeRbac(
   reader: AdmissionReader,
   namespace: string,
   user: RequestUser,
+  consistency: ReadConsistency,
 ): Promise<RbacSnapshot> {
   const [roleBindings, clusterRoleBindings] = await Promise.all([
-    reader.listRoleBindings(namespace),
-    reader.listClusterRoleBindings(),
+    reader.listRoleBindings(namespace, consistency),
+    reader.listClusterRoleBindings(consistency),
   ]);
   const granted = rolesGrantedBy(bindingsForUser([...roleBindings, ...clusterRoleBindings], user));
-  const roles = await Promise.all(granted.map((key) => reader.getRole(key)));
+  const roles = await Promise.all(granted.map((key) => reader.getRole(key, consistency)));
   return {
     roleBindings,
     clusterRoleBindings,
@@ -56,26 +94,33 @@ async function observeRbac(
   };
 }
 
+/**
+ * Reads what `plan` asks for. `consistency` applies to the reads that may come from the cache
+ * (see the header); the others are always consistent.
+ */
 export async function observeAdmission(
   plan: ObservationPlan,
   user: RequestUser,
   reader: AdmissionReader,
   findKind: (kind: string) => AdmissionRuleKind | undefined,
+  consistency: ReadConsistency = "consistent",
 ): Promise<AdmissionSnapshot> {
   const { namespace } = plan;
   const noRbac: RbacSnapshot = { roleBindings: [], clusterRoleBindings: [], roles: [] };
   const [cnfDeployments, referenced, referrers, rbac] = await Promise.all([
     plan.cnfPurpose === undefined
       ? Promise.resolve([])
-      : reader.listCnfDeployments(namespace, plan.cnfPurpose),
+      : reader.listCnfDeployments(namespace, plan.cnfPurpose, "consistent"),
     Promise.all(
       plan.referencedObjects.map(({ kind, name }) => {
         const entry = findKind(kind);
-        return entry === undefined ? Promise.resolve(null) : reader.getRule(entry, namespace, name);
+        return entry === undefined
+          ? Promise.resolve(null)
+          : reader.getRule(entry, namespace, name, consistency);
       }),
     ),
-    Promise.all(plan.referrerKinds.map((kind) => reader.listRules(kind, namespace))),
-    plan.rbac ? observeRbac(reader, namespace, user) : Promise.resolve(noRbac),
+    Promise.all(plan.referrerKinds.map((kind) => reader.listRules(kind, namespace, "consistent"))),
+    plan.rbac ? observeRbac(reader, namespace, user, consistency) : Promise.resolve(noRbac),
   ]);
   return {
     cnfDeployments,
@@ -83,6 +128,27 @@ export async function observeAdmission(
     referrerCandidates: referrers.flat(),
     rbac,
   };
+}
+
+/**
+ * The verdict for `request`: on cached reads when they allow it, else on consistent reads (see
+ * the header).
+ */
+export async function decideAdmission(
+  request: AdmissionRequest,
+  plan: ObservationPlan,
+  reader: AdmissionReader,
+  findKind: (kind: string) => AdmissionRuleKind | undefined,
+): Promise<Verdict> {
+  const observe = async (consistency: ReadConsistency) =>
+    planAdmission(
+      request,
+      await observeAdmission(plan, request.userInfo, reader, findKind, consistency),
+    );
+  const readsCache = plan.referencedObjects.length > 0 || plan.rbac;
+  if (!readsCache) return observe("consistent");
+  const onCache = await observe("cached");
+  return onCache.allowed ? onCache : observe("consistent");
 }
 
 /** Counts every read in `calls.api` (logged with the reply and exported as a metric). */
@@ -94,15 +160,24 @@ export function countingReader(reader: AdmissionReader, calls: { api: number }):
       return read(...args);
     };
   return {
-    listCnfDeployments: count((ns: string, purpose: string) =>
-      reader.listCnfDeployments(ns, purpose),
+    listCnfDeployments: count((ns: string, purpose: string, consistency?: ReadConsistency) =>
+      reader.listCnfDeployments(ns, purpose, consistency),
     ),
-    getRule: count((kind: AdmissionRuleKind, ns: string, name: string) =>
-      reader.getRule(kind, ns, name),
+    getRule: count(
+      (kind: AdmissionRuleKind, ns: string, name: string, consistency?: ReadConsistency) =>
+        reader.getRule(kind, ns, name, consistency),
     ),
-    listRules: count((kind: AdmissionRuleKind, ns: string) => reader.listRules(kind, ns)),
-    listRoleBindings: count((ns: string) => reader.listRoleBindings(ns)),
-    listClusterRoleBindings: count(() => reader.listClusterRoleBindings()),
-    getRole: count((key: RoleKey) => reader.getRole(key)),
+    listRules: count((kind: AdmissionRuleKind, ns: string, consistency?: ReadConsistency) =>
+      reader.listRules(kind, ns, consistency),
+    ),
+    listRoleBindings: count((ns: string, consistency?: ReadConsistency) =>
+      reader.listRoleBindings(ns, consistency),
+    ),
+    listClusterRoleBindings: count((consistency?: ReadConsistency) =>
+      reader.listClusterRoleBindings(consistency),
+    ),
+    getRole: count((key: RoleKey, consistency?: ReadConsistency) =>
+      reader.getRole(key, consistency),
+    ),
   };
 }

@@ -155,6 +155,9 @@ describe("bucket-type permission", () => {
     const { ns } = await tenant();
     const other = await tenant();
     await rbac.deleteNamespacedRoleBinding({ name: "bob-intent", namespace: other.ns });
+    // The webhook may read bindings from the watch cache: a consistent list waits until it has
+    // caught up with the delete, as the API server's own RBAC informers would have.
+    await rbac.listNamespacedRoleBinding({ namespace: other.ns });
     expect(
       (await rules(bob, ns).create(rule("FirewallZone", "lan", inBucket("app-intent"), zoneSpec)))
         .ok,

@@ -3,37 +3,48 @@
 // Behaviour against a real API server is in test/integration/admission*.test.ts.
 import request from "supertest";
 import { createValidateAdmission } from "../../../functions/validate-admission/index.js";
-import type { AdmissionReader } from "../../../shared/admission/observe.js";
+import type { AdmissionReader, ReadConsistency } from "../../../shared/admission/observe.js";
 import type { ObservedRule } from "../../../shared/admission/snapshot.js";
 import type { AdmissionResponseBody } from "../../../shared/admission/verdict.js";
 import { Runtime, createFunctionApp, createLogger } from "../../../shared/runtime/index.js";
 import { objectOf, reviewBody } from "./fixtures.js";
 
+/**
+ * Current state in `rules`; the API server's watch cache in `cachedRules` (the same unless a test
+ * says the cache has not caught up yet). Reads are recorded with "(cached)" when from the cache.
+ */
 class MemoryReader implements AdmissionReader {
   readonly reads: string[] = [];
-  constructor(private readonly rules: ObservedRule[] = []) {}
-  listCnfDeployments(namespace: string, purpose: string) {
-    this.reads.push(`deployments ${namespace} ${purpose}`);
+  constructor(
+    private readonly rules: ObservedRule[] = [],
+    private readonly cachedRules: ObservedRule[] = rules,
+  ) {}
+  private view(what: string, consistency: ReadConsistency = "consistent"): ObservedRule[] {
+    this.reads.push(consistency === "cached" ? `${what} (cached)` : what);
+    return consistency === "cached" ? this.cachedRules : this.rules;
+  }
+  listCnfDeployments(namespace: string, purpose: string, consistency?: ReadConsistency) {
+    this.view(`deployments ${namespace} ${purpose}`, consistency);
     return Promise.resolve([]);
   }
-  getRule(kind: { kind: string }, _namespace: string, name: string) {
-    this.reads.push(`get ${kind.kind}/${name}`);
-    return Promise.resolve(this.rules.find((r) => r.kind === kind.kind && r.name === name) ?? null);
+  getRule(kind: { kind: string }, _namespace: string, name: string, consistency?: ReadConsistency) {
+    const rules = this.view(`get ${kind.kind}/${name}`, consistency);
+    return Promise.resolve(rules.find((r) => r.kind === kind.kind && r.name === name) ?? null);
   }
-  listRules(kind: { kind: string }) {
-    this.reads.push(`list ${kind.kind}`);
-    return Promise.resolve(this.rules.filter((r) => r.kind === kind.kind));
+  listRules(kind: { kind: string }, _namespace: string, consistency?: ReadConsistency) {
+    const rules = this.view(`list ${kind.kind}`, consistency);
+    return Promise.resolve(rules.filter((r) => r.kind === kind.kind));
   }
-  listRoleBindings() {
-    this.reads.push("rolebindings");
+  listRoleBindings(_namespace: string, consistency?: ReadConsistency) {
+    this.view("rolebindings", consistency);
     return Promise.resolve([]);
   }
-  listClusterRoleBindings() {
-    this.reads.push("clusterrolebindings");
+  listClusterRoleBindings(consistency?: ReadConsistency) {
+    this.view("clusterrolebindings", consistency);
     return Promise.resolve([]);
   }
-  getRole() {
-    this.reads.push("role");
+  getRole(_key: unknown, consistency?: ReadConsistency) {
+    this.view("role", consistency);
     return Promise.resolve(null);
   }
 }
@@ -97,7 +108,7 @@ describe("validate-admission over HTTP", () => {
       kind: "AdmissionReview",
       response: { uid: "0b5f2a7e-0000-4000-8000-000000000001", allowed: true },
     });
-    expect(reader.reads).toEqual(["get Mwan3Policy/balance1"]);
+    expect(reader.reads).toEqual(["get Mwan3Policy/balance1 (cached)"]);
   });
 
   it("needs no API client for a review that reads nothing", async () => {
@@ -173,12 +184,14 @@ describe("validate-admission over HTTP", () => {
           groups: ["system:masters"],
         }),
       );
-    expect(asAdmin.reads).not.toContain("rolebindings");
+    expect(asAdmin.reads.filter((read) => read.startsWith("rolebindings"))).toEqual([]);
     const asUser = new MemoryReader([policy]);
     const res = await request(appWith(asUser))
       .post("/")
       .send(reviewBody({ operation: "CREATE", kind: "Mwan3Rule", object: labelled }));
-    expect(asUser.reads).toEqual(expect.arrayContaining(["rolebindings", "clusterrolebindings"]));
+    expect(asUser.reads).toEqual(
+      expect.arrayContaining(["rolebindings (cached)", "rolebindings", "clusterrolebindings"]),
+    );
     expect(answer(res).status?.code).toBe(403);
   });
 
@@ -194,5 +207,51 @@ describe("validate-admission over HTTP", () => {
     const res = await request(appWith(reader)).post("/").send(body);
     expect(reader.reads).toEqual(["list Mwan3Rule"]);
     expect(answer(res).status?.message).toContain('Mwan3Rule "r1" (spec.policy)');
+  });
+});
+
+describe("validate-admission reads the watch cache first and denies only on current state", () => {
+  const createRule = () =>
+    reviewBody({
+      operation: "CREATE",
+      kind: "Mwan3Rule",
+      object: objectOf("r1", purpose, ruleSpec),
+    });
+
+  it("allows a rule whose policy was created a moment ago, before the cache has it", async () => {
+    const reader = new MemoryReader([policy], []);
+    const res = await request(appWith(reader)).post("/").send(createRule());
+    expect(answer(res).allowed).toBe(true);
+    expect(reader.reads).toEqual(["get Mwan3Policy/balance1 (cached)", "get Mwan3Policy/balance1"]);
+  });
+
+  it("denies a rule whose policy is missing from the cache and from the current state", async () => {
+    const reader = new MemoryReader([], []);
+    const res = await request(appWith(reader)).post("/").send(createRule());
+    expect(answer(res)).toMatchObject({ allowed: false, status: { code: 422 } });
+    expect(answer(res).status?.message).toContain('policy "rule-dependencies"');
+    expect(reader.reads).toEqual(["get Mwan3Policy/balance1 (cached)", "get Mwan3Policy/balance1"]);
+  });
+
+  it("judges deleting a policy by the current referrers, never a cache that misses one", async () => {
+    const referrer = {
+      kind: "Mwan3Rule",
+      name: "r1",
+      purpose: "cnf-a",
+      deleting: false,
+      spec: ruleSpec,
+    };
+    const reader = new MemoryReader([referrer], []);
+    const res = await request(appWith(reader))
+      .post("/")
+      .send(
+        reviewBody({
+          operation: "DELETE",
+          kind: "Mwan3Policy",
+          oldObject: objectOf("balance1", purpose, policy.spec),
+        }),
+      );
+    expect(answer(res).status?.message).toContain('policy "referenced-by-rules"');
+    expect(reader.reads).toEqual(["list Mwan3Rule"]);
   });
 });
