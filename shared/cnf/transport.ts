@@ -3,7 +3,7 @@
  * timeout and the caller's abort signal; network failures become typed CNF errors here.
  * Redirects are not followed (the login answer is a 302).
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from "node:http";
+import type { Agent as HttpAgent, IncomingHttpHeaders } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import {
   CnfAbortedError,
@@ -35,7 +35,9 @@ const MAX_REPLY_BYTES = 4 << 20;
 // Agents are per process and safe to lose; keep-alive saves a TCP handshake per CNF call.
 // Idle sockets are dropped before a typical server keep-alive timeout (uhttpd, node: 5 s+).
 const AGENT_OPTIONS = { keepAlive: true, maxSockets: 16, timeout: 4000 } as const;
-const httpAgent = new HttpAgent(AGENT_OPTIONS);
+/** node:http as CommonJS: its ESM facade would load undici at start (see shared/kube/transport). */
+const nodeHttp = process.getBuiltinModule("node:http");
+const httpAgent = new nodeHttp.Agent(AGENT_OPTIONS);
 const httpsAgents = new Map<string, HttpsAgent>();
 
 function agentFor(url: URL, ca: string | undefined): HttpAgent | HttpsAgent {
@@ -54,7 +56,7 @@ export function exchange(site: CnfCallSite, request: ExchangeRequest): Promise<H
   const timeout = AbortSignal.timeout(request.timeoutMs);
   const signal =
     request.signal === undefined ? timeout : AbortSignal.any([timeout, request.signal]);
-  const send = request.url.protocol === "https:" ? httpsRequest : httpRequest;
+  const send = request.url.protocol === "https:" ? httpsRequest : nodeHttp.request;
   const headers: Record<string, string> = { ...request.headers };
   if (request.body !== undefined)
     headers["content-length"] = String(Buffer.byteLength(request.body));

@@ -3,7 +3,7 @@
  * group (core, apps, custom resources). The kubeconfig (config.ts) supplies the server, the TLS
  * material and the auth headers.
  */
-import http from "node:http";
+import type http from "node:http";
 import https from "node:https";
 import type { KubeConfigSource } from "./config.js";
 import {
@@ -65,8 +65,14 @@ const agentOptions = {
  * (CA, client certificate, server name), so clients with other credentials never share a socket.
  */
 const httpsAgent = new https.Agent(agentOptions);
+/**
+ * node:http as CommonJS: an ESM import builds its facade, which reads every export and so loads
+ * the lazy undici behind http.WebSocket (~50 ms of a cold start). Likewise in shared/cnf and
+ * shared/runtime.
+ */
+const nodeHttp = process.getBuiltinModule("node:http");
 /** Only for an `http:` server, which a kubeconfig may name. */
-const httpAgent = new http.Agent(agentOptions);
+const httpAgent = new nodeHttp.Agent(agentOptions);
 
 export function createTransport(kc: KubeConfigSource, options: TransportOptions = {}): Transport {
   const cluster = kc.getCurrentCluster();
@@ -120,7 +126,7 @@ class JsonClient {
     private readonly options: Required<TransportOptions>,
   ) {
     const secure = server.protocol === "https:";
-    this.module = secure ? https : http;
+    this.module = secure ? https : nodeHttp;
     this.agent = secure ? httpsAgent : httpAgent;
     this.basePath = server.pathname.replace(/\/+$/, "");
   }

@@ -4,7 +4,7 @@
  * requests finish (up to a deadline, then abort them), then close every connection.
  */
 import { readFileSync } from "node:fs";
-import { createServer as createHttpServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Express } from "express";
@@ -39,6 +39,9 @@ export interface RunningServer {
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 25_000;
 
 const ABORTED_REPLY_GRACE_MS = 1_000;
+
+/** node:http as CommonJS: its ESM facade would load undici at start (see shared/kube/transport). */
+const { createServer: createHttpServer } = process.getBuiltinModule("node:http");
 
 export function createServer(app: Express, tls?: TlsOptions): Server {
   if (tls === undefined) return createHttpServer(app);
