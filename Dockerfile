@@ -36,6 +36,15 @@ RUN (npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
   || npm install --omit=dev --no-audit --no-fund --ignore-scripts) \
  && npm cache clean --force
 COPY --from=build /src/dist ./dist
+# V8 and Node defaults for a function container (measured with `npm run bench -- --only
+# cold-start`): a 2 MiB semi-space keeps the young generation at 4 MiB where it grew to 64 MiB
+# under the 1,000-rule run (RSS after it 172 -> 136 MiB, no slower). The compile cache, filled
+# here as root and read-only at run time, lets a new container's first start read compiled code
+# instead of compiling it (~100 ms); Node ignores entries whose file no longer matches.
+ENV NODE_OPTIONS=--max-semi-space-size=2 \
+    NODE_COMPILE_CACHE=/app/.node-compile-cache
+RUN node --input-type=module \
+      -e "await import('./dist/shared/runtime/index.js'); await import('./dist/functions/all.js')"
 # Which function(s) to serve; empty = all. FUNCTIONS (env) wins at run time.
 ARG FUNCTION=""
 ENV FUNCTIONS=${FUNCTION} \
