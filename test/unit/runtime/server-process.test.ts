@@ -1,5 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadEventFixture } from "../../fixtures/events/index.js";
@@ -36,10 +38,13 @@ function waitForLine(
 
 describe("npm start (functions/server.ts) as a process", () => {
   it("serves the selected functions, health and metrics, and exits 0 on SIGTERM", async () => {
+    // Its own temp dir: server.ts keeps Node's compile cache there (no NODE_COMPILE_CACHE set).
+    const temp = mkdtempSync(join(tmpdir(), "server-process-"));
+    const { NODE_COMPILE_CACHE: _unset, ...env } = process.env;
     // process.execPath is the Node that runs jest: the pinned Node 24 under npm scripts.
     const child = spawn(process.execPath, [TSX, "functions/server.ts"], {
       cwd: ROOT,
-      env: { ...process.env, PORT: "0", HOST: "127.0.0.1", FUNCTIONS: "reconcile-rule" },
+      env: { ...env, TMPDIR: temp, PORT: "0", HOST: "127.0.0.1", FUNCTIONS: "reconcile-rule" },
     });
     try {
       const listening = await waitForLine(child, (line) => line["msg"] === "listening", 20_000);
@@ -70,8 +75,11 @@ describe("npm start (functions/server.ts) as a process", () => {
       child.kill("SIGTERM");
       await stopped;
       expect(await exited).toEqual([0, null]);
+      const cached = readdirSync(join(temp, "node-compile-cache"), { recursive: true });
+      expect(cached.length).toBeGreaterThan(1);
     } finally {
       if (child.exitCode === null) child.kill("SIGKILL");
+      rmSync(temp, { recursive: true, force: true });
     }
   }, 40_000);
 });
