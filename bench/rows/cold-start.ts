@@ -1,6 +1,6 @@
 /**
  * Function process cold start: spawn the combined server (every function) as the image runs it,
- * compiled (`node dist/functions/server.js`), then POST one reconcile-rule event until the first
+ * compiled (`node dist/functions/server.js`, with the NODE_OPTIONS the Dockerfile sets), then POST one reconcile-rule event until the first
  * 202: node start, module imports, listen, first API and CNF requests. Then the same process
  * handles the 1,000-rule CNF restart (on-deployment-ready) and its resident memory is read from
  * /proc.
@@ -10,7 +10,13 @@ import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { RULE_API_VERSION } from "../../shared/rules/index.js";
 import { applyAll, bigCnf, endStateProblems, restartRun } from "../lib/big-cnf.js";
-import { DIST_SERVER, buildDist, spawnFunctionServer, type FunctionProcess } from "../lib/child.js";
+import {
+  DIST_SERVER,
+  REPO_ROOT,
+  buildDist,
+  spawnFunctionServer,
+  type FunctionProcess,
+} from "../lib/child.js";
 import type { BenchContext } from "../lib/context.js";
 import { postObjectEvent } from "../lib/events.js";
 import { atMost, type RowResult } from "../lib/report.js";
@@ -45,6 +51,14 @@ async function untilFirst202(proc: FunctionProcess, namespace: string): Promise<
   }
 }
 
+/** The NODE_OPTIONS the image sets (Dockerfile ENV), so the row runs the server as shipped. */
+async function dockerfileNodeOptions(): Promise<string> {
+  const dockerfile = await readFile(path.join(REPO_ROOT, "Dockerfile"), "utf8");
+  const found = /^ENV NODE_OPTIONS=(\S+)/m.exec(dockerfile);
+  if (found?.[1] === undefined) throw new Error("the Dockerfile sets no NODE_OPTIONS");
+  return found[1];
+}
+
 /** Log lines at level error or fatal, or mentioning an unhandled rejection. */
 async function logProblems(file: string): Promise<string[]> {
   const text = await readFile(file, "utf8").catch(() => "");
@@ -57,6 +71,7 @@ async function logProblems(file: string): Promise<string[]> {
 export async function benchColdStart(ctx: BenchContext): Promise<RowResult[]> {
   const big = await bigCnf(ctx);
   const env = { KUBECONFIG: ctx.cluster.kubeconfigPath, LOG_LEVEL: "info" };
+  const imageNodeOptions = await dockerfileNodeOptions();
   const starts: ColdStart[] = [];
   let proc: FunctionProcess | undefined;
   const building = performance.now();
@@ -66,7 +81,11 @@ export async function benchColdStart(ctx: BenchContext): Promise<RowResult[]> {
     for (let i = 0; i < ctx.sizes.coldStarts; i += 1) {
       await proc?.stop();
       const logFile = path.join(ctx.workDir, `server-${i}.log`);
-      proc = await spawnFunctionServer({ logFile, env, script: DIST_SERVER });
+      proc = await spawnFunctionServer({
+        logFile,
+        env: { ...env, NODE_OPTIONS: imageNodeOptions },
+        script: DIST_SERVER,
+      });
       starts.push(await untilFirst202(proc, big.cnf.namespace));
     }
     if (proc === undefined) throw new Error("no server started");
@@ -89,7 +108,7 @@ export async function benchColdStart(ctx: BenchContext): Promise<RowResult[]> {
     return [
       {
         id: "cold-start",
-        metric: `function process (node ${DIST_SERVER}, as the image runs it): cold start -> first event handled / RSS after the ${big.rules.length}-rule run`,
+        metric: `function process (NODE_OPTIONS=${imageNodeOptions} node ${DIST_SERVER}, as the image runs it): cold start -> first event handled / RSS after the ${big.rules.length}-rule run`,
         target: "<= 500 ms / <= 100 MB",
         measured: `${ms(first)} (median of ${starts.length}: ${all}) / RSS ${num(memory.rssMb, 0)} MiB (peak ${num(memory.peakMb, 0)} MiB)`,
         counts:
