@@ -25,7 +25,10 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY shared ./shared
 COPY functions ./functions
 COPY connector ./connector
-RUN npx tsc -p tsconfig.build.json
+COPY scripts/bundle.ts ./scripts/
+# dist/: every entry compiled (webhook, connector); dist/bundle/: the function server bundled into
+# a few files, which loads in about half the time of ~550 module files (scripts/bundle.ts).
+RUN npx tsc -p tsconfig.build.json && npm run bundle
 
 # --- runtime: production dependencies and compiled JavaScript only ------------------------------
 FROM ${NODE_IMAGE} AS runtime
@@ -44,7 +47,7 @@ COPY --from=build /src/dist ./dist
 ENV NODE_OPTIONS=--max-semi-space-size=2 \
     NODE_COMPILE_CACHE=/app/.node-compile-cache
 RUN node --input-type=module \
-      -e "await import('./dist/shared/runtime/index.js'); await import('./dist/functions/all.js')"
+      -e "await import('./dist/bundle/runtime.js'); await import('./dist/bundle/all.js')"
 # Which function(s) to serve; empty = all. FUNCTIONS (env) wins at run time.
 ARG FUNCTION=""
 ENV FUNCTIONS=${FUNCTION} \
@@ -54,4 +57,4 @@ USER 1000:1000
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/_/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "dist/functions/server.js"]
+CMD ["node", "dist/bundle/server.js"]

@@ -1,7 +1,7 @@
 /**
  * A function server as its own process, started the way `npm start` starts it but with node
  * directly (`node --import tsx functions/server.ts`; npm and the tsx CLI each add a process), or
- * as the image runs it (`node dist/functions/server.js`, after buildDist()).
+ * as the image runs it (`node dist/bundle/server.js`, after buildDist()).
  * Its log goes to a file; the "listening" line is noticed as it is written.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -39,13 +39,12 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** The compiled server the image runs (Dockerfile: tsc -p tsconfig.build.json). */
-export const DIST_SERVER = "dist/functions/server.js";
+/** The bundled server the image runs (Dockerfile: npm run bundle). */
+export const DIST_SERVER = "dist/bundle/server.js";
 
-/** Compiles the sources into dist/ as the image build does; resolves once tsc succeeded. */
+/** Bundles the server into dist/bundle/ as the image build does (scripts/bundle.ts). */
 export async function buildDist(): Promise<void> {
-  const tsc = path.join(REPO_ROOT, "node_modules/typescript/bin/tsc");
-  const child = spawn(process.execPath, [tsc, "-p", "tsconfig.build.json"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/bundle.ts"], {
     cwd: REPO_ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -53,7 +52,7 @@ export async function buildDist(): Promise<void> {
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-  if (code !== 0) throw new Error(`tsc -p tsconfig.build.json failed (${code}): ${output}`);
+  if (code !== 0) throw new Error(`scripts/bundle.ts failed (${code}): ${output}`);
 }
 
 export interface SpawnOptions {

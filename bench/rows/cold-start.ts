@@ -1,9 +1,9 @@
 /**
  * Function process cold start: spawn the combined server (every function) as the image runs it,
- * compiled (`node dist/functions/server.js`, with the NODE_OPTIONS the Dockerfile sets), then POST one reconcile-rule event until the first
- * 202: node start, module imports, listen, first API and CNF requests. Then the same process
- * handles the 1,000-rule CNF restart (on-deployment-ready) and its resident memory is read from
- * /proc.
+ * bundled (`node dist/bundle/server.js`, with the NODE_OPTIONS the Dockerfile sets), then POST
+ * one reconcile-rule event until the first 202: node start, module imports, listen, first API
+ * and CNF requests. Then the same process handles the 1,000-rule CNF restart
+ * (on-deployment-ready) and its resident memory is read from /proc.
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
@@ -114,7 +114,7 @@ export async function benchColdStart(ctx: BenchContext): Promise<RowResult[]> {
         counts:
           `${ms(cpu)} of CPU used by then (the machine's other load stretches the wall time); listening after ${ms(listening)}, then the first reconcile-rule event (unchanged Mwan3Policy) on attempt ${starts.at(-1)?.attempts}; ` +
           `${big.rules.length}-rule run (${firstApply ? "first apply" : "CNF restart"}) in the same process: ${ms(run.ms)}, ${last?.calls.api} API + ${last?.calls.cnf} CNF requests, ${last?.status} ${last?.detail}; ` +
-          `stop: ${stopped}; tsc build before the row: ${ms(buildMs)}` +
+          `stop: ${stopped}; bundle build before the row: ${ms(buildMs)}` +
           (problems.length > 0 ? `; END STATE WRONG: ${problems.slice(0, 2).join("; ")}` : "") +
           (logs.length > 0 ? `; ${logs.length} error lines in the log, e.g. ${logs[0]}` : ""),
         checks: [atMost("cold start", first, 500), atMost("RSS", memory.rssMb, 100)],

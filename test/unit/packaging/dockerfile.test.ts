@@ -123,10 +123,12 @@ describe("Dockerfile", () => {
     ).toMatch(/FUNCTIONS=\$\{FUNCTION\}/);
   });
 
-  it("starts the compiled server, and every entry the manifests run exists as a source file", () => {
+  it("starts the bundled server, and every entry the manifests run exists as a source file", () => {
     const cmd = JSON.parse(inRuntime("CMD")[0]?.args ?? "[]") as string[];
-    expect(cmd).toEqual(["node", "dist/functions/server.js"]);
-    const entries = [cmd[1] ?? ""];
+    // The function server runs bundled (scripts/bundle.ts, entry "server": functions/server.ts).
+    expect(cmd).toEqual(["node", "dist/bundle/server.js"]);
+    expect(readText("scripts/bundle.ts")).toContain('server: "functions/server.ts"');
+    const entries: string[] = [];
     const webhook = yamlDocs("manifests/webhook/deployment.yaml").find(
       (d) => d.kind === "Deployment",
     );
