@@ -6,6 +6,8 @@
  */
 import type {
   FinalizerResult,
+  GetOptions,
+  KnownFinalizers,
   KubeClient,
   KubeObject,
   ListOptions,
@@ -99,8 +101,12 @@ export class RecordingKube implements KubeClient {
     readonly tally: OperationTally = new OperationTally(),
   ) {}
 
-  get<T extends KubeObject>(type: ResourceType<T>, key: ObjectKey): Promise<T | undefined> {
-    return this.tally.note("get", type, () => this.inner.get(type, key));
+  get<T extends KubeObject>(
+    type: ResourceType<T>,
+    key: ObjectKey,
+    options?: GetOptions,
+  ): Promise<T | undefined> {
+    return this.tally.note("get", type, () => this.inner.get(type, key, options));
   }
 
   list<T extends KubeObject>(type: ResourceType<T>, options?: ListOptions): Promise<T[]> {
@@ -138,15 +144,25 @@ export class RecordingKube implements KubeClient {
     );
   }
 
-  addFinalizer(type: ResourceType, key: ObjectKey, finalizer: string): Promise<FinalizerResult> {
+  addFinalizer(
+    type: ResourceType,
+    key: ObjectKey,
+    finalizer: string,
+    known?: KnownFinalizers,
+  ): Promise<FinalizerResult> {
     return this.tally.note("add-finalizer", type, () =>
-      this.inner.addFinalizer(type, key, finalizer),
+      this.inner.addFinalizer(type, key, finalizer, known),
     );
   }
 
-  removeFinalizer(type: ResourceType, key: ObjectKey, finalizer: string): Promise<FinalizerResult> {
+  removeFinalizer(
+    type: ResourceType,
+    key: ObjectKey,
+    finalizer: string,
+    known?: KnownFinalizers,
+  ): Promise<FinalizerResult> {
     return this.tally.note("remove-finalizer", type, () =>
-      this.inner.removeFinalizer(type, key, finalizer),
+      this.inner.removeFinalizer(type, key, finalizer, known),
     );
   }
 

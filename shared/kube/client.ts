@@ -50,6 +50,12 @@ export interface ObjectInput {
 
 export type FinalizerResult = "added" | "alreadyPresent" | "removed" | "alreadyAbsent" | "gone";
 
+/** An object's resourceVersion and finalizers as the caller read them. */
+export interface KnownFinalizers {
+  readonly resourceVersion: string;
+  readonly finalizers: readonly string[];
+}
+
 export interface KubeClient {
   /** The object, or undefined when it does not exist. */
   get<T extends KubeObject>(
@@ -79,9 +85,22 @@ export interface KubeClient {
     status: Readonly<Record<string, unknown>>,
     options?: { readonly resourceVersion?: string },
   ): Promise<T>;
-  /** Adds `finalizer` unless present; safe under concurrent writers (see changeFinalizer). */
-  addFinalizer(type: ResourceType, key: ObjectKey, finalizer: string): Promise<FinalizerResult>;
-  removeFinalizer(type: ResourceType, key: ObjectKey, finalizer: string): Promise<FinalizerResult>;
+  /**
+   * Adds `finalizer` unless present; safe under concurrent writers (see changeFinalizer). With
+   * `known` (the metadata the caller just read) the first attempt needs no read of its own.
+   */
+  addFinalizer(
+    type: ResourceType,
+    key: ObjectKey,
+    finalizer: string,
+    known?: KnownFinalizers,
+  ): Promise<FinalizerResult>;
+  removeFinalizer(
+    type: ResourceType,
+    key: ObjectKey,
+    finalizer: string,
+    known?: KnownFinalizers,
+  ): Promise<FinalizerResult>;
   /** The same client, counting its requests into `calls.api` (HandlerContext.calls). */
   withCalls(calls: CallCounters): KubeClient;
 }
@@ -224,33 +243,43 @@ class ApiClient implements KubeClient {
     return this.patch(type, key, { ...precondition, status }, sub, operation);
   }
 
-  addFinalizer(type: ResourceType, key: ObjectKey, finalizer: string): Promise<FinalizerResult> {
-    return this.changeFinalizer(type, key, finalizer, "add");
+  addFinalizer(
+    type: ResourceType,
+    key: ObjectKey,
+    finalizer: string,
+    known?: KnownFinalizers,
+  ): Promise<FinalizerResult> {
+    return this.changeFinalizer(type, key, { finalizer, change: "add" }, known);
   }
 
-  removeFinalizer(type: ResourceType, key: ObjectKey, finalizer: string): Promise<FinalizerResult> {
-    return this.changeFinalizer(type, key, finalizer, "remove");
+  removeFinalizer(
+    type: ResourceType,
+    key: ObjectKey,
+    finalizer: string,
+    known?: KnownFinalizers,
+  ): Promise<FinalizerResult> {
+    return this.changeFinalizer(type, key, { finalizer, change: "remove" }, known);
   }
 
   /**
-   * Read, compute the new list, write it with the resourceVersion that was read: a merge patch
-   * carrying metadata.resourceVersion is refused with 409 if anyone wrote in between, so no
-   * other writer's finalizer is lost. On 409, re-read and try again.
+   * Read (or take `known` for the first attempt), compute the new list, write it with the
+   * resourceVersion that was read: a merge patch carrying metadata.resourceVersion is refused
+   * with 409 if anyone wrote in between, so no other writer's finalizer is lost. On 409, re-read
+   * and try again.
    */
   private async changeFinalizer(
     type: ResourceType,
     key: ObjectKey,
-    finalizer: string,
-    change: FinalizerChange,
+    { finalizer, change }: { readonly finalizer: string; readonly change: FinalizerChange },
+    known: KnownFinalizers | undefined,
   ): Promise<FinalizerResult> {
     for (let attempt = 1; ; attempt += 1) {
-      const current = await this.get(type, key);
+      const current =
+        attempt === 1 && known !== undefined ? known : await this.readFinalizers(type, key);
       if (current === undefined) return "gone";
-      const next = planFinalizers(current.metadata.finalizers, finalizer, change);
+      const next = planFinalizers(current.finalizers, finalizer, change);
       if (next === null) return change === "add" ? "alreadyPresent" : "alreadyAbsent";
-      const patch = {
-        metadata: { resourceVersion: current.metadata.resourceVersion, finalizers: next },
-      };
+      const patch = { metadata: { resourceVersion: current.resourceVersion, finalizers: next } };
       try {
         await this.patch(type, key, patch, "", `${change} finalizer on ${describeKey(type, key)}`);
         return change === "add" ? "added" : "removed";
@@ -263,6 +292,16 @@ class ApiClient implements KubeClient {
         await delay(Math.random() * 10 * attempt);
       }
     }
+  }
+
+  private async readFinalizers(
+    type: ResourceType,
+    key: ObjectKey,
+  ): Promise<KnownFinalizers | undefined> {
+    const object = await this.get(type, key);
+    if (object === undefined) return undefined;
+    const { resourceVersion = "", finalizers = [] } = object.metadata;
+    return { resourceVersion, finalizers };
   }
 
   private async patch<T extends KubeObject>(

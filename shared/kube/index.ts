@@ -21,6 +21,7 @@ export { createKubeClient, defaultKubeClient } from "./client.js";
 export type {
   FinalizerResult,
   GetOptions,
+  KnownFinalizers,
   KubeClient,
   KubeClientOptions,
   ListOptions,

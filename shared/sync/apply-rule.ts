@@ -4,13 +4,7 @@
  * the status subresource, then the finalizer's release). Kubernetes failures become outcomes
  * here: conflicts and outages retry, a rule deleted meanwhile is done.
  */
-import {
-  isKubeError,
-  planFinalizers,
-  ruleResource,
-  type FinalizerResult,
-  type KubeClient,
-} from "../kube/index.js";
+import { isKubeError, ruleResource, type KnownFinalizers, type KubeClient } from "../kube/index.js";
 import { requireKind, type RuleStatus } from "../rules/index.js";
 import { done, permanent, retryLater, type Outcome } from "../runtime/outcome.js";
 import type { RuleAfterWrite, RuleDecision } from "./plan-status.js";
@@ -19,42 +13,6 @@ export interface RuleIdentity {
   readonly kind: string;
   readonly namespace: string;
   readonly name: string;
-}
-
-/** The rule's metadata as this event read it: enough for a finalizer write without a re-read. */
-export interface ObservedMeta {
-  readonly resourceVersion: string;
-  readonly finalizers: readonly string[];
-}
-
-/**
- * Adds or removes `finalizer` in one request, from the list this event read: the merge patch
- * carries the resourceVersion read, so the API server refuses it (409) if anyone wrote since,
- * and then the client's read-and-retry path takes over. No finalizer of another writer is lost.
- */
-async function changeFinalizer(
-  kube: KubeClient,
-  rule: RuleIdentity,
-  change: "add" | "remove",
-  observed: ObservedMeta,
-): Promise<FinalizerResult> {
-  const entry = requireKind(rule.kind);
-  const { finalizer } = entry;
-  const type = ruleResource(entry);
-  const key = { namespace: rule.namespace, name: rule.name };
-  const next = planFinalizers(observed.finalizers, finalizer, change);
-  if (next === null) return change === "add" ? "alreadyPresent" : "alreadyAbsent";
-  try {
-    const metadata = { resourceVersion: observed.resourceVersion, finalizers: next };
-    await kube.mergePatch(type, key, { metadata });
-    return change === "add" ? "added" : "removed";
-  } catch (error) {
-    if (isKubeError(error, "notFound")) return "gone";
-    if (!isKubeError(error, "conflict")) throw error;
-    return change === "add"
-      ? kube.addFinalizer(type, key, finalizer)
-      : kube.removeFinalizer(type, key, finalizer);
-  }
 }
 
 /**
@@ -92,10 +50,12 @@ export type ClaimResult =
 export async function claimRule(
   kube: KubeClient,
   rule: RuleIdentity,
-  observed: ObservedMeta,
+  observed: KnownFinalizers,
 ): Promise<ClaimResult> {
+  const entry = requireKind(rule.kind);
+  const key = { namespace: rule.namespace, name: rule.name };
   try {
-    const result = await changeFinalizer(kube, rule, "add", observed);
+    const result = await kube.addFinalizer(ruleResource(entry), key, entry.finalizer, observed);
     return result === "gone" ? { claimed: false, outcome: done("gone") } : { claimed: true };
   } catch (error) {
     if (!isKubeError(error)) throw error;
@@ -117,7 +77,7 @@ export async function applyRuleDecision(
   rule: RuleIdentity,
   oldStatus: RuleStatus | undefined,
   decision: RuleDecision,
-  observed: ObservedMeta,
+  observed: KnownFinalizers,
 ): Promise<DecisionResult> {
   const entry = requireKind(rule.kind);
   const type = ruleResource(entry);
@@ -135,7 +95,7 @@ export async function applyRuleDecision(
     if (decision.finalizer === "remove") {
       // A rule on its way out got no status write (planRuleDecision), so `observed` is current
       // unless someone else wrote meanwhile.
-      await changeFinalizer(kube, rule, "remove", observed);
+      await kube.removeFinalizer(type, key, entry.finalizer, observed);
     }
   } catch (error) {
     if (isKubeError(error, "notFound")) return { outcome: done("gone"), after: "gone" };

@@ -13,11 +13,15 @@ import {
   cnfEndpointConfig,
   type Env,
 } from "../cnf/index.js";
-import type { KubeClient, KubeObject } from "../kube/index.js";
+import {
+  isKubeError,
+  type KnownFinalizers,
+  type KubeClient,
+  type KubeObject,
+} from "../kube/index.js";
 import { PURPOSE_LABEL, requireKind, ruleStatusSchema, type RuleStatus } from "../rules/index.js";
 import type { CallCounters, Log } from "../runtime/function.js";
 import { done, retryLater, worstOutcome, type Outcome } from "../runtime/outcome.js";
-import { isKubeError } from "../kube/index.js";
 import { syncPod, type PodSyncResult, type ReadMode } from "./apply-pod.js";
 import {
   applyRuleDecision,
@@ -25,7 +29,6 @@ import {
   readRulesAfterWrite,
   ruleKey,
   type DecisionResult,
-  type ObservedMeta,
   type RuleIdentity,
 } from "./apply-rule.js";
 import { observeReferrers, type CnfObservation, type ObservedRuleCr } from "./observe.js";
@@ -87,7 +90,8 @@ interface PlannedRule {
   readonly uid: string | undefined;
   /** Its sdewanPurpose label: which CNF's other rules may reference it. */
   readonly purpose: string | undefined;
-  readonly meta: ObservedMeta;
+  /** What its finalizer writes start from, so they need no read of their own. */
+  readonly meta: KnownFinalizers;
   readonly observed: ObservedRule;
   readonly oldStatus: RuleStatus | undefined;
   readonly target: RuleTarget | undefined;

@@ -197,6 +197,24 @@ describe("finalizers under concurrent writers", () => {
     expect((await kube.get(POLICIES, key))?.metadata.finalizers).toEqual([finalizerOf(1)]);
   });
 
+  it("from metadata the caller read: one request, and a stale read falls back to re-reading", async () => {
+    const created = await kube.create(POLICIES, policy(namespace, "known"));
+    const key = { namespace, name: "known" };
+    const read = { resourceVersion: created.metadata.resourceVersion ?? "", finalizers: [] };
+    const calls = { api: 0, cnf: 0 };
+    const counted = createKubeClient(adminKubeConfig(), { calls });
+    expect(await counted.addFinalizer(POLICIES, key, finalizerOf(0), read)).toBe("added");
+    expect(calls.api).toBe(1);
+
+    // `read` is stale now: the patch meets a 409, and the re-read keeps writer 0's finalizer.
+    expect(await counted.addFinalizer(POLICIES, key, finalizerOf(1), read)).toBe("added");
+    expect(calls.api).toBeGreaterThan(2);
+    expect((await kube.get(POLICIES, key))?.metadata.finalizers).toEqual([
+      finalizerOf(0),
+      finalizerOf(1),
+    ]);
+  });
+
   it("concurrent removals on a deleted object let it go only when the last finalizer is gone", async () => {
     await kube.create(POLICIES, policy(namespace, "doomed"));
     const key = { namespace, name: "doomed" };

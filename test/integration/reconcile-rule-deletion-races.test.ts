@@ -28,7 +28,7 @@ const RULE = {
  */
 function actingBefore(
   real: KubeClient,
-  method: "mergePatch" | "patchStatus",
+  method: "addFinalizer" | "patchStatus",
   first: () => Promise<void>,
 ): KubeClient {
   let acted = false;
@@ -99,7 +99,7 @@ describe("writes racing a rule's deletion", () => {
     // The rule is observed live, then deleted by an operator before the function claims it.
     const racing = createReconcileRule({
       kube: () =>
-        actingBefore(world.kube, "mergePatch", () => world.deleteRule("Mwan3Rule", "rule1")),
+        actingBefore(world.kube, "addFinalizer", () => world.deleteRule("Mwan3Rule", "rule1")),
       env: world.env,
     });
     const outcome = await racing.handle(world.ruleEvent("Mwan3Rule", "rule1"), world.context());
