@@ -1,30 +1,32 @@
-/** A seeded pseudo-random source (mulberry32), so a soak's workload can be replayed by its seed. */
+import { Prng } from "../../dev/fuzz/prng.js";
+
+/**
+ * The soak's seeded random source, so a workload can be replayed by its seed: the fuzz's
+ * mulberry32 generator, with the soak's conventions (an integer below n, picking from an empty
+ * list gives undefined).
+ */
 export class Random {
-  private state: number;
+  private readonly prng: Prng;
 
   constructor(readonly seed: number) {
-    this.state = seed >>> 0;
+    this.prng = new Prng(seed);
   }
 
   /** Uniform in [0, 1). */
   next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.prng.next();
   }
 
   /** Integer in [0, n). */
   int(n: number): number {
-    return Math.floor(this.next() * n);
+    return this.prng.int(0, n - 1);
   }
 
   pick<T>(items: readonly T[]): T | undefined {
-    return items.length === 0 ? undefined : items[this.int(items.length)];
+    return items.length === 0 ? undefined : this.prng.pick(items);
   }
 
   chance(p: number): boolean {
-    return this.next() < p;
+    return this.prng.chance(p);
   }
 }
