@@ -233,9 +233,13 @@ function syncPodUnreachable(
 }
 
 function podResultsOf(rule: PlannedRule, pods: readonly PodSyncResult[]): PodRuleResult[] {
-  if (rule.target === undefined) return [];
+  return rule.target === undefined ? [] : resultsFor(rule.observed.key, pods);
+}
+
+/** What happened to the object keyed `key` on each pod that synced it. */
+function resultsFor(key: string, pods: readonly PodSyncResult[]): PodRuleResult[] {
   return pods.flatMap((p) => {
-    const result = p.results.get(rule.observed.key);
+    const result = p.results.get(key);
     return result ? [result] : [];
   });
 }
@@ -389,11 +393,7 @@ async function settleRacedWrites(
   return checked.map(({ report, raced: wasRaced }) => {
     if (!wasRaced) return report;
     const key = `${report.rule.kind}/${report.rule.name}`;
-    const results = removal.flatMap((p) => {
-      const result = p.results.get(key);
-      return result ? [result] : [];
-    });
-    const failed = results.find((r) => r.kind === "failed");
+    const failed = resultsFor(key, removal).find((r) => r.kind === "failed");
     const outcome =
       failed === undefined
         ? done("deleted while applied; removed again")
