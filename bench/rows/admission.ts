@@ -10,7 +10,7 @@ import path from "node:path";
 import { pino } from "pino";
 import { AdmissionregistrationV1Api } from "@kubernetes/client-node";
 import { createValidateAdmission } from "../../functions/validate-admission/index.js";
-import { kubeAdmissionReader } from "../../functions/validate-admission/reader.js";
+import { kubeAdmissionReader } from "../../shared/admission/index.js";
 import { serveValidateAdmission } from "../../functions/validate-admission/serve.js";
 import type { AdmissionReader } from "../../shared/admission/observe.js";
 import { buildWebhookConfiguration } from "../../shared/admission/webhook-config.js";
@@ -104,7 +104,7 @@ function countingReader(inner: AdmissionReader, counts: Map<string, number>): Ad
 
 async function inProcess(ctx: BenchContext): Promise<RowResult> {
   const reads = new Map<string, number>();
-  const fn = createValidateAdmission(() => countingReader(memoryReader, reads));
+  const fn = createValidateAdmission({ reader: () => countingReader(memoryReader, reads) });
   const context = (): HandlerContext => ({
     correlationId: "bench",
     log: silent,

@@ -184,7 +184,7 @@ export async function benchEgress(
   const world = await buildWorld(ctx);
   const kube = new RecordingKube(ctx.cluster.adminClient());
   const server = await serveInProcess(
-    [createEgressGroupSync({ kube })],
+    [createEgressGroupSync({ kube: () => kube })],
     path.join(ctx.workDir, "egress-group-sync.log"),
   );
   const url = `${server.url}/egress-group-sync`;

@@ -3,7 +3,8 @@
  * HTTPS on PORT (default 8443) with TLS_CERT_FILE / TLS_KEY_FILE (default the mounted Secret).
  */
 import { Runtime, closeOnSignals, logProcessFaults, portFrom } from "../../shared/runtime/index.js";
-import { clusterAdmissionReader } from "./reader.js";
+import { kubeAdmissionReader } from "../../shared/admission/index.js";
+import { defaultKubeClient } from "../../shared/kube/index.js";
 import { serveValidateAdmission } from "./serve.js";
 
 const env = process.env;
@@ -13,7 +14,7 @@ logProcessFaults(runtime.logger);
 const server = await serveValidateAdmission({
   runtime,
   // Created now, so a missing KUBECONFIG / service account fails the start, not the first review.
-  reader: clusterAdmissionReader(),
+  reader: kubeAdmissionReader(defaultKubeClient()),
   port: portFrom(env["PORT"], 8443),
   tls: {
     certFile: env["TLS_CERT_FILE"] ?? "/etc/validate-admission/tls/tls.crt",

@@ -2,7 +2,7 @@
  * validate-admission as an always-on HTTPS endpoint: the API server only calls webhooks over TLS,
  * so this function serves TLS itself, with the certificate reloaded when its files change.
  */
-import type { AdmissionReader } from "../../shared/admission/observe.js";
+import type { AdmissionReader } from "../../shared/admission/index.js";
 import {
   Runtime,
   createFunctionApp,
@@ -36,7 +36,8 @@ export async function serveValidateAdmission(
 ): Promise<AdmissionServer> {
   const runtime = options.runtime ?? new Runtime();
   const reader = options.reader;
-  const fn = reader === undefined ? validateAdmission : createValidateAdmission(() => reader);
+  const fn =
+    reader === undefined ? validateAdmission : createValidateAdmission({ reader: () => reader });
   const running = await startServer(createFunctionApp(fn, runtime), runtime, {
     port: options.port,
     ...(options.host === undefined ? {} : { host: options.host }),

@@ -1,10 +1,14 @@
 /**
- * shared/admission: everything validate-admission decides, as pure code.
+ * shared/admission: everything validate-admission decides: pure policies, and the thin shells
+ * that read for them and run one review.
  *
  * Owns: AdmissionReview v1 parsing (review.ts), the response format (verdict.ts), the policies
  * (plan-*.ts) over an observed-state snapshot (snapshot.ts), what must be observed for a request
  * (planObservation), the read-only observation shell (observe.ts), and the
  * ValidatingWebhookConfiguration built from the rule registry (webhook-config.ts).
+ *
+ * The one I/O module is kube-reader.ts (the AdmissionReader over shared/kube); admit.ts runs a
+ * review from body to reply.
  *
  * Does not: serve HTTP or TLS (functions/validate-admission), know any rule kind by name (the
  * registry in shared/rules answers), write to the API server, or call a CNF.
@@ -70,3 +74,12 @@ export {
   renderWebhookManifest,
   type WebhookClientConfig,
 } from "./webhook-config.js";
+export { admit, type AdmissionReply, type AdmitContext } from "./admit.js";
+export { kubeAdmissionReader } from "./kube-reader.js";
+export {
+  countingReader,
+  decideAdmission,
+  readsNothing,
+  type AdmissionReader,
+  type ReadConsistency,
+} from "./observe.js";

@@ -37,7 +37,7 @@ import type { Verdict } from "./verdict.js";
 export type ReadConsistency = "cached" | "consistent";
 
 /**
- * What the shell needs from the API server; implemented over shared/kube (reader.ts). Every read
+ * What the shell needs from the API server; implemented over shared/kube (kube-reader.ts). Every read
  * takes a ReadConsistency, "consistent" when omitted.
  */
 export interface AdmissionReader {

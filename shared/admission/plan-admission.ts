@@ -3,6 +3,7 @@
  * then run the policies of its class in a fixed order. The first denial wins; warnings of the
  * policies that allowed are kept.
  */
+import { ruleKey } from "../rules/index.js";
 import { ruleKinds, type AdmissionKinds, type AdmissionRuleKind } from "./kinds.js";
 import { PURPOSE_LABEL, describeObject, labelOf } from "./objects.js";
 import { needsRbac, planBucketPermission } from "./plan-bucket-permission.js";
@@ -62,7 +63,10 @@ function ruleObservation(
   const checksNetworks = needsCnfNetworks(request, rule);
   const purpose = labelOf(request.object, PURPOSE_LABEL);
   const unique = new Map(
-    referencesToCheck(request, rule).map(({ kind, name }) => [`${kind}/${name}`, { kind, name }]),
+    referencesToCheck(request, rule).map(({ kind, name }) => [
+      ruleKey({ kind, name }),
+      { kind, name },
+    ]),
   );
   const referencedObjects = [...unique.values()];
   return {

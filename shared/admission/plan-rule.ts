@@ -6,6 +6,7 @@
  * - referenced-by-rules: an object still referenced by a live rule cannot be deleted.
  */
 import { isDeepStrictEqual } from "node:util";
+import { ruleKey } from "../rules/index.js";
 import type { AdmissionKinds, AdmissionRuleKind, ParsedSpec, RuleReference } from "./kinds.js";
 import {
   NFN_NETWORK_ANNOTATION,
@@ -55,8 +56,6 @@ export function planRuleSpec(request: AdmissionRequest, rule: AdmissionRuleKind)
   );
 }
 
-const refKey = (kind: string, name: string): string => `${kind}/${name}`;
-
 function describeRef(ref: RuleReference): string {
   return `${ref.kind} "${ref.name}" (${ref.field})`;
 }
@@ -89,9 +88,9 @@ export function planRuleDependencies(
   referenced: readonly ObservedRule[],
 ): Verdict {
   const purpose = labelOf(request.object, PURPOSE_LABEL);
-  const byKey = new Map(referenced.map((object) => [refKey(object.kind, object.name), object]));
+  const byKey = new Map(referenced.map((object) => [ruleKey(object), object]));
   const problems = referencesToCheck(request, rule)
-    .map((ref) => referenceProblem(ref, byKey.get(refKey(ref.kind, ref.name)), purpose))
+    .map((ref) => referenceProblem(ref, byKey.get(ruleKey(ref)), purpose))
     .filter((problem): problem is string => problem !== undefined);
   if (problems.length === 0) return allow();
   return deny(

@@ -7,7 +7,7 @@
 import pLimit from "p-limit";
 import type { NamespaceLabels, PodKey, PodSnapshot } from "./membership.js";
 import type { NamespaceSnapshot } from "./observed.js";
-import { compareStrings } from "./order.js";
+import { compareStrings } from "../core/order.js";
 import { PodIndex } from "./pod-index.js";
 import {
   planEgressGroup,

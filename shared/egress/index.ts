@@ -1,25 +1,22 @@
 /**
  * shared/egress: Antrea Egress membership, computed from live state on every event.
  *
- * Owns: Kubernetes label-selector semantics (selector.ts) and their `labelSelector` query strings;
- * Egress membership exactly as antrea-controller computes it (membership.ts, with a per-event
+ * Owns: Egress membership exactly as antrea-controller computes it (membership.ts, with a per-event
  * PodIndex so many groups share one pass over the Pods); the size budget of one
  * group (size.ts); the pure plans: which groups an event touches and which list requests observe
  * them (plan-recompute.ts), and the desired EgressGroup plus create/update/unchanged/delete
  * (plan-group.ts); parsing Pods, Namespaces and Egresses at the boundary (observed.ts) and the
  * EgressGroup object (group-object.ts); the observe-plan-write shell over an EgressStore
- * interface (apply-event.ts).
+ * interface (apply-event.ts), the store over shared/kube (kube-store.ts), and one event from
+ * intake to Outcome with its race retries (sync-event.ts). Label selectors are shared/core's.
  *
- * Does not: talk to the API server (shared/kube does, functions/egress-group-sync wires it), keep
- * any state between events, or pick a Pod's effective Egress (Antrea's agent does that; a Pod
- * selected by two Egresses is listed in both groups).
+ * Does not: speak HTTP, keep any state between events, or pick a Pod's effective Egress
+ * (Antrea's agent does that; a Pod selected by two Egresses is listed in both groups).
  *
  * Example:
+ *   const outcome = await syncEgressEvent(event, kube, log, { now });
  *   const plan = planEgressGroup({ name: egress.name, egress, pods, namespaces, existing, now });
- *   if (plan.action === "create") await createGroup(plan.desired);
  */
-export * from "./labels.js";
-export * from "./selector.js";
 export * from "./membership.js";
 export * from "./pod-index.js";
 export * from "./observed.js";
@@ -29,3 +26,5 @@ export * from "./plan-recompute.js";
 export * from "./member-index.js";
 export * from "./group-object.js";
 export * from "./apply-event.js";
+export * from "./kube-store.js";
+export * from "./sync-event.js";

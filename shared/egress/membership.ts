@@ -13,51 +13,20 @@
  * A Pod selected by several Egresses is a member of each of their groups: Antrea's agent picks the
  * effective Egress per Pod, the groups only record selection.
  */
-import { compareStrings } from "./order.js";
-import type { Labels } from "./labels.js";
+import { compareStrings } from "../core/order.js";
 import { PodIndex } from "./pod-index.js";
+import type { AppliedTo, CompiledAppliedTo, NamespaceLabels, PodSnapshot } from "./snapshot.js";
+
+export type { AppliedTo, CompiledAppliedTo, NamespaceLabels, PodSnapshot } from "./snapshot.js";
 import {
   compileLabelSelector,
   selectorMatches,
   selectsEverything,
   SELECTS_EVERYTHING,
   SELECTS_NOTHING,
-  type CompiledSelector,
   type LabelSelector,
   type SelectorError,
-} from "./selector.js";
-
-/** Egress spec.appliedTo (the CRD only exposes these two selectors). */
-export interface AppliedTo {
-  readonly podSelector?: LabelSelector | null;
-  readonly namespaceSelector?: LabelSelector | null;
-}
-
-/** The facts about a Pod that membership depends on. */
-export interface PodSnapshot {
-  readonly name: string;
-  readonly namespace: string;
-  readonly labels: Labels;
-  /** "" when not scheduled. */
-  readonly nodeName: string;
-  readonly hostNetwork: boolean;
-  /** status.phase, "" when unknown. */
-  readonly phase: string;
-  /** status.podIPs (or status.podIP), primary first; [] before the Pod has an IP. */
-  readonly ips: readonly string[];
-}
-
-/** Namespace labels by Namespace name. A Namespace missing here matches no non-empty namespaceSelector. */
-export type NamespaceLabels = ReadonlyMap<string, Labels>;
-
-/**
- * A validated appliedTo. An absent selector is `everything` here, because in appliedTo it means
- * "no constraint on that side"; appliedTo: {} is `pods: nothing`.
- */
-export interface CompiledAppliedTo {
-  readonly pods: CompiledSelector;
-  readonly namespaces: CompiledSelector;
-}
+} from "../core/label-selector.js";
 
 export type AppliedToCompilation =
   | { readonly ok: true; readonly appliedTo: CompiledAppliedTo }

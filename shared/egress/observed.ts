@@ -4,7 +4,7 @@
  * ignored.
  */
 import { z } from "zod";
-import type { Labels } from "./labels.js";
+import type { Labels } from "../core/labels.js";
 import type { PodSnapshot } from "./membership.js";
 import type { EgressSnapshot } from "./plan-group.js";
 

@@ -26,7 +26,7 @@ import {
   type PodKey,
   type PodSnapshot,
 } from "./membership.js";
-import { compareStrings } from "./order.js";
+import { compareStrings } from "../core/order.js";
 import {
   planEgressGroup,
   planWithContent,

@@ -17,10 +17,10 @@ import {
   type NamespaceLabels,
   type PodKey,
 } from "./membership.js";
-import { compareStrings } from "./order.js";
+import { compareStrings } from "../core/order.js";
 import { EGRESS_KIND } from "../rules/index.js";
 import type { EgressSnapshot } from "./plan-group.js";
-import { labelSelectorQuery, selectorMatches, selectsEverything } from "./selector.js";
+import { labelSelectorQuery, selectorMatches, selectsEverything } from "../core/label-selector.js";
 
 export type RecomputeTrigger =
   | { readonly kind: "pod"; readonly namespace: string; readonly name: string }

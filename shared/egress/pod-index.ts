@@ -6,9 +6,13 @@
  * - by label key=value, for a podSelector with matchLabels or an In expression.
  * The narrowest of those candidate lists is then checked with the full selector semantics.
  */
-import type { CompiledAppliedTo, NamespaceLabels, PodSnapshot } from "./membership.js";
-import { compareStrings } from "./order.js";
-import { selectorMatches, selectsEverything, type CompiledSelector } from "./selector.js";
+import type { CompiledAppliedTo, NamespaceLabels, PodSnapshot } from "./snapshot.js";
+import { compareStrings } from "../core/order.js";
+import {
+  selectorMatches,
+  selectsEverything,
+  type CompiledSelector,
+} from "../core/label-selector.js";
 
 const labelKey = (key: string, value: string): string => `${key}\u0000${value}`;
 

@@ -2,12 +2,15 @@
  * KubeClient: typed reads (validated with zod), writes, status patches and finalizer changes,
  * with every request counted into the event's CallCounters and every failure a KubeError.
  */
-import { setTimeout as delay } from "node:timers/promises";
-import type { CallCounters } from "../runtime/function.js";
+import type { CallCounters } from "../core/context.js";
 import { loadKubeConfig } from "./config.js";
 import { KubeError, isKubeError, kubeErrorFromResponse } from "./errors.js";
-import type { KubeObject } from "./objects.js";
+import type { KubeObject } from "../core/objects.js";
+import type { KnownFinalizers } from "./plan-finalizers.js";
+
+export type { KnownFinalizers } from "./plan-finalizers.js";
 import { planFinalizers, type FinalizerChange } from "./plan-finalizers.js";
+import { retryOnConflict } from "./retry.js";
 import { apiVersionOf, type ResourceType } from "./resources.js";
 import { formatLabelSelector, type LabelSelectorInput } from "./selectors.js";
 import {
@@ -49,12 +52,6 @@ export interface ObjectInput {
 }
 
 export type FinalizerResult = "added" | "alreadyPresent" | "removed" | "alreadyAbsent" | "gone";
-
-/** An object's resourceVersion and finalizers as the caller read them. */
-export interface KnownFinalizers {
-  readonly resourceVersion: string;
-  readonly finalizers: readonly string[];
-}
 
 export interface KubeClient {
   /** The object, or undefined when it does not exist. */
@@ -273,24 +270,21 @@ class ApiClient implements KubeClient {
     { finalizer, change }: { readonly finalizer: string; readonly change: FinalizerChange },
     known: KnownFinalizers | undefined,
   ): Promise<FinalizerResult> {
-    for (let attempt = 1; ; attempt += 1) {
-      const current =
-        attempt === 1 && known !== undefined ? known : await this.readFinalizers(type, key);
-      if (current === undefined) return "gone";
-      const next = planFinalizers(current.finalizers, finalizer, change);
-      if (next === null) return change === "add" ? "alreadyPresent" : "alreadyAbsent";
-      const patch = { metadata: { resourceVersion: current.resourceVersion, finalizers: next } };
-      try {
+    const attempts = this.options.maxConflictAttempts;
+    try {
+      return await retryOnConflict({ attempts }, async (attempt) => {
+        const current =
+          attempt === 1 && known !== undefined ? known : await this.readFinalizers(type, key);
+        if (current === undefined) return "gone";
+        const next = planFinalizers(current.finalizers, finalizer, change);
+        if (next === null) return change === "add" ? "alreadyPresent" : "alreadyAbsent";
+        const patch = { metadata: { resourceVersion: current.resourceVersion, finalizers: next } };
         await this.patch(type, key, patch, "", `${change} finalizer on ${describeKey(type, key)}`);
         return change === "add" ? "added" : "removed";
-      } catch (error) {
-        if (isKubeError(error, "notFound")) return "gone";
-        if (!isKubeError(error, "conflict") || attempt >= this.options.maxConflictAttempts) {
-          throw error;
-        }
-        // Spread concurrent writers out a little so one of them wins each round.
-        await delay(Math.random() * 10 * attempt);
-      }
+      });
+    } catch (error) {
+      if (isKubeError(error, "notFound")) return "gone";
+      throw error;
     }
   }
 

@@ -50,7 +50,7 @@ export {
   objectMetaSchema,
   podSchema,
   replicaSetSchema,
-} from "./objects.js";
+} from "../core/objects.js";
 export type {
   Deployment,
   KubeObject,
@@ -59,7 +59,9 @@ export type {
   OwnerReference,
   Pod,
   ReplicaSet,
-} from "./objects.js";
+} from "../core/objects.js";
 export { formatLabelSelector } from "./selectors.js";
-export type { LabelSelectorInput, LabelSelectorObject } from "./selectors.js";
+export type { LabelSelectorInput } from "./selectors.js";
 export { planFinalizers } from "./plan-finalizers.js";
+export { retryOnConflict } from "./retry.js";
+export type { ConflictRetryOptions } from "./retry.js";

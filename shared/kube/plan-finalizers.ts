@@ -1,5 +1,11 @@
 /** The finalizer list after adding or removing one, or null when there is nothing to write. */
 
+/** An object's resourceVersion and finalizers as the caller read them. */
+export interface KnownFinalizers {
+  readonly resourceVersion: string;
+  readonly finalizers: readonly string[];
+}
+
 export type FinalizerChange = "add" | "remove";
 
 export function planFinalizers(

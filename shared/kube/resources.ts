@@ -14,7 +14,7 @@ import {
   EGRESS_VERSION,
   RULE_GROUP,
   RULE_VERSION,
-} from "../rules/index.js";
+} from "../core/api-groups.js";
 import {
   deploymentSchema,
   kubeObjectSchema,
@@ -26,7 +26,7 @@ import {
   type Namespace,
   type Pod,
   type ReplicaSet,
-} from "./objects.js";
+} from "../core/objects.js";
 
 export interface ResourceType<T extends KubeObject = KubeObject> {
   /** "" for the core group (Pods, Namespaces). */

@@ -1,50 +1,27 @@
-/** Label selectors in the three shapes callers have them, as the query string the API takes. */
-
-export interface LabelSelectorRequirement {
-  readonly key: string;
-  /** In, NotIn, Exists or DoesNotExist (a string, as the API's own type has it). */
-  readonly operator: string;
-  readonly values?: readonly string[];
-}
-
-export interface LabelSelectorObject {
-  readonly matchLabels?: Readonly<Record<string, string>>;
-  readonly matchExpressions?: readonly LabelSelectorRequirement[];
-}
+/**
+ * Label selectors in the three shapes callers hold them, as the `labelSelector` query string the
+ * API takes. A metav1.LabelSelector goes through shared/core's one selector module, so what is
+ * sent is exactly what the selector means (and an invalid one is refused here, not widened).
+ */
+import {
+  compileLabelSelector,
+  labelSelectorQuery,
+  type LabelSelector,
+} from "../core/label-selector.js";
+import type { Labels } from "../core/labels.js";
 
 /** "app=x,tier in (a,b)", `{app: "x"}` (matchLabels), or a metav1.LabelSelector. */
-export type LabelSelectorInput = string | Readonly<Record<string, string>> | LabelSelectorObject;
+export type LabelSelectorInput = string | Labels | LabelSelector;
 
-const isSelectorObject = (input: object): input is LabelSelectorObject =>
+const isSelectorObject = (input: object): input is LabelSelector =>
   "matchLabels" in input || "matchExpressions" in input;
 
 export function formatLabelSelector(input: LabelSelectorInput): string {
   if (typeof input === "string") return input;
-  if (!isSelectorObject(input)) return formatMatchLabels(input);
-  const parts = [formatMatchLabels(input.matchLabels ?? {})];
-  for (const requirement of input.matchExpressions ?? [])
-    parts.push(formatRequirement(requirement));
-  return parts.filter(Boolean).join(",");
-}
-
-const formatMatchLabels = (labels: Readonly<Record<string, string>>): string =>
-  Object.entries(labels)
-    .map(([key, value]) => `${key}=${value}`)
-    .join(",");
-
-function formatRequirement({ key, operator, values = [] }: LabelSelectorRequirement): string {
-  switch (operator) {
-    case "In":
-      return `${key} in (${values.join(",")})`;
-    case "NotIn":
-      return `${key} notin (${values.join(",")})`;
-    case "Exists":
-      return key;
-    case "DoesNotExist":
-      return `!${key}`;
-    default:
-      throw new Error(
-        `label selector operator "${operator}" is not one of In, NotIn, Exists, DoesNotExist`,
-      );
-  }
+  const selector: LabelSelector = isSelectorObject(input) ? input : { matchLabels: input };
+  const compiled = compileLabelSelector(selector, "labelSelector");
+  if (!compiled.ok)
+    throw new Error(compiled.errors.map((e) => `${e.path}: ${e.message}`).join("; "));
+  // A compiled object selector never selects nothing; "" lists everything.
+  return labelSelectorQuery(compiled.selector) ?? "";
 }

@@ -4,9 +4,7 @@
 import { z } from "zod";
 import type { SpecIssue } from "./errors.js";
 
-export const RULE_GROUP = "batch.sdewan.akraino.org";
-export const RULE_VERSION = "v1alpha1";
-export const RULE_API_VERSION = `${RULE_GROUP}/${RULE_VERSION}`;
+export { RULE_GROUP, RULE_VERSION, RULE_API_VERSION } from "../core/api-groups.js";
 
 /** Ties a rule CR to the CNF Deployment in the same namespace that carries the same value. */
 export const PURPOSE_LABEL = "sdewanPurpose";

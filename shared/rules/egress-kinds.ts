@@ -9,6 +9,12 @@
  * whole group, and metadata.generation counts membership changes.
  */
 import { z } from "zod";
+import {
+  EGRESS_API_VERSION,
+  EGRESS_GROUP_API_VERSION,
+  EGRESS_GROUP_KIND,
+  EGRESS_KIND,
+} from "../core/api-groups.js";
 
 // ---- Shared Kubernetes shapes
 
@@ -46,11 +52,13 @@ const conditionStatus = z.enum(["True", "False", "Unknown"]).describe("True, Fal
 
 // ---- Antrea Egress (crd.antrea.io/v1beta1)
 
-export const EGRESS_API_GROUP = "crd.antrea.io";
-export const EGRESS_VERSION = "v1beta1";
-export const EGRESS_API_VERSION = `${EGRESS_API_GROUP}/${EGRESS_VERSION}`;
-export const EGRESS_KIND = "Egress";
-export const EGRESS_PLURAL = "egresses";
+export {
+  EGRESS_API_GROUP,
+  EGRESS_VERSION,
+  EGRESS_API_VERSION,
+  EGRESS_KIND,
+  EGRESS_PLURAL,
+} from "../core/api-groups.js";
 
 export const egressSpecSchema = z
   .object({
@@ -156,11 +164,13 @@ export type Egress = z.infer<typeof egressSchema>;
 
 // ---- EgressGroup (sdewan.akraino.org/v1alpha1)
 
-export const EGRESS_GROUP_API_GROUP = "sdewan.akraino.org";
-export const EGRESS_GROUP_VERSION = "v1alpha1";
-export const EGRESS_GROUP_API_VERSION = `${EGRESS_GROUP_API_GROUP}/${EGRESS_GROUP_VERSION}`;
-export const EGRESS_GROUP_KIND = "EgressGroup";
-export const EGRESS_GROUP_PLURAL = "egressgroups";
+export {
+  EGRESS_GROUP_API_GROUP,
+  EGRESS_GROUP_VERSION,
+  EGRESS_GROUP_API_VERSION,
+  EGRESS_GROUP_KIND,
+  EGRESS_GROUP_PLURAL,
+} from "../core/api-groups.js";
 
 export const egressGroupMemberSchema = z
   .object({

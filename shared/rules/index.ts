@@ -35,6 +35,7 @@ export {
   type RuleConditionType,
   type RuleStatus,
 } from "./common.js";
+export { ruleKey, type RuleKey } from "./rule-key.js";
 export {
   RuleError,
   InvalidRuleSpecError,

@@ -17,7 +17,7 @@ import { isJsonMediaType, parseContentType } from "../events/content-type.js";
 import { parseIntake } from "../events/parse.js";
 import type { IntakeEvent } from "../events/types.js";
 import type { CallCounters, EventFunction, JsonFunction, SdewanFunction } from "./function.js";
-import { OUTCOME_TABLE, type Outcome } from "./outcome.js";
+import { OUTCOME_TABLE, type Outcome } from "../core/outcome.js";
 import {
   HEADER,
   describeRef,

@@ -4,21 +4,10 @@
  * outcome -> reply mapping, so handlers never see express.
  */
 import type { IntakeEvent } from "../events/types.js";
-import type { Outcome } from "./outcome.js";
+import type { CallCounters, Log } from "../core/context.js";
+import type { Outcome } from "../core/outcome.js";
 
-/** Counts outbound calls made while handling one event; logged with the reply and exported as metrics. */
-export interface CallCounters {
-  api: number;
-  cnf: number;
-}
-
-/** Minimal structured logger (pino-compatible subset); every line carries the event's correlation id. */
-export interface Log {
-  info(fields: Record<string, unknown>, message: string): void;
-  warn(fields: Record<string, unknown>, message: string): void;
-  error(fields: Record<string, unknown>, message: string): void;
-  debug(fields: Record<string, unknown>, message: string): void;
-}
+export type { CallCounters, Log } from "../core/context.js";
 
 export interface HandlerContext {
   readonly correlationId: string;

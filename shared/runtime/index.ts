@@ -26,5 +26,5 @@ export type { Logger, LoggerOptions } from "./log.js";
 export { RuntimeMetrics } from "./metrics.js";
 export { BATCH_SEVERITY_ORDER, HEADER, worstResult } from "./reply.js";
 export type { EventResult, ResultLabel } from "./reply.js";
-export * from "./outcome.js";
+export * from "../core/outcome.js";
 export type * from "./function.js";

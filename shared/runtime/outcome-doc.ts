@@ -3,7 +3,7 @@
  * cannot drift: test/unit/runtime/readme.test.ts fails when README.md differs from these.
  */
 import { INTAKE_ERROR_STATUS } from "../events/errors.js";
-import { OUTCOME_TABLE, type OutcomeKind } from "./outcome.js";
+import { OUTCOME_TABLE, type OutcomeKind } from "../core/outcome.js";
 import { BATCH_SEVERITY_ORDER } from "./reply.js";
 
 const OUTCOME_MEANING: Readonly<Record<OutcomeKind, string>> = {

@@ -3,7 +3,7 @@
  * OUTCOME_TABLE only; the runtime adds one non-outcome: a handler that threw (500 + error id).
  */
 import type { ObjectRef } from "../events/types.js";
-import { OUTCOME_TABLE, type Outcome } from "./outcome.js";
+import { OUTCOME_TABLE, type Outcome } from "../core/outcome.js";
 
 /** How one event ended. */
 export type EventResult =

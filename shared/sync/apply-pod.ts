@@ -12,7 +12,9 @@ import {
   type CnfReplySchemas,
 } from "../cnf/index.js";
 import { requireKind, type CnfServiceName } from "../rules/index.js";
-import type { FailureClass, PodRuleResult } from "./plan-status.js";
+import type { FailureClass, PodRuleResult, PodSyncResult } from "./plan-status.js";
+
+export type { PodSyncResult } from "./plan-status.js";
 import {
   planPodWrites,
   servicesToRestart,
@@ -29,14 +31,6 @@ export type ReadMode =
   | "items"
   /** GET each collection once: a whole CNF in a handful of reads. */
   | "collections";
-
-export interface PodSyncResult {
-  readonly pod: string;
-  /** Per rule key. */
-  readonly results: ReadonlyMap<string, PodRuleResult>;
-  readonly writes: readonly PlannedWrite[];
-  readonly restarted: readonly string[];
-}
 
 interface CollectionAccess {
   readonly ref: CnfCollectionRef;

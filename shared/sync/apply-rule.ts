@@ -5,15 +5,12 @@
  * here: conflicts and outages retry, a rule deleted meanwhile is done.
  */
 import { isKubeError, ruleResource, type KnownFinalizers, type KubeClient } from "../kube/index.js";
-import { requireKind, type RuleStatus } from "../rules/index.js";
-import { done, permanent, retryLater, type Outcome } from "../runtime/outcome.js";
+import { requireKind, ruleKey, type RuleKey, type RuleStatus } from "../rules/index.js";
+import { done, permanent, retryLater, type Outcome } from "../core/outcome.js";
+import type { RuleIdentity } from "./plan-rules.js";
 import type { RuleAfterWrite, RuleDecision } from "./plan-status.js";
 
-export interface RuleIdentity {
-  readonly kind: string;
-  readonly namespace: string;
-  readonly name: string;
-}
+export type { RuleIdentity } from "./plan-rules.js";
 
 /**
  * A JSON merge patch that turns `old` into `next`: fields `next` drops are set to null, so
@@ -113,8 +110,8 @@ export async function applyRuleDecision(
 export async function readRulesAfterWrite(
   kube: KubeClient,
   rules: readonly RuleIdentity[],
-): Promise<Map<string, RuleAfterWrite>> {
-  const found = new Map<string, RuleAfterWrite>();
+): Promise<Map<RuleKey, RuleAfterWrite>> {
+  const found = new Map<RuleKey, RuleAfterWrite>();
   const byKind = Map.groupBy(rules, (r) => `${r.kind}/${r.namespace}`);
   await Promise.all(
     [...byKind.values()].map(async (group) => {
@@ -128,7 +125,7 @@ export async function readRulesAfterWrite(
       for (const object of objects) {
         if (object === undefined) continue;
         const { metadata } = object;
-        found.set(ruleKey(first.kind, first.namespace, metadata.name), {
+        found.set(ruleKey({ kind: first.kind, name: metadata.name }), {
           uid: metadata.uid,
           deleting: metadata.deletionTimestamp !== undefined,
         });
@@ -137,12 +134,8 @@ export async function readRulesAfterWrite(
   );
   return new Map(
     rules.map((r) => {
-      const key = ruleKey(r.kind, r.namespace, r.name);
+      const key = ruleKey(r);
       return [key, found.get(key) ?? "gone"];
     }),
   );
-}
-
-export function ruleKey(kind: string, namespace: string, name: string): string {
-  return `${kind}/${namespace}/${name}`;
 }

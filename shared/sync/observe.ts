@@ -13,7 +13,6 @@ import {
   networkMapOfDeployment,
   requireKind,
   type NetworkInterfaceMap,
-  type RuleCr,
 } from "../rules/index.js";
 import {
   DEPLOYMENTS,
@@ -30,20 +29,19 @@ import {
 } from "../kube/index.js";
 import { cachedViewSuffices, planCnfPods, type CnfPods, type PodView } from "./plan-pods.js";
 import type { CnfSituation } from "./plan-status.js";
+import {
+  parseRuleObject,
+  type CnfObservation,
+  type CnfScope,
+  type ObservedRuleCr,
+} from "./observed.js";
 
-/** Where a set of rules belongs: the CNF Deployment labelled with `purpose` in `namespace`. */
-export interface CnfScope {
-  readonly namespace: string;
-  readonly purpose: string;
-}
-
-export interface CnfObservation {
-  readonly situation: CnfSituation;
-  readonly deployment: Deployment | undefined;
-  readonly pods: CnfPods;
-  /** The nfn-network map, or why the annotation could not be read. */
-  readonly networks: NetworkInterfaceMap | RuleError;
-}
+export {
+  parseRuleObject,
+  type CnfObservation,
+  type CnfScope,
+  type ObservedRuleCr,
+} from "./observed.js";
 
 const NO_PODS: CnfPods = { ready: [], expected: 0 };
 
@@ -246,26 +244,6 @@ export async function observeRuleAndCnf(
 function settledValue<T>(result: PromiseSettledResult<T>): T {
   if (result.status === "rejected") throw result.reason;
   return result.value;
-}
-
-/** A rule CR read from the API server: parsed, or kept raw with why it does not parse. */
-export type ObservedRuleCr =
-  | { readonly ok: true; readonly cr: RuleCr }
-  | {
-      readonly ok: false;
-      readonly raw: KubeObject;
-      readonly code: string;
-      readonly message: string;
-    };
-
-export function parseRuleObject(raw: KubeObject): ObservedRuleCr {
-  const parsed = requireKind(raw.kind).parseCr(raw);
-  if (!parsed.ok) return { ok: false, raw, code: "InvalidSpec", message: parsed.message };
-  if (parsed.value.metadata.labels?.[PURPOSE_LABEL] === undefined) {
-    const message = `label ${PURPOSE_LABEL} is missing: set it to the purpose of the CNF Deployment this rule belongs to`;
-    return { ok: false, raw, code: "MissingPurpose", message };
-  }
-  return { ok: true, cr: parsed.value };
 }
 
 /** Every rule of every kind labelled with `scope.purpose` in `scope.namespace` (one list per kind). */

@@ -5,8 +5,8 @@
  * it any more. Objects the CNF had at start, or that someone added by hand, are never in the
  * ledger, so they are never touched. No I/O here; prune-ledger.ts reads and writes the ledger.
  */
-import { ALL_RULE_KINDS, type RuleKindEntry } from "../rules/index.js";
-import type { PodSyncResult } from "./apply-pod.js";
+import { ALL_RULE_KINDS, ruleKey, type RuleKindEntry } from "../rules/index.js";
+import type { PodSyncResult } from "./plan-status.js";
 import { collectionId, planDeletionTarget } from "./plan-targets.js";
 import type { RuleTarget } from "./plan-writes.js";
 
@@ -117,10 +117,10 @@ function absentEverywhere(key: string, pods: readonly PodSyncResult[]): boolean 
   return pods.length > 0 && pods.every((p) => p.results.get(key)?.kind === "held");
 }
 
-/** What a sync taught the ledger. A rule's results are keyed "<Kind>/<name>" (plan-targets.ts). */
+/** What a sync taught the ledger. A rule's results are keyed by its `ruleKey`. */
 export function planLedgerChange(input: LedgerChangeInput): LedgerChange {
   const add = input.rules
-    .filter((r) => !r.deleting && heldAnywhere(`${r.kind}/${r.name}`, input.pods))
+    .filter((r) => !r.deleting && heldAnywhere(ruleKey(r), input.pods))
     .flatMap((r) => [declaredObject(r)].filter(isId));
   const remove = input.allPods
     ? input.pruneTargets

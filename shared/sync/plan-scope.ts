@@ -5,7 +5,7 @@
  */
 import type { ObjectRef, ResyncScope } from "../events/types.js";
 import { PURPOSE_LABEL } from "../rules/index.js";
-import type { CnfScope } from "./observe.js";
+import type { CnfScope } from "./observed.js";
 
 export type CnfWork =
   | { readonly kind: "cnf"; readonly scope: CnfScope }

@@ -4,7 +4,8 @@
  * on-deployment-ready alike; no I/O.
  */
 import type { RuleCondition, RuleConditionType, RuleStatus } from "../rules/index.js";
-import { done, permanent, retryLater, type Outcome } from "../runtime/outcome.js";
+import { done, permanent, retryLater, type Outcome } from "../core/outcome.js";
+import type { PlannedWrite } from "./plan-writes.js";
 
 type ConditionType = RuleConditionType;
 type Condition = RuleCondition;
@@ -43,6 +44,15 @@ export interface WriteFailure {
 export type PodRuleResult =
   | { readonly kind: "held"; readonly changed: boolean }
   | { readonly kind: "failed"; readonly failure: WriteFailure };
+
+/** What one pod sync did: a result per rule key, the writes made, the services restarted. */
+export interface PodSyncResult {
+  readonly pod: string;
+  /** Per rule key. */
+  readonly results: ReadonlyMap<string, PodRuleResult>;
+  readonly writes: readonly PlannedWrite[];
+  readonly restarted: readonly string[];
+}
 
 export interface RulePlanInput {
   readonly rule: ObservedRule;

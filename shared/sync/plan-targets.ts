@@ -10,15 +10,13 @@ import {
   type NetworkInterfaceMap,
   type RuleCr,
   type RuleKindEntry,
+  ruleKey,
 } from "../rules/index.js";
 import type { HeldObject, PodHoldings, RuleTarget } from "./plan-writes.js";
 
 export type TargetResult =
   | { readonly ok: true; readonly target: RuleTarget }
   | { readonly ok: false; readonly key: string; readonly code: string; readonly message: string };
-
-export const ruleKey = (cr: Pick<RuleCr, "kind" | "metadata">): string =>
-  `${cr.kind}/${cr.metadata.name}`;
 
 /** Collection id shared by every kind stored in one CNF collection (SNAT and DNAT: redirects). */
 export const collectionId = (entry: RuleKindEntry): string =>
@@ -31,7 +29,7 @@ export const isDeleting = (cr: Pick<RuleCr, "metadata">): boolean =>
 export function planDeletionTarget(kind: string, name: string): RuleTarget {
   const entry = requireKind(kind);
   return {
-    key: `${kind}/${name}`,
+    key: ruleKey({ kind, name }),
     kind,
     collection: collectionId(entry),
     objectName: name,

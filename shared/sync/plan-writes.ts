@@ -14,7 +14,7 @@ export interface HeldObject {
 
 /** What one rule wants on every pod of its CNF. */
 export interface RuleTarget {
-  /** Unique rule key, "<Kind>/<name>" within one namespace. */
+  /** The rule's `ruleKey`; a pruned object no rule declares has a "prune:" key instead. */
   readonly key: string;
   /** The rule's kind, for the registry's CNF access details. */
   readonly kind: string;

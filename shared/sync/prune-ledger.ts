@@ -5,7 +5,13 @@
  * less. Kept only for CNFs that opt in to pruning; plan-prune.ts decides what goes in and out.
  * Why here and not in a ConfigMap: docs/adr/0001-prune-only-what-we-applied.md.
  */
-import { DEPLOYMENTS, isKubeError, type Deployment, type KubeClient } from "../kube/index.js";
+import {
+  DEPLOYMENTS,
+  isKubeError,
+  retryOnConflict,
+  type Deployment,
+  type KubeClient,
+} from "../kube/index.js";
 import {
   applyLedgerChange,
   formatLedger,
@@ -38,25 +44,23 @@ export async function updateLedger(
   deployment: Deployment,
   change: LedgerChange,
 ): Promise<void> {
-  let current: Deployment | undefined = deployment;
-  for (let attempt = 1; current !== undefined; attempt += 1) {
-    const stored = current.metadata.annotations?.[LEDGER_ANNOTATION];
-    const text = formatLedger(applyLedgerChange(parseLedger(stored), change));
-    if (stored !== undefined && text === formatLedger(parseLedger(stored))) return;
-    const patch = {
-      metadata: {
-        resourceVersion: current.metadata.resourceVersion,
-        annotations: { [LEDGER_ANNOTATION]: text },
-      },
-    };
-    try {
+  try {
+    await retryOnConflict({ attempts: ATTEMPTS, jitterMs: 0 }, async (attempt) => {
+      const current = attempt === 1 ? deployment : await kube.get(DEPLOYMENTS, keyOf(deployment));
+      if (current === undefined) return;
+      const stored = current.metadata.annotations?.[LEDGER_ANNOTATION];
+      const text = formatLedger(applyLedgerChange(parseLedger(stored), change));
+      if (stored !== undefined && text === formatLedger(parseLedger(stored))) return;
+      const patch = {
+        metadata: {
+          resourceVersion: current.metadata.resourceVersion,
+          annotations: { [LEDGER_ANNOTATION]: text },
+        },
+      };
       await kube.mergePatch(DEPLOYMENTS, keyOf(current), patch);
-      return;
-    } catch (error) {
-      // Gone meanwhile: so is its ledger, and nothing is left to prune.
-      if (isKubeError(error, "notFound")) return;
-      if (!isKubeError(error, "conflict") || attempt >= ATTEMPTS) throw error;
-      current = await kube.get(DEPLOYMENTS, keyOf(current));
-    }
+    });
+  } catch (error) {
+    // Gone meanwhile: so is its ledger, and nothing is left to prune.
+    if (!isKubeError(error, "notFound")) throw error;
   }
 }

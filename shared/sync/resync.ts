@@ -12,7 +12,7 @@
 import pLimit from "p-limit";
 import { DEPLOYMENTS, isKubeError, type Deployment, type KubeClient } from "../kube/index.js";
 import { ALL_RULE_KINDS, PURPOSE_LABEL } from "../rules/index.js";
-import { done, retryLater, worstOutcome, type Outcome } from "../runtime/outcome.js";
+import { done, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
 import { ruleResource } from "../kube/index.js";
 import { kubeFailureOutcome } from "./apply-rule.js";
 import {

@@ -13,23 +13,16 @@ import {
   cnfEndpointConfig,
   type Env,
 } from "../cnf/index.js";
-import {
-  isKubeError,
-  type KnownFinalizers,
-  type KubeClient,
-  type KubeObject,
-} from "../kube/index.js";
-import { PURPOSE_LABEL, requireKind, ruleStatusSchema, type RuleStatus } from "../rules/index.js";
-import type { CallCounters, Log } from "../runtime/function.js";
-import { done, retryLater, worstOutcome, type Outcome } from "../runtime/outcome.js";
+import { isKubeError, type KubeClient } from "../kube/index.js";
+import { ruleKey, type RuleKey } from "../rules/index.js";
+import type { CallCounters, Log } from "../core/context.js";
+import { done, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
 import { syncPod, type PodSyncResult, type ReadMode } from "./apply-pod.js";
 import {
   applyRuleDecision,
   claimRule,
   readRulesAfterWrite,
-  ruleKey,
   type DecisionResult,
-  type RuleIdentity,
 } from "./apply-rule.js";
 import { observeReferrers, type CnfObservation, type ObservedRuleCr } from "./observe.js";
 import {
@@ -38,12 +31,12 @@ import {
   planAfterWrite,
   planRuleDecision,
   restartPendingOf,
-  type ObservedRule,
   type PodRuleResult,
   type RuleAfterWrite,
 } from "./plan-status.js";
-import { isDeleting, planDeletionTarget, planRuleTarget } from "./plan-targets.js";
-import { findObjectCollisions, type RuleTarget } from "./plan-writes.js";
+import { planRule, withoutCollisions, type PlannedRule, type RuleIdentity } from "./plan-rules.js";
+import { planDeletionTarget } from "./plan-targets.js";
+import type { RuleTarget } from "./plan-writes.js";
 
 /** How many rules' API writes (claims, statuses) are in flight at once. */
 const STATUS_WRITE_CONCURRENCY = 32;
@@ -82,96 +75,6 @@ export interface SyncReport {
   readonly rules: readonly RuleReport[];
   readonly pods: readonly PodSyncResult[];
   readonly outcome: Outcome;
-}
-
-interface PlannedRule {
-  readonly identity: RuleIdentity;
-  /** The uid observed, to tell the rule from a new one of the same name later. */
-  readonly uid: string | undefined;
-  /** Its sdewanPurpose label: which CNF's other rules may reference it. */
-  readonly purpose: string | undefined;
-  /** What its finalizer writes start from, so they need no read of their own. */
-  readonly meta: KnownFinalizers;
-  readonly observed: ObservedRule;
-  readonly oldStatus: RuleStatus | undefined;
-  readonly target: RuleTarget | undefined;
-  readonly unappliable: { readonly code: string; readonly message: string } | undefined;
-  /** Rules it references, "Kind name", for a status that says which one is missing. */
-  readonly needs: readonly string[];
-}
-
-function needsOf(rule: ObservedRuleCr): string[] {
-  if (!rule.ok) return [];
-  try {
-    return requireKind(rule.cr.kind)
-      .references(rule.cr.spec)
-      .map((r) => `${r.kind} ${r.name}`);
-  } catch {
-    return [];
-  }
-}
-
-function statusOf(raw: unknown): RuleStatus | undefined {
-  const parsed = ruleStatusSchema.safeParse(raw);
-  return parsed.success ? parsed.data : undefined;
-}
-
-function observedRule(meta: KubeObject["metadata"], kind: string, status: unknown): ObservedRule {
-  return {
-    key: `${kind}/${meta.name}`,
-    generation: meta.generation ?? 0,
-    resourceVersion: meta.resourceVersion ?? "",
-    deleting: meta.deletionTimestamp !== undefined,
-    hasFinalizer: (meta.finalizers ?? []).includes(requireKind(kind).finalizer),
-    status: statusOf(status),
-  };
-}
-
-function planRule(rule: ObservedRuleCr, observation: CnfObservation): PlannedRule {
-  const obj = rule.ok ? rule.cr : rule.raw;
-  const meta = obj.metadata;
-  const identity = { kind: obj.kind, namespace: meta.namespace ?? "", name: meta.name };
-  const observed = observedRule(meta, obj.kind, obj.status);
-  const base = {
-    identity,
-    uid: meta.uid,
-    purpose: meta.labels?.[PURPOSE_LABEL],
-    meta: { resourceVersion: meta.resourceVersion ?? "", finalizers: meta.finalizers ?? [] },
-    observed,
-    oldStatus: observed.status,
-    needs: needsOf(rule),
-  };
-  if (!rule.ok) {
-    // A rule whose spec never parsed can still be removed from the CNF by kind and name.
-    if (isDeleting(rule.raw)) {
-      return { ...base, target: planDeletionTarget(obj.kind, meta.name), unappliable: undefined };
-    }
-    const unappliable = { code: rule.code, message: rule.message };
-    return { ...base, target: undefined, unappliable };
-  }
-  // Without a CNF there is no network map to convert with, and nothing to write to.
-  if (observation.situation.kind !== "found") {
-    return { ...base, target: undefined, unappliable: undefined };
-  }
-  const result = planRuleTarget(rule.cr, observation.networks);
-  if (result.ok) return { ...base, target: result.target, unappliable: undefined };
-  return {
-    ...base,
-    target: undefined,
-    unappliable: { code: result.code, message: result.message },
-  };
-}
-
-/** Two rules that map to one CNF object: all but one are unappliable. */
-function withoutCollisions(planned: readonly PlannedRule[]): PlannedRule[] {
-  const targets = planned.flatMap((p) => (p.target ? [p.target] : []));
-  const collisions = findObjectCollisions(targets);
-  return planned.map((p) => {
-    const winner = p.target ? collisions.get(p.target.key) : undefined;
-    if (winner === undefined || p.observed.deleting) return p;
-    const message = `maps to the same CNF object as ${winner}; rename one of them`;
-    return { ...p, target: undefined, unappliable: { code: "NameCollision", message } };
-  });
 }
 
 let cachedCredentials: { env: Env; value: ReturnType<typeof cnfCredentialsFromEnv> } | undefined;
@@ -360,7 +263,7 @@ async function settleRacedWrites(
   const unanswered = written
     .filter((d) => d.result.after === undefined)
     .map((d) => d.rule.identity);
-  let readBack = new Map<string, RuleAfterWrite>();
+  let readBack = new Map<RuleKey, RuleAfterWrite>();
   try {
     if (unanswered.length > 0) readBack = await readRulesAfterWrite(ctx.kube, unanswered);
   } catch (error) {
@@ -371,8 +274,7 @@ async function settleRacedWrites(
   const checked = decided.map((d): { report: RuleReport; raced: boolean } => {
     const report = { rule: d.rule.identity, outcome: d.result.outcome };
     if (!writtenRules.has(d)) return { report, raced: false };
-    const { kind, namespace, name } = d.rule.identity;
-    const after = d.result.after ?? readBack.get(ruleKey(kind, namespace, name));
+    const after = d.result.after ?? readBack.get(ruleKey(d.rule.identity));
     if (after === undefined) return { report, raced: false };
     const fate = planAfterWrite(d.rule.uid, after);
     if (fate === "current") return { report, raced: false };
@@ -392,7 +294,7 @@ async function settleRacedWrites(
   const removal = await syncPods(ctx, request, targets);
   return checked.map(({ report, raced: wasRaced }) => {
     if (!wasRaced) return report;
-    const key = `${report.rule.kind}/${report.rule.name}`;
+    const key = ruleKey(report.rule);
     const failed = resultsFor(key, removal).find((r) => r.kind === "failed");
     const outcome =
       failed === undefined

@@ -20,7 +20,7 @@ import {
 import { parseAllDocuments } from "yaml";
 import { pollUntil } from "../../dev/control-plane/api.js";
 import { createCertificateAuthority, issueCertificate } from "../../dev/control-plane/certs.js";
-import { kubeAdmissionReader } from "../../functions/validate-admission/reader.js";
+import { kubeAdmissionReader } from "../../shared/admission/index.js";
 import {
   serveValidateAdmission,
   type AdmissionServer,

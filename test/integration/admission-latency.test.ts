@@ -3,7 +3,7 @@
 // p50/p99; asserts only that a review stays far inside the webhook's 5 s timeout.
 import { randomUUID } from "node:crypto";
 import { createValidateAdmission } from "../../functions/validate-admission/index.js";
-import { kubeAdmissionReader } from "../../functions/validate-admission/reader.js";
+import { kubeAdmissionReader } from "../../shared/admission/index.js";
 import type { AdmissionReader } from "../../shared/admission/observe.js";
 import { createKubeClient } from "../../shared/kube/index.js";
 import type { HandlerContext, Log } from "../../shared/runtime/function.js";
@@ -103,9 +103,9 @@ it("answers one review in well under the webhook timeout, in-process and through
     listClusterRoleBindings: () => Promise.resolve([]),
     getRole: () => Promise.resolve(null),
   };
-  const pure = createValidateAdmission(() => memory);
+  const pure = createValidateAdmission({ reader: () => memory });
   const liveReader = kubeAdmissionReader(createKubeClient(admin));
-  const live = createValidateAdmission(() => liveReader);
+  const live = createValidateAdmission({ reader: () => liveReader });
   await timed(200, () => pure.handle(review(ns), context())); // warm-up
   const inProcess = percentiles(await timed(2000, () => pure.handle(review(ns), context())));
   const withReads = percentiles(await timed(100, () => live.handle(review(ns), context())));

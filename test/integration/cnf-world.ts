@@ -40,7 +40,7 @@ import {
   cnfCredentialsFromEnv,
 } from "../../shared/cnf/index.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
-import type { Outcome } from "../../shared/runtime/outcome.js";
+import type { Outcome } from "../../shared/core/outcome.js";
 import { adminKubeConfig, newNamespace } from "./support/cluster.js";
 
 export const NETWORKS = JSON.stringify({

@@ -6,7 +6,7 @@
 // a concurrent resync may do the write first, tests assert the end state, not "updated".
 import request from "supertest";
 import { createFunctionApp, createLogger, Runtime } from "../../shared/runtime/index.js";
-import type { Outcome } from "../../shared/runtime/outcome.js";
+import type { Outcome } from "../../shared/core/outcome.js";
 import { EgressWorld, RUN_LABEL } from "./egress-harness.js";
 
 const world = new EgressWorld();
@@ -341,7 +341,7 @@ describe("over HTTP, as Knative or the connector delivers", () => {
     });
     const { createEgressGroupSync } = await import("../../functions/egress-group-sync/index.js");
     const unreachable = createFunctionApp(
-      createEgressGroupSync({ kube: createKubeClient(kc) }),
+      createEgressGroupSync({ kube: () => createKubeClient(kc) }),
       runtime,
     );
     const res = await request(unreachable)

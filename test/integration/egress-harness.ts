@@ -18,7 +18,7 @@ import {
 } from "../../shared/kube/index.js";
 import type { EgressGroup } from "../../shared/rules/index.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
-import type { Outcome } from "../../shared/runtime/outcome.js";
+import type { Outcome } from "../../shared/core/outcome.js";
 import { adminKubeConfig } from "./support/cluster.js";
 
 export const RUN_LABEL = "egress.sdewan.test/run";
@@ -44,8 +44,9 @@ export class EgressWorld {
   readonly calls = { api: 0, cnf: 0 };
 
   constructor(options: { limits?: GroupLimits } = {}) {
+    const kube = createKubeClient(adminKubeConfig());
     this.fn = createEgressGroupSync({
-      kube: createKubeClient(adminKubeConfig()),
+      kube: () => kube,
       ...(options.limits === undefined ? {} : { limits: options.limits }),
     });
   }

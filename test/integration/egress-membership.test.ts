@@ -5,9 +5,9 @@ import {
   compileLabelSelector,
   labelSelectorQuery,
   selectorMatches,
-} from "../../shared/egress/selector.js";
+} from "../../shared/core/label-selector.js";
 import type { AppliedTo } from "../../shared/egress/membership.js";
-import type { LabelSelector } from "../../shared/egress/selector.js";
+import type { LabelSelector } from "../../shared/core/label-selector.js";
 import { PODS } from "../../shared/kube/index.js";
 import { EgressWorld, RUN_LABEL } from "./egress-harness.js";
 

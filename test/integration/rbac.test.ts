@@ -19,7 +19,7 @@ import { pollUntil } from "../../dev/control-plane/api.js";
 import { createEgressGroupSync } from "../../functions/egress-group-sync/index.js";
 import { createOnDeploymentReady } from "../../functions/on-deployment-ready/index.js";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
-import { kubeAdmissionReader } from "../../functions/validate-admission/reader.js";
+import { kubeAdmissionReader } from "../../shared/admission/index.js";
 import type { IntakeEvent } from "../../shared/events/types.js";
 import {
   DEPLOYMENTS,
@@ -34,7 +34,7 @@ import {
 } from "../../shared/kube/index.js";
 import { RULE_GROUP, requireKind } from "../../shared/rules/index.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
-import type { Outcome } from "../../shared/runtime/outcome.js";
+import type { Outcome } from "../../shared/core/outcome.js";
 import { ruleKinds } from "../../shared/admission/index.js";
 import { PRUNE_ANNOTATION } from "../../shared/sync/plan-prune.js";
 import { LEDGER_ANNOTATION } from "../../shared/sync/prune-ledger.js";
@@ -362,7 +362,7 @@ describe("egress-group-sync runs with exactly manifests/rbac/egress-group-sync.y
 
   it("writes the EgressGroup of an Egress, and a second identical event writes nothing", async () => {
     const identity = await identityFrom("egress-group-sync.yaml");
-    const fn = createEgressGroupSync({ kube: identity.kube });
+    const fn = createEgressGroupSync({ kube: () => identity.kube });
     const first = await fn.handle(egressEvent(), context());
     expect(first.kind).toBe("done");
     expect(await world.members(egress)).toEqual([`${namespace}/web-1`]);
@@ -383,15 +383,12 @@ describe("egress-group-sync runs with exactly manifests/rbac/egress-group-sync.y
 
   it("fails without creating EgressGroups: no group appears", async () => {
     await world.kube.delete(EGRESS_GROUPS, { name: egress });
-    const fn = createEgressGroupSync({
-      kube: (
-        await identityFrom("egress-group-sync.yaml", {
-          group: "sdewan.akraino.org",
-          resource: "egressgroups",
-          verb: "create",
-        })
-      ).kube,
+    const { kube } = await identityFrom("egress-group-sync.yaml", {
+      group: "sdewan.akraino.org",
+      resource: "egressgroups",
+      verb: "create",
     });
+    const fn = createEgressGroupSync({ kube: () => kube });
     expect((await fn.handle(egressEvent(), context())).kind).not.toBe("done");
     expect(await world.group(egress)).toBeUndefined();
   });

@@ -2,7 +2,7 @@
 // same event twice at once, events in the wrong dependency order; and what one event costs.
 import { jest } from "@jest/globals";
 import { requireKind } from "../../shared/rules/index.js";
-import type { Outcome } from "../../shared/runtime/outcome.js";
+import type { Outcome } from "../../shared/core/outcome.js";
 import { CnfWorld, type Cnf } from "./cnf-world.js";
 
 jest.setTimeout(60_000);

@@ -55,10 +55,7 @@ const errorMessage = (res: { body: unknown }) => (res.body as { message: string 
 const quietRuntime = () => new Runtime({ logger: createLogger({ level: "silent" }) });
 
 function appWith(reader: MemoryReader) {
-  return createFunctionApp(
-    createValidateAdmission(() => reader),
-    quietRuntime(),
-  );
+  return createFunctionApp(createValidateAdmission({ reader: () => reader }), quietRuntime());
 }
 
 const purpose = { sdewanPurpose: "cnf-a" };
@@ -112,9 +109,11 @@ describe("validate-admission over HTTP", () => {
   });
 
   it("needs no API client for a review that reads nothing", async () => {
-    const noClient = createValidateAdmission(() =>
-      Promise.reject(new Error("no API server configured")),
-    );
+    const noClient = createValidateAdmission({
+      reader: () => {
+        throw new Error("no API server configured");
+      },
+    });
     const body = reviewBody({
       operation: "CREATE",
       kind: "IpsecProposal",
@@ -130,9 +129,11 @@ describe("validate-admission over HTTP", () => {
   });
 
   it("answers 500 when the API server cannot be read, so failurePolicy decides", async () => {
-    const noClient = createValidateAdmission(() =>
-      Promise.reject(new Error("no API server configured")),
-    );
+    const noClient = createValidateAdmission({
+      reader: () => {
+        throw new Error("no API server configured");
+      },
+    });
     const body = reviewBody({
       operation: "CREATE",
       kind: "Mwan3Rule",

@@ -1,4 +1,4 @@
-import type { Labels } from "../../../shared/egress/labels.js";
+import type { Labels } from "../../../shared/core/labels.js";
 import type { AppliedTo, PodSnapshot } from "../../../shared/egress/membership.js";
 import type { EgressSnapshot } from "../../../shared/egress/plan-group.js";
 

@@ -4,8 +4,8 @@ import {
   selectorMatches,
   type CompiledSelector,
   type LabelSelector,
-} from "../../../shared/egress/selector.js";
-import type { Labels } from "../../../shared/egress/labels.js";
+} from "../../../shared/core/label-selector.js";
+import type { Labels } from "../../../shared/core/labels.js";
 
 function compiled(selector: LabelSelector | null | undefined): CompiledSelector {
   const result = compileLabelSelector(selector, "sel");

@@ -69,10 +69,10 @@ describe("planFinalizers: the list to write, or null when there is nothing to wr
   });
 });
 
-describe("label selectors in every shape callers hold them", () => {
+describe("label selectors in every shape callers hold them (requirements in canonical order)", () => {
   it.each([
     ["a query string passes through", "app=cnf,tier!=db", "app=cnf,tier!=db"],
-    ["matchLabels map", { sdewanPurpose: "base", app: "cnf" }, "sdewanPurpose=base,app=cnf"],
+    ["matchLabels map", { sdewanPurpose: "base", app: "cnf" }, "app=cnf,sdewanPurpose=base"],
     [
       "metav1.LabelSelector",
       {
@@ -84,7 +84,7 @@ describe("label selectors in every shape callers hold them", () => {
           { key: "legacy", operator: "DoesNotExist" },
         ],
       },
-      "app=cnf,tier in (a,b),zone notin (x),sdewanPurpose,!legacy",
+      "app=cnf,!legacy,sdewanPurpose,tier in (a,b),zone notin (x)",
     ],
     ["empty selector = everything", {}, ""],
   ])("%s", (_title, input, expected) => {
@@ -94,6 +94,8 @@ describe("label selectors in every shape callers hold them", () => {
   it("an unknown operator is refused, not silently widened", () => {
     expect(() =>
       formatLabelSelector({ matchExpressions: [{ key: "k", operator: "Gt", values: ["1"] }] }),
-    ).toThrow('label selector operator "Gt" is not one of In, NotIn, Exists, DoesNotExist');
+    ).toThrow(
+      'labelSelector.matchExpressions[0].operator: "Gt" is not a valid label selector operator',
+    );
   });
 });

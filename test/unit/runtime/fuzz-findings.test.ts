@@ -2,7 +2,7 @@
 import request from "supertest";
 import { createFunctionApp } from "../../../shared/runtime/index.js";
 import { headerSafe } from "../../../shared/runtime/reply.js";
-import { malformed } from "../../../shared/runtime/outcome.js";
+import { malformed } from "../../../shared/core/outcome.js";
 import { binaryRefHeaders, capturingRuntime, eventFunction, jsonFunction } from "./helpers.js";
 
 const refusesEveryKind = eventFunction("refuses", (event) =>

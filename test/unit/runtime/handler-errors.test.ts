@@ -1,6 +1,6 @@
 import request from "supertest";
 import { createFunctionApp, logProcessFaults } from "../../../shared/runtime/index.js";
-import type { Outcome } from "../../../shared/runtime/outcome.js";
+import type { Outcome } from "../../../shared/core/outcome.js";
 import {
   BATCH,
   binaryRefHeaders,

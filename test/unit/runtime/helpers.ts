@@ -5,7 +5,7 @@ import type {
   JsonFunction,
 } from "../../../shared/runtime/function.js";
 import type { IntakeEvent } from "../../../shared/events/types.js";
-import type { Outcome } from "../../../shared/runtime/outcome.js";
+import type { Outcome } from "../../../shared/core/outcome.js";
 
 export type LogLine = Record<string, unknown> & { msg: string; level: string };
 

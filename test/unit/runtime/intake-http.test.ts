@@ -1,7 +1,7 @@
 import request from "supertest";
 import { createFunctionApp } from "../../../shared/runtime/index.js";
 import { loadEventFixture } from "../../fixtures/events/index.js";
-import type { Outcome } from "../../../shared/runtime/outcome.js";
+import type { Outcome } from "../../../shared/core/outcome.js";
 import {
   STRUCTURED,
   binaryRefHeaders,

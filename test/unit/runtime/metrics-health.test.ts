@@ -1,6 +1,6 @@
 import request from "supertest";
 import { createFunctionApp } from "../../../shared/runtime/index.js";
-import type { Outcome } from "../../../shared/runtime/outcome.js";
+import type { Outcome } from "../../../shared/core/outcome.js";
 import { binaryRefHeaders, capturingRuntime, eventFunction, refData } from "./helpers.js";
 
 const callsTwoApisAndOneCnf = eventFunction("counting", (_event, ctx): Outcome => {

@@ -6,7 +6,7 @@ import {
   renderIntakeErrorTable,
   renderOutcomeTable,
 } from "../../../shared/runtime/outcome-doc.js";
-import { OUTCOME_TABLE } from "../../../shared/runtime/outcome.js";
+import { OUTCOME_TABLE } from "../../../shared/core/outcome.js";
 
 const README = readFileSync(
   join(dirname(fileURLToPath(import.meta.url)), "../../../README.md"),

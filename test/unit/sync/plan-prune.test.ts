@@ -1,4 +1,4 @@
-import type { PodSyncResult } from "../../../shared/sync/apply-pod.js";
+import type { PodSyncResult } from "../../../shared/sync/plan-status.js";
 import {
   PRUNE_KEY_PREFIX,
   RULE_COLLECTIONS,

@@ -1,16 +1,20 @@
 /** The EgressStore of shared/egress over shared/kube: typed reads and EgressGroup writes. */
-// resources.js, not index.js: it does not load @kubernetes/client-node (see index.ts).
-import type { KubeClient, ListOptions } from "../../shared/kube/index.js";
-import { EGRESSES, EGRESS_GROUPS, NAMESPACES, PODS } from "../../shared/kube/resources.js";
+import {
+  EGRESSES,
+  EGRESS_GROUPS,
+  NAMESPACES,
+  PODS,
+  type KubeClient,
+  type ListOptions,
+} from "../kube/index.js";
+import type { EgressStore } from "./apply-event.js";
+import { groupObjectFromDesired, observedGroupFromObject } from "./group-object.js";
 import {
   egressSnapshotFromObject,
-  groupObjectFromDesired,
   namespaceSnapshotFromObject,
-  observedGroupFromObject,
   podSnapshotFromObject,
-  type EgressStore,
-  type ListQuery,
-} from "../../shared/egress/index.js";
+} from "./observed.js";
+import type { ListQuery } from "./plan-recompute.js";
 
 /** "" means "all namespaces" / "no label filter" in a ListQuery; the client wants them absent. */
 function listOptions(query: ListQuery, fieldSelector?: string): ListOptions {

@@ -1,7 +1,8 @@
 /**
  * The closed vocabulary of handler outcomes and the one table that maps each to an HTTP reply
  * and a status condition. Handlers never throw for expected failures: they return an Outcome.
- * Unknown exceptions are caught by the runtime and treated as `retry` with a 500 + error id.
+ * An unexpected exception is not an Outcome: the runtime answers 500 with an error id and logs
+ * the stack; the delivery layer (Knative, the connector) redelivers a 5xx as it would a 503.
  */
 
 export type Outcome =

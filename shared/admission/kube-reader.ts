@@ -3,23 +3,18 @@
  * the policies' own shapes at this boundary. RBAC objects are read with their own small schemas.
  */
 import { z } from "zod";
-import {
-  BUCKET_PERMISSION_ANNOTATION,
-  type AnnotatedRole,
-  type Binding,
-  type ObservedRule,
-} from "../../shared/admission/index.js";
-import { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL } from "../../shared/admission/objects.js";
-import type { AdmissionReader, ReadConsistency } from "../../shared/admission/observe.js";
+import { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL } from "./objects.js";
+import { BUCKET_PERMISSION_ANNOTATION, type AnnotatedRole, type Binding } from "./rbac.js";
+import type { ObservedRule } from "./snapshot.js";
+import type { AdmissionReader, ReadConsistency } from "./observe.js";
 import {
   DEPLOYMENTS,
-  defaultKubeClient,
   kubeObjectSchema,
   ruleResource,
   type KubeClient,
   type KubeObject,
   type ResourceType,
-} from "../../shared/kube/index.js";
+} from "../kube/index.js";
 
 const bindingSchema = kubeObjectSchema.extend({
   roleRef: z.looseObject({ kind: z.string(), name: z.string() }),
@@ -128,9 +123,4 @@ export function kubeAdmissionReader(kube: KubeClient): AdmissionReader {
       };
     },
   };
-}
-
-/** The reader for the process's own identity: KUBECONFIG, else the pod's service account. */
-export function clusterAdmissionReader(): AdmissionReader {
-  return kubeAdmissionReader(defaultKubeClient());
 }

@@ -1,0 +1,24 @@
+/**
+ * API groups, versions, kinds and plurals that more than one layer names: shared/rules builds
+ * schemas and CRDs for them, shared/kube reaches them. Living here keeps those two layers from
+ * importing each other.
+ */
+
+/** The SDEWAN rule kinds (their kinds and plurals come from the registry in shared/rules). */
+export const RULE_GROUP = "batch.sdewan.akraino.org";
+export const RULE_VERSION = "v1alpha1";
+export const RULE_API_VERSION = `${RULE_GROUP}/${RULE_VERSION}`;
+
+/** Antrea's Egress, read as input (cluster-scoped). */
+export const EGRESS_API_GROUP = "crd.antrea.io";
+export const EGRESS_VERSION = "v1beta1";
+export const EGRESS_API_VERSION = `${EGRESS_API_GROUP}/${EGRESS_VERSION}`;
+export const EGRESS_KIND = "Egress";
+export const EGRESS_PLURAL = "egresses";
+
+/** Our EgressGroup, written by egress-group-sync (cluster-scoped). */
+export const EGRESS_GROUP_API_GROUP = "sdewan.akraino.org";
+export const EGRESS_GROUP_VERSION = "v1alpha1";
+export const EGRESS_GROUP_API_VERSION = `${EGRESS_GROUP_API_GROUP}/${EGRESS_GROUP_VERSION}`;
+export const EGRESS_GROUP_KIND = "EgressGroup";
+export const EGRESS_GROUP_PLURAL = "egressgroups";

@@ -1,0 +1,15 @@
+/** What every layer that does I/O for one event is handed: a logger and the event's call counters. */
+
+/** Counts outbound calls made while handling one event; logged with the reply and exported as metrics. */
+export interface CallCounters {
+  api: number;
+  cnf: number;
+}
+
+/** Minimal structured logger (pino-compatible subset); every line carries the event's correlation id. */
+export interface Log {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+  debug(fields: Record<string, unknown>, message: string): void;
+}

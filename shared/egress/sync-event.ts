@@ -1,0 +1,94 @@
+/**
+ * One egress event from intake to Outcome: classify it, recompute the groups it touches over the
+ * API server (kube-store.ts), and when a write raced with another writer (409, or the group
+ * vanished), recompute from scratch, a bounded number of times.
+ *
+ * Outcomes: done when every touched group is as planned, also when a group is Stalled because of
+ * a Pod or Namespace event (the group records it; redelivery cannot help); permanent for an Egress
+ * event whose Egress has an invalid selector or too many members; retry on API errors and after
+ * repeated races; malformed for events of other kinds.
+ */
+import type { Log } from "../core/context.js";
+import { done, malformed, permanent, retryLater, type Outcome } from "../core/outcome.js";
+import type { IntakeEvent } from "../events/index.js";
+import { isKubeError, retryOnConflict, type KubeClient } from "../kube/index.js";
+import { applyEgressTrigger, type EventResult, type GroupResult } from "./apply-event.js";
+import { kubeEgressStore } from "./kube-store.js";
+import { triggerFromEvent } from "./plan-recompute.js";
+import type { GroupLimits } from "./size.js";
+
+export interface EgressEventOptions {
+  /** RFC 3339 time for condition transitions. */
+  readonly now: string;
+  readonly limits?: GroupLimits;
+  /** Whole recomputes tried when a write races. Default 3. */
+  readonly maxRaceAttempts?: number;
+}
+
+const PAST: Readonly<Record<GroupResult["action"], string>> = {
+  create: "created",
+  update: "updated",
+  delete: "deleted",
+  unchanged: "unchanged",
+};
+
+function describeGroup(group: GroupResult): string {
+  const members = group.memberCount === null ? "" : ` (${group.memberCount} members)`;
+  const stalled = group.problem === null ? "" : `, stalled: ${group.problem.reason}`;
+  return `EgressGroup ${group.name} ${PAST[group.action]}${members}${stalled}`;
+}
+
+function summary(result: EventResult): string {
+  const { groups, trigger } = result;
+  if (groups.length === 0) {
+    const what =
+      trigger.kind === "pod" ? `pod ${trigger.namespace}/${trigger.name}` : `${trigger.kind}`;
+    return `unchanged: no Egress selects or lists ${what}`;
+  }
+  const [only] = groups;
+  if (groups.length === 1 && only !== undefined) return describeGroup(only);
+  const counts = new Map<string, number>();
+  for (const g of groups) counts.set(PAST[g.action], (counts.get(PAST[g.action]) ?? 0) + 1);
+  const stalled = groups.filter((g) => g.problem !== null).map((g) => g.name);
+  const parts = [...counts].map(([action, n]) => `${n} ${action}`).join(", ");
+  return `${groups.length} EgressGroups recomputed: ${parts}${stalled.length > 0 ? `; stalled: ${stalled.join(", ")}` : ""}`;
+}
+
+function outcomeOf(result: EventResult): Outcome {
+  const { trigger, groups } = result;
+  const problem = groups[0]?.problem ?? null;
+  if (trigger.kind === "egress" && problem !== null) {
+    return permanent(problem.reason, `EgressGroup ${trigger.name}: ${problem.message}`);
+  }
+  return done(summary(result));
+}
+
+/** A concurrent writer changed or deleted a group between our read and our write. */
+const raced = (error: unknown): boolean =>
+  isKubeError(error, "conflict") || isKubeError(error, "notFound");
+
+export async function syncEgressEvent(
+  event: IntakeEvent,
+  kube: KubeClient,
+  log: Log,
+  options: EgressEventOptions,
+): Promise<Outcome> {
+  const classified = triggerFromEvent(event);
+  if (!classified.ok) return malformed(classified.code, classified.reason);
+  const store = kubeEgressStore(kube);
+  const apply = { now: options.now, ...(options.limits ? { limits: options.limits } : {}) };
+  try {
+    const result = await retryOnConflict(
+      { attempts: options.maxRaceAttempts ?? 3, isRace: raced, jitterMs: 0 },
+      () => applyEgressTrigger(classified.trigger, store, apply),
+    );
+    log.debug({ recomputed: result.recomputed }, "egress groups recomputed");
+    return outcomeOf(result);
+  } catch (error) {
+    if (raced(error)) return retryLater((error as Error).message);
+    if (isKubeError(error) && (error.retryable || error.code === "forbidden")) {
+      return retryLater(error.message);
+    }
+    throw error;
+  }
+}

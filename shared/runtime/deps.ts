@@ -1,0 +1,29 @@
+/**
+ * What every function is built from, wired the same way in each: `create<Function>(deps)` takes
+ * any of these, `functionDeps` fills in the rest. Tests pass their own API client (a test user's
+ * identity), environment and clock.
+ */
+import { defaultKubeClient, type KubeClient } from "../kube/index.js";
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface FunctionDeps {
+  /** The API client; by default in-cluster or KUBECONFIG, created on first use. */
+  readonly kube: () => KubeClient;
+  readonly env: Env;
+  readonly now: () => Date;
+}
+
+export function functionDeps(given: Partial<FunctionDeps> = {}): FunctionDeps {
+  return {
+    kube: given.kube ?? defaultKubeClient,
+    env: given.env ?? process.env,
+    now: given.now ?? (() => new Date()),
+  };
+}
+
+/** A positive integer from the environment, else `fallback`. */
+export function positiveIntFromEnv(env: Env, name: string, fallback: number): number {
+  const value = Number(env[name]);
+  return Number.isInteger(value) && value > 0 ? value : fallback;
+}

@@ -1,0 +1,122 @@
+/**
+ * The two events rule sync answers, from intake to Outcome: a rule event (reconcile-rule) and a
+ * CNF Deployment/Pod event or a resync (on-deployment-ready). The event only names an object:
+ * it is re-read, and the rest is syncRules / runCnfWork. An API failure while reading becomes a
+ * retry or a permanent outcome (kubeFailureOutcome), never an exception.
+ */
+import { done, malformed, type Outcome } from "../core/outcome.js";
+import type { IntakeEvent } from "../events/index.js";
+import { DEPLOYMENTS, PODS, ruleResource, type KubeClient } from "../kube/index.js";
+import { byKind, RULE_KIND_NAMES } from "../rules/index.js";
+import { kubeFailureOutcome } from "./apply-rule.js";
+import { observeRuleAndCnf } from "./observe.js";
+import { parseRuleObject } from "./observed.js";
+import { cnfObjectKind, planObjectWork, planResyncWork, type CnfWork } from "./plan-scope.js";
+import { runCnfWork, type CnfBatchReport } from "./resync.js";
+import { syncRules, type SyncContext } from "./sync.js";
+
+type ObjectEvent = Extract<IntakeEvent, { type: "object" }>;
+
+async function syncRule(event: ObjectEvent, ctx: SyncContext): Promise<Outcome> {
+  const { ref } = event;
+  const entry = byKind(ref.kind);
+  if (entry === undefined) {
+    return malformed(
+      "UnknownKind",
+      `reconcile-rule does not handle kind ${ref.kind}; supported kinds: ${RULE_KIND_NAMES.join(", ")}`,
+    );
+  }
+  if (ref.namespace === "") {
+    return malformed("MissingNamespace", `${ref.kind} ${ref.name}: rule kinds are namespaced`);
+  }
+  const key = { namespace: ref.namespace, name: ref.name };
+  const observed = await observeRuleAndCnf(ctx.kube, ruleResource(entry), key);
+  // Deleted (and released) before we got here: the finalizer path already cleaned the CNF.
+  if (observed === undefined) return done("gone");
+  const { raw, observation } = observed;
+  const request = { observation, readMode: "items", whileWaiting: "retry" } as const;
+  const report = await syncRules(ctx, { ...request, rules: [parseRuleObject(raw)] });
+  const cnfWrites = report.pods.reduce((n, p) => n + p.writes.length, 0);
+  const rule = `${ref.kind} ${ref.namespace}/${ref.name}`;
+  ctx.log.debug({ rule, cnfWrites, pods: report.pods.length }, "rule synced");
+  return report.outcome;
+}
+
+/** A rule was created, changed or deleted: bring that one rule in sync on every pod of its CNF. */
+export async function syncRuleEvent(event: IntakeEvent, ctx: SyncContext): Promise<Outcome> {
+  if (event.type === "resync") {
+    return malformed(
+      "WrongFunction",
+      "reconcile-rule takes rule events; send resync events to on-deployment-ready",
+    );
+  }
+  try {
+    return await syncRule(event, ctx);
+  } catch (error) {
+    return kubeFailureOutcome(error, "reading the rule and its CNF");
+  }
+}
+
+/** Which CNFs the event concerns: a Deployment or Pod is re-read first. */
+async function workOf(event: IntakeEvent, kube: KubeClient): Promise<CnfWork> {
+  if (event.type === "resync") return planResyncWork(event.scope);
+  const kind = cnfObjectKind(event.ref);
+  if (!kind.ok) return kind.work;
+  const key = { namespace: event.ref.namespace, name: event.ref.name };
+  const live =
+    kind.kind === "Deployment" ? await kube.get(DEPLOYMENTS, key) : await kube.get(PODS, key);
+  return planObjectWork({
+    ref: event.ref,
+    liveLabels: live === undefined ? undefined : (live.metadata.labels ?? {}),
+    eventObject: event.object,
+  });
+}
+
+function logReport(ctx: SyncContext, work: CnfWork, report: CnfBatchReport): void {
+  const syncs = report.scopes.flatMap((s) => (s.sync ? [s.sync] : []));
+  const pods = syncs.flatMap((s) => s.pods);
+  ctx.log.info(
+    {
+      work: work.kind === "cnf" ? `${work.scope.namespace}/${work.scope.purpose}` : work.kind,
+      cnfs: report.scopes.length,
+      rules: syncs.reduce((n, s) => n + s.rules.length, 0),
+      podsSynced: pods.length,
+      cnfWrites: pods.reduce((n, p) => n + p.writes.length, 0),
+      restarts: pods.reduce((n, p) => n + p.restarted.length, 0),
+      pruned: report.scopes.reduce((n, s) => n + s.pruned, 0),
+    },
+    "CNFs synced",
+  );
+}
+
+async function syncCnfs(
+  event: IntakeEvent,
+  ctx: SyncContext,
+  cnfConcurrency: number,
+): Promise<Outcome> {
+  const work = await workOf(event, ctx.kube);
+  if (work.kind === "malformed") return malformed(work.code, work.reason);
+  if (work.kind === "skip") {
+    ctx.log.info({ reason: work.reason }, `ignoring event: ${work.reason}`);
+    return done(`ignored: ${work.reason}`);
+  }
+  const report = await runCnfWork(ctx, work, { cnfConcurrency });
+  logReport(ctx, work, report);
+  return report.outcome;
+}
+
+/**
+ * A CNF Deployment or Pod changed, or the resync is due: bring every rule of the CNFs it concerns
+ * in sync on every ready pod, `cnfConcurrency` CNFs at a time.
+ */
+export async function syncCnfEvent(
+  event: IntakeEvent,
+  ctx: SyncContext,
+  cnfConcurrency: number,
+): Promise<Outcome> {
+  try {
+    return await syncCnfs(event, ctx, cnfConcurrency);
+  } catch (error) {
+    return kubeFailureOutcome(error, "reading the CNF and its rules");
+  }
+}

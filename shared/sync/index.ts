@@ -1,0 +1,40 @@
+/**
+ * shared/sync: brings SDEWAN rules in sync on every ready pod of their CNF and records the result
+ * on each rule's status. reconcile-rule syncs one rule (syncRules), on-deployment-ready and the
+ * resync a whole CNF or many (runCnfWork).
+ *
+ * Owns: reading a CNF's Deployment, Pods and rules (observe.ts; the types in observed.ts); the
+ * pure plans: which CNF an event concerns (plan-scope), each rule's target and collisions
+ * (plan-rules, plan-targets), the writes per pod (plan-writes), the status and finalizer decision
+ * (plan-status), pruning (plan-prune, plan-pods); and the shells that execute them on a pod
+ * (apply-pod), on a rule (apply-rule) and on a CNF (sync, resync, prune-ledger).
+ *
+ * Does not: parse events (shared/events), speak HTTP (shared/runtime), know a rule kind by name
+ * (shared/rules answers for each kind), or keep anything between events.
+ *
+ * Example:
+ *   const { rule, cnf } = await observeRuleAndCnf(kube, key);
+ *   const report = await syncRules(ctx, { observation: cnf, rules: [parseRuleObject(rule)],
+ *     readMode: "items", whileWaiting: "retry" });
+ */
+export { syncRules } from "./sync.js";
+export type { RuleReport, SyncContext, SyncReport, SyncRequest } from "./sync.js";
+export { runCnfWork } from "./resync.js";
+export type { CnfBatchReport, CnfSyncOptions, ScopeReport } from "./resync.js";
+export { observeCnf, observeCnfOf, observeRuleAndCnf, listRulesOfScope } from "./observe.js";
+export type { RuleAndCnf } from "./observe.js";
+export { parseRuleObject } from "./observed.js";
+export type { CnfObservation, CnfScope, ObservedRuleCr } from "./observed.js";
+export { kubeFailureOutcome } from "./apply-rule.js";
+export type { RuleIdentity } from "./plan-rules.js";
+export {
+  cnfObjectKind,
+  planObjectWork,
+  planResyncWork,
+  type CnfObjectKind,
+  type CnfWork,
+  type ObjectWorkInput,
+} from "./plan-scope.js";
+export { LEDGER_ANNOTATION, ledgerOf } from "./prune-ledger.js";
+export { PRUNE_ANNOTATION } from "./plan-prune.js";
+export { syncCnfEvent, syncRuleEvent } from "./events.js";

@@ -1,0 +1,115 @@
+/**
+ * Planning one sync of a CNF's rules, before any write: what each observed rule CR wants on the
+ * pods (its target) or why it cannot be applied, and which of two rules mapping to one CNF object
+ * loses. Pure: sync.ts executes the plan.
+ */
+import type { KnownFinalizers } from "../kube/plan-finalizers.js";
+import type { KubeObject } from "../core/objects.js";
+import {
+  PURPOSE_LABEL,
+  requireKind,
+  ruleKey,
+  ruleStatusSchema,
+  type RuleStatus,
+} from "../rules/index.js";
+import type { CnfObservation, ObservedRuleCr } from "./observed.js";
+import type { ObservedRule } from "./plan-status.js";
+import { isDeleting, planDeletionTarget, planRuleTarget } from "./plan-targets.js";
+import { findObjectCollisions, type RuleTarget } from "./plan-writes.js";
+
+/** What a rule identifies as: kind, namespace and name. */
+export interface RuleIdentity {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export interface PlannedRule {
+  readonly identity: RuleIdentity;
+  /** The uid observed, to tell the rule from a new one of the same name later. */
+  readonly uid: string | undefined;
+  /** Its sdewanPurpose label: which CNF's other rules may reference it. */
+  readonly purpose: string | undefined;
+  /** What its finalizer writes start from, so they need no read of their own. */
+  readonly meta: KnownFinalizers;
+  readonly observed: ObservedRule;
+  readonly oldStatus: RuleStatus | undefined;
+  readonly target: RuleTarget | undefined;
+  readonly unappliable: { readonly code: string; readonly message: string } | undefined;
+  /** Rules it references, "Kind name", for a status that says which one is missing. */
+  readonly needs: readonly string[];
+}
+
+function needsOf(rule: ObservedRuleCr): string[] {
+  if (!rule.ok) return [];
+  try {
+    return requireKind(rule.cr.kind)
+      .references(rule.cr.spec)
+      .map((r) => `${r.kind} ${r.name}`);
+  } catch {
+    return [];
+  }
+}
+
+function statusOf(raw: unknown): RuleStatus | undefined {
+  const parsed = ruleStatusSchema.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
+}
+
+function observedRule(meta: KubeObject["metadata"], kind: string, status: unknown): ObservedRule {
+  return {
+    key: ruleKey({ kind, name: meta.name }),
+    generation: meta.generation ?? 0,
+    resourceVersion: meta.resourceVersion ?? "",
+    deleting: meta.deletionTimestamp !== undefined,
+    hasFinalizer: (meta.finalizers ?? []).includes(requireKind(kind).finalizer),
+    status: statusOf(status),
+  };
+}
+
+export function planRule(rule: ObservedRuleCr, observation: CnfObservation): PlannedRule {
+  const obj = rule.ok ? rule.cr : rule.raw;
+  const meta = obj.metadata;
+  const identity = { kind: obj.kind, namespace: meta.namespace ?? "", name: meta.name };
+  const observed = observedRule(meta, obj.kind, obj.status);
+  const base = {
+    identity,
+    uid: meta.uid,
+    purpose: meta.labels?.[PURPOSE_LABEL],
+    meta: { resourceVersion: meta.resourceVersion ?? "", finalizers: meta.finalizers ?? [] },
+    observed,
+    oldStatus: observed.status,
+    needs: needsOf(rule),
+  };
+  if (!rule.ok) {
+    // A rule whose spec never parsed can still be removed from the CNF by kind and name.
+    if (isDeleting(rule.raw)) {
+      return { ...base, target: planDeletionTarget(obj.kind, meta.name), unappliable: undefined };
+    }
+    const unappliable = { code: rule.code, message: rule.message };
+    return { ...base, target: undefined, unappliable };
+  }
+  // Without a CNF there is no network map to convert with, and nothing to write to.
+  if (observation.situation.kind !== "found") {
+    return { ...base, target: undefined, unappliable: undefined };
+  }
+  const result = planRuleTarget(rule.cr, observation.networks);
+  if (result.ok) return { ...base, target: result.target, unappliable: undefined };
+  return {
+    ...base,
+    target: undefined,
+    unappliable: { code: result.code, message: result.message },
+  };
+}
+
+/** Two rules that map to one CNF object: all but one are unappliable. */
+export function withoutCollisions(planned: readonly PlannedRule[]): PlannedRule[] {
+  const targets = planned.flatMap((p) => (p.target ? [p.target] : []));
+  const collisions = findObjectCollisions(targets);
+  return planned.map((p) => {
+    const winner = p.target ? collisions.get(p.target.key) : undefined;
+    if (winner === undefined || p.observed.deleting) return p;
+    const message = `maps to the same CNF object as ${winner}; rename one of them`;
+    return { ...p, target: undefined, unappliable: { code: "NameCollision", message } };
+  });
+}
