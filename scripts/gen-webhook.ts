@@ -1,35 +1,12 @@
 /**
  * Writes manifests/webhook/validating-webhook-configuration.yaml from the rule registry
- * (`npm run gen:webhook`); `--check` only reports drift.
+ * (`npm run gen:webhook`); `--check` only reports drift. `npm run gen:manifests` does this and
+ * every other generated manifest at once.
  */
-import { readFile, writeFile } from "node:fs/promises";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { renderWebhookManifest } from "../shared/admission/webhook-config.js";
+import { GENERATED } from "./manifests/index.js";
+import { generate } from "./manifests/write.js";
 
-const TARGET = path.join(
-  path.dirname(fileURLToPath(import.meta.url)),
-  "..",
-  "manifests",
-  "webhook",
-  "validating-webhook-configuration.yaml",
+process.exitCode = await generate(
+  GENERATED.filter((set) => set.group === "webhook"),
+  process.argv.includes("--check"),
 );
-
-async function main(): Promise<number> {
-  const check = process.argv.includes("--check");
-  const wanted = renderWebhookManifest();
-  const current = await readFile(TARGET, "utf8").catch(() => undefined);
-  if (current === wanted) {
-    console.log("manifests/webhook: validating-webhook-configuration.yaml up to date");
-    return 0;
-  }
-  if (check) {
-    console.log("manifests/webhook: validating-webhook-configuration.yaml is out of date");
-    return 1;
-  }
-  await writeFile(TARGET, wanted);
-  console.log("manifests/webhook: validating-webhook-configuration.yaml written");
-  return 0;
-}
-
-process.exitCode = await main();

@@ -1,15 +1,20 @@
 /**
- * The 1,000-rule CNF: one namespace, a CNF with 2 pods, `count` rules over all 11 kinds, applied
+ * The 1,000-rule CNF: one namespace, a CNF with 2 pods, `count` rules over every rule kind, applied
  * once. `restartRun` is the scenario the on-deployment-ready row and the RSS measurement share:
  * both pods restart (their CNFs lose every object), turn not ready (statuses say so), turn ready
  * again, and one CNF event brings every rule back on both pods with statuses true.
  */
 import { ruleResource, type KubeClient } from "../../shared/kube/index.js";
-import { RULE_KIND_NAMES, requireKind, type RuleStatus } from "../../shared/rules/index.js";
+import {
+  RULE_KIND_NAMES,
+  exampleRules,
+  requireKind,
+  type RuleStatus,
+} from "../../shared/rules/index.js";
 import type { BenchCnf } from "./cnf.js";
 import type { BenchContext } from "./context.js";
 import { postObjectEvent, type EventReply } from "./events.js";
-import { createRules, generateRules, ruleCollections, type GeneratedRule } from "./rules.js";
+import { createRules, ruleCollections, type GeneratedRule } from "./rules.js";
 
 export const BIG_PURPOSE = "big";
 
@@ -45,7 +50,7 @@ export function bigCnf(ctx: BenchContext): Promise<BigCnf> {
   cached ??= (async () => {
     const namespace = await ctx.cluster.namespace("bench-big");
     const cnf = await ctx.fleet.createCnf(namespace, BIG_PURPOSE, { pods: 2 });
-    const rules = generateRules(ctx.sizes.restartRules);
+    const rules = exampleRules(ctx.sizes.restartRules);
     const started = performance.now();
     await createRules(ctx.cluster.raw, namespace, BIG_PURPOSE, rules);
     ctx.log(`created ${rules.length} rules in ${Math.round(performance.now() - started)} ms`);

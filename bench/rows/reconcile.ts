@@ -7,14 +7,20 @@ import path from "node:path";
 import { totalWrites } from "../../dev/cnf-sim/index.js";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
 import { ruleResource } from "../../shared/kube/index.js";
-import { RULE_API_VERSION, requireKind, type RuleStatus } from "../../shared/rules/index.js";
+import {
+  RULE_API_VERSION,
+  exampleCounts,
+  exampleRule,
+  requireKind,
+  type RuleStatus,
+} from "../../shared/rules/index.js";
 import type { BenchCnf } from "../lib/cnf.js";
 import { cnfRequestTally, describeTally, lastSeqs } from "../lib/cnf.js";
 import type { BenchContext } from "../lib/context.js";
 import { postObjectEvent, type EventReply } from "../lib/events.js";
 import { RecordingKube } from "../lib/recording-kube.js";
 import { atMost, type RowResult } from "../lib/report.js";
-import { createRules, kindCounts, MAKERS } from "../lib/rules.js";
+import { createRules } from "../lib/rules.js";
 import { serveInProcess } from "../lib/serve.js";
 import { cpuMeter, ms, num, percentiles } from "../lib/stats.js";
 
@@ -32,10 +38,10 @@ interface World {
 async function setUp(ctx: BenchContext): Promise<World> {
   const namespace = await ctx.cluster.namespace("bench-reconcile");
   const cnf = await ctx.fleet.createCnf(namespace, "rr", { pods: 2 });
-  const counts = { ...kindCounts(0), Mwan3Policy: 1 };
+  const counts = { ...exampleCounts(0), Mwan3Policy: 1 };
   await createRules(ctx.cluster.raw, namespace, "rr", [
-    MAKERS.Mwan3Policy(0, counts),
-    MAKERS.Mwan3Rule(0, counts),
+    exampleRule("Mwan3Policy", 0, counts),
+    exampleRule("Mwan3Rule", 0, counts),
   ]);
   const kube = new RecordingKube(ctx.cluster.adminClient());
   const fn = createReconcileRule({ kube: () => kube });

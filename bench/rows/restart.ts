@@ -10,6 +10,7 @@ import { applyAll, bigCnf, endStateProblems, restartRun } from "../lib/big-cnf.j
 import type { BenchContext } from "../lib/context.js";
 import { RecordingKube } from "../lib/recording-kube.js";
 import { atMost, type RowResult } from "../lib/report.js";
+import { RULE_KIND_NAMES } from "../../shared/rules/index.js";
 import { ruleCollections } from "../lib/rules.js";
 import { serveInProcess } from "../lib/serve.js";
 import { int, ms, num } from "../lib/stats.js";
@@ -41,7 +42,7 @@ export async function benchRestart(ctx: BenchContext): Promise<RowResult[]> {
     return [
       {
         id: "cnf-restart",
-        metric: `on-deployment-ready: CNF restart, ${int(n)} rules over all 11 kinds x 2 pods -> all applied, statuses true`,
+        metric: `on-deployment-ready: CNF restart, ${int(n)} rules over all ${RULE_KIND_NAMES.length} kinds x 2 pods -> all applied, statuses true`,
         target: "<= 3 s; CNF reads per pod <= number of collections",
         measured: `${ms(run.ms)}; CNF reads per pod ${perPod.map((p) => p.reads).join("/")} for ${collections} collections`,
         counts:

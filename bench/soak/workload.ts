@@ -4,9 +4,14 @@
  * state is always appliable), and Pod / Namespace / Egress churn for egress-group-sync. The model
  * here only chooses operations; the end-state checks read the API server, never this model.
  */
-import { RULE_API_VERSION, requireKind, type RuleKindName } from "../../shared/rules/index.js";
+import {
+  RULE_API_VERSION,
+  exampleRules,
+  requireKind,
+  type RuleKindName,
+} from "../../shared/rules/index.js";
 import type { RawApi } from "../lib/raw-api.js";
-import { generateRules, type GeneratedRule } from "../lib/rules.js";
+import type { GeneratedRule } from "../lib/rules.js";
 import type { Random } from "./random.js";
 
 export const EGRESS_RUN_LABEL = "soak.sdewan/egress";
@@ -35,37 +40,11 @@ const plural = (kind: RuleKindName): string => requireKind(kind).plural;
 const rulePath = (ns: string, kind: RuleKindName, name?: string): string =>
   `/apis/batch.sdewan.akraino.org/v1alpha1/namespaces/${ns}/${plural(kind)}${name === undefined ? "" : `/${name}`}`;
 
-/** A spec change that keeps the rule valid and its references as they are. */
-function mutate(rule: GeneratedRule, random: Random): Record<string, unknown> | undefined {
-  const n = String(1 + random.int(60_000));
-  switch (rule.kind) {
-    case "Mwan3Rule":
-      return { dest_port: n };
-    case "Mwan3Policy":
-      return {
-        members: [
-          { network: "ovn-net1", metric: 1 + random.int(5), weight: 2 },
-          { network: "ovn-net2", metric: 3, weight: 3 },
-        ],
-      };
-    case "FirewallZone":
-      return { input: random.chance(0.5) ? "ACCEPT" : "REJECT" };
-    case "FirewallRule":
-      return { src_port: n };
-    case "FirewallDNAT":
-      return { src_dport: n };
-    case "FirewallSNAT":
-      return { src_dip: `1.2.${random.int(250)}.${random.int(250)}` };
-    case "IpsecProposal":
-      return { dh_group: random.chance(0.5) ? "modp2048" : "modp3072" };
-    case "IpsecHost":
-      return { remote: `10.10.${random.int(250)}.${random.int(250)}` };
-    case "CNFService":
-      return { dport: String(1024 + random.int(60_000)) };
-    default:
-      return undefined;
-  }
-}
+/**
+ * How a rule of `kind` can change (its registry example: valid, references kept), or undefined
+ * when the kind declares no such change. requireKind throws on a kind the registry lacks.
+ */
+const changeOf = (kind: RuleKindName) => requireKind(kind).example.change;
 
 interface Slot {
   readonly home: RuleHome;
@@ -117,8 +96,7 @@ export class Workload {
     this.run = options.run;
     // Rule names are unique per namespace and kind: each purpose of a namespace gets a prefix.
     this.slots = options.homes.flatMap((home) =>
-      generateRules(options.rulesPerHome ?? 22).map((generated) => {
-        const rule = renamed(generated, home.purpose);
+      exampleRules(options.rulesPerHome ?? 22, namePrefix(home.purpose)).map((rule) => {
         const references = requireKind(rule.kind)
           .references(rule.spec)
           .map((r) => slotKey(home, r.kind, r.name));
@@ -157,12 +135,12 @@ export class Workload {
         this.counts.ruleCreates += 1;
       }
     } else if (roll < 0.8) {
-      const slot = this.random.pick(existing);
-      const change = slot && mutate(slot.rule, this.random);
+      const slot = this.random.pick(existing.filter((s) => changeOf(s.rule.kind) !== undefined));
+      const change = slot && changeOf(slot.rule.kind);
       if (slot === undefined || change === undefined) return;
       if (
         await this.patch(rulePath(slot.home.namespace, slot.rule.kind, slot.rule.name), {
-          spec: change,
+          spec: change(this.random.int(1_000_000)),
         })
       ) {
         this.counts.ruleUpdates += 1;
@@ -293,15 +271,7 @@ export class Workload {
   }
 }
 
-/** The same rule, its name and every name it references prefixed per purpose ("a"-pol0 -> apol0). */
-function renamed(rule: GeneratedRule, purpose: string): GeneratedRule {
-  const prefix = purpose.replace(/[^a-z0-9]/g, "");
-  const rename = (name: string): string => `${prefix}${name}`;
-  const spec = JSON.parse(
-    JSON.stringify(rule.spec).replace(
-      /"(pol|z|prop)(\d+)"/g,
-      (_m, p: string, d: string) => `"${rename(p + d)}"`,
-    ),
-  ) as Record<string, unknown>;
-  return { kind: rule.kind, name: rename(rule.name), spec };
+/** The prefix of a purpose's rule names and references ("a-x" -> "ax"). */
+function namePrefix(purpose: string): string {
+  return purpose.replace(/[^a-z0-9]/g, "");
 }

@@ -105,6 +105,25 @@ export interface NameRule {
   readonly reason: string;
 }
 
+/** Names the i-th generated rule of a kind this one references (the generator wraps i). */
+export type ExampleRef = (kind: RuleKindName, i: number) => string;
+
+/**
+ * Generated examples of a kind, for load (bench, soak): what a workload needs to create and
+ * change rules of this kind without knowing it. Tests hold every kind's examples valid.
+ */
+export interface RuleExample<Spec = Readonly<Record<string, unknown>>> {
+  /** Generated rules are named `<namePrefix><i>` (short: the CNF may limit names). */
+  readonly namePrefix: string;
+  /** The i-th valid spec of a set; rules it references are named by `ref`. */
+  readonly spec: (i: number, ref: ExampleRef) => Spec;
+  /**
+   * A merge patch of the spec that keeps it valid and its references as they are, varied by
+   * `n` (any non-negative integer). Absent: the kind has no such change.
+   */
+  readonly change?: (n: number) => Partial<Spec>;
+}
+
 /** One rule kind, erased: every function accepts unknown input and validates it itself. */
 export interface RuleKindEntry {
   readonly kind: RuleKindName;
@@ -131,6 +150,7 @@ export interface RuleKindEntry {
   /** Apply order: lower first. Delete in reverse. Greater than every kind in dependsOn. */
   readonly applyRank: number;
   readonly nameRule: NameRule | null;
+  readonly example: RuleExample;
 
   /** Null when the name is acceptable, else why not. */
   checkName(name: string): string | null;
@@ -167,6 +187,7 @@ export interface RuleKindDefinition<Spec extends Readonly<Record<string, unknown
   readonly networks?: (spec: Spec) => NetworkUse[];
   readonly toCnf: (name: string, spec: Spec, ctx: ConversionContext) => CnfObject;
   readonly ownsCnfObject?: (obj: Readonly<Record<string, unknown>>) => boolean;
+  readonly example: RuleExample<Spec>;
 }
 
 function nameProblem(rule: NameRule | null, name: string): string | null {
@@ -230,6 +251,7 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
     dependsOn: def.dependsOn,
     applyRank: def.applyRank,
     nameRule: def.nameRule,
+    example: def.example,
     checkName: (name) => nameProblem(def.nameRule, name),
     parseSpec: (spec) => toResult(def.specSchema.safeParse(spec, PARSE_OPTIONS), "spec", def.kind),
     parseCr: (raw) => toResult(crSchema.safeParse(raw, PARSE_OPTIONS), "", def.kind),

@@ -77,6 +77,8 @@ export {
   type CnfServiceName,
   type NameRule,
   type ParseResult,
+  type RuleExample,
+  type ExampleRef,
 } from "./entry.js";
 export {
   ALL_RULE_KINDS,
@@ -90,6 +92,13 @@ export {
   kindsReferencing,
   kindsSharingCollection,
 } from "./registry.js";
+export {
+  exampleCounts,
+  exampleName,
+  exampleRule,
+  exampleRules,
+  type ExampleRule,
+} from "./examples.js";
 export type { Mwan3PolicySpec, Mwan3RuleSpec } from "./kinds/mwan3.js";
 export type {
   FirewallZoneSpec,

@@ -1,5 +1,5 @@
 /**
- * The registry: the 11 rule kinds in apply order, and lookups. Nothing outside shared/rules
+ * The registry: every rule kind in apply order, and lookups. Nothing outside shared/rules
  * switches on a kind name; it looks the entry up here and reads data or calls its functions.
  */
 import { UnknownRuleKindError } from "./errors.js";

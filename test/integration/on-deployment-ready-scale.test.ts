@@ -1,163 +1,28 @@
-// 300 rules over all 11 kinds on a CNF whose two pods restarted while no event was delivered:
+// 300 rules over every kind on a CNF whose two pods restarted while no event was delivered:
 // one on-deployment-ready call converges it. Per pod the CNF is read once per collection and
 // each touched service restarts once. Prints the time and request counts of that call.
 import { jest } from "@jest/globals";
 import pLimit from "p-limit";
-import { ALL_RULE_KINDS } from "../../shared/rules/index.js";
+import { ALL_RULE_KINDS, exampleRules } from "../../shared/rules/index.js";
 import { CnfWorld, type Cnf } from "./cnf-world.js";
 
 jest.setTimeout(180_000);
 
 const PURPOSE = "big";
 
-interface RuleSpec {
-  readonly kind: string;
-  readonly name: string;
-  readonly spec: Record<string, unknown>;
-}
+/** 300 rules: every kind, with references between them (the registry's examples). */
+const RULES = exampleRules(300);
 
-const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
-const net = (i: number): string => (i % 2 === 0 ? "ovn-net1" : "ovn-net2");
-
-/** 300 rules: every kind, with references between them (policies, zones, proposals). */
-function threeHundredRules(): RuleSpec[] {
-  const policies = range(30).map((i) => ({
-    kind: "Mwan3Policy",
-    name: `policy${i}`,
-    spec: { members: [{ network: net(i), metric: 1, weight: i }] },
-  }));
-  const mwan3Rules = range(60).map((i) => ({
-    kind: "Mwan3Rule",
-    name: `rule${i}`,
-    spec: { policy: `policy${(i % 30) + 1}`, src_ip: `10.1.${i}.0/24`, proto: "tcp" },
-  }));
-  const zones = range(20).map((i) => ({
-    kind: "FirewallZone",
-    name: `zone${i}`,
-    spec: { network: [net(i)], input: "ACCEPT", output: "ACCEPT", forward: "REJECT" },
-  }));
-  const zone = (i: number): string => `zone${(i % 20) + 1}`;
-  const snats = range(30).map((i) => ({
-    kind: "FirewallSNAT",
-    name: `snat${i}`,
-    spec: {
-      src: zone(i),
-      src_ip: `192.168.1.${i}`,
-      src_dip: `1.2.3.${i}`,
-      dest: zone(i + 1),
-      proto: "icmp",
-    },
-  }));
-  const dnats = range(30).map((i) => ({
-    kind: "FirewallDNAT",
-    name: `dnat${i}`,
-    spec: {
-      src: zone(i),
-      src_dport: String(20000 + i),
-      dest: zone(i + 3),
-      dest_ip: `192.168.2.${i}`,
-      dest_port: "22",
-      proto: "tcp",
-    },
-  }));
-  const forwardings = range(30).map((i) => ({
-    kind: "FirewallForwarding",
-    name: `fwd${i}`,
-    spec: { src: zone(i), dest: zone(i + 7) },
-  }));
-  const fwRules = range(40).map((i) => ({
-    kind: "FirewallRule",
-    name: `fwrule${i}`,
-    spec: {
-      src: zone(i),
-      src_ip: `192.168.3.${i}`,
-      src_port: String(1000 + i),
-      proto: "tcp",
-      target: "REJECT",
-    },
-  }));
-  const proposals = range(10).map((i) => ({
-    kind: "IpsecProposal",
-    name: `proposal${i}`,
-    spec: { encryption_algorithm: "aes128", hash_algorithm: "sha256", dh_group: "modp3072" },
-  }));
-  const proposal = (i: number): string[] => [`proposal${(i % 10) + 1}`];
-  const sites = range(20).map((i) => ({
-    kind: "IpsecSite",
-    name: `site${i}`,
-    spec: {
-      remote: "%any",
-      authentication_method: "psk",
-      pre_shared_key: `key-${i}`,
-      crypto_proposal: proposal(i),
-      connections: [
-        {
-          name: `site${i}conn`,
-          conn_type: "tunnel",
-          mode: "start",
-          local_subnet: `172.12.${i}.0/24`,
-          remote_sourceip: `172.13.${i}.30-172.13.${i}.45`,
-          crypto_proposal: proposal(i),
-        },
-      ],
-    },
-  }));
-  const hosts = range(20).map((i) => ({
-    kind: "IpsecHost",
-    name: `host${i}`,
-    spec: {
-      remote: `10.10.10.${i}`,
-      authentication_method: "psk",
-      pre_shared_key: `key-${i}`,
-      crypto_proposal: proposal(i + 5),
-      connections: [
-        {
-          name: `host${i}conn`,
-          conn_type: "tunnel",
-          mode: "start",
-          local_sourceip: "%config",
-          remote_subnet: `172.14.${i}.0/24`,
-          crypto_proposal: proposal(i + 5),
-        },
-      ],
-    },
-  }));
-  const services = range(10).map((i) => ({
-    kind: "CNFService",
-    name: `svc${i}`,
-    spec: { fullname: `svc${i}.default.svc.cluster.local`, port: String(3000 + i), dport: "8080" },
-  }));
-  return [
-    ...policies,
-    ...mwan3Rules,
-    ...zones,
-    ...snats,
-    ...dnats,
-    ...forwardings,
-    ...fwRules,
-    ...proposals,
-    ...sites,
-    ...hosts,
-    ...services,
-  ];
-}
-
-const COLLECTIONS = [
-  "mwan3/policies",
-  "mwan3/rules",
-  "firewall/zones",
-  "firewall/redirects",
-  "firewall/forwardings",
-  "firewall/rules",
-  "ipsec/proposals",
-  "ipsec/remotes",
-  "service/services",
-];
+/** Every CNF collection rules live in (e.g. "mwan3/rules"), and the services they restart. */
+const COLLECTIONS = [...new Set(ALL_RULE_KINDS.map((e) => `${e.cnf.module}/${e.cnf.collection}`))];
+const RESTARTED = [
+  ...new Set(ALL_RULE_KINDS.flatMap((e) => (e.cnf.restartService ? [e.cnf.restartService] : []))),
+].sort();
 
 describe("300 rules over all kinds on a restarted CNF", () => {
   let world: CnfWorld;
   let cnf: Cnf;
-  const rules = threeHundredRules();
+  const rules = RULES;
 
   beforeAll(async () => {
     world = await CnfWorld.create();
@@ -171,7 +36,7 @@ describe("300 rules over all kinds on a restarted CNF", () => {
 
   it("one call applies them all, then both pods restart unseen and one call converges the CNF again", async () => {
     expect(rules).toHaveLength(300);
-    expect(new Set(rules.map((r) => r.kind)).size).toBe(11);
+    expect(new Set(rules.map((r) => r.kind)).size).toBe(ALL_RULE_KINDS.length);
     world.resetObservations();
     const first = performance.now();
     expect(await world.syncCnf(cnf)).toEqual({ kind: "done", result: "300 created" });
@@ -206,10 +71,7 @@ describe("300 rules over all kinds on a restarted CNF", () => {
       }
       expect(writes).toBe(300);
     }
-    expect(world.restarts(cnf).map((services) => services.sort())).toEqual([
-      ["firewall", "ipsec", "mwan3"],
-      ["firewall", "ipsec", "mwan3"],
-    ]);
+    expect(world.restarts(cnf).map((services) => services.sort())).toEqual([RESTARTED, RESTARTED]);
     for (const rule of [rules[0], rules[150], rules[299]]) {
       expect(await world.ruleView(rule?.kind ?? "", rule?.name ?? "")).toMatchObject({
         inSync: true,
@@ -221,7 +83,7 @@ describe("300 rules over all kinds on a restarted CNF", () => {
     const line =
       `300-rule convergence of a restarted 2-pod CNF: ${ms} ms in one call; ` +
       `API requests ${world.calls.api}, CNF requests ${world.calls.cnf} ` +
-      `(per pod: ${perPod.map((p) => `${p.reads} reads + ${p.writes} writes + ${p.counters.logins} login + 3 restarts`).join("; ")})`;
+      `(per pod: ${perPod.map((p) => `${p.reads} reads + ${p.writes} writes + ${p.counters.logins} login + ${RESTARTED.length} restarts`).join("; ")})`;
     console.log(line);
 
     // The same restart again: the statuses already say DriftRepaired, so this call is the CNF

@@ -1,38 +1,29 @@
 // on-deployment-ready against the real API server and one CNF simulator per pod: a CNF Deployment
 // or Pod event converges every rule of that CNF in one call, whatever happened to its pods.
 import { jest } from "@jest/globals";
-import { requireKind } from "../../shared/rules/index.js";
+import { ALL_RULE_KINDS, requireKind } from "../../shared/rules/index.js";
 import { CnfWorld, sampleRules, type Cnf } from "./cnf-world.js";
 
 jest.setTimeout(60_000);
 
 const PURPOSE = "cnf1";
 
-/** Every sample rule (all 11 kinds, 12 rules), created for PURPOSE. */
+/** Every sample rule of manifests/samples (at least one of every kind), created for PURPOSE. */
 async function createAllSamples(world: CnfWorld): Promise<void> {
   for (const sample of sampleRules()) {
     await world.createRule(sample.kind, sample.name, PURPOSE, structuredClone(sample.spec));
   }
 }
 
-/** The holdings of a pod that has every sample rule. */
+/** How many sample rules there are, as the function's result line counts them. */
+const SAMPLES = sampleRules().length;
+
+/** The holdings of a pod that has every sample rule, per CNF collection (e.g. "mwan3/rules"). */
 function allSamplesHeld(): Record<string, string[]> {
   const held: Record<string, string[]> = {};
-  const collectionOf: Record<string, string> = {
-    Mwan3Policy: "mwan3/policies",
-    Mwan3Rule: "mwan3/rules",
-    FirewallZone: "firewall/zones",
-    FirewallSNAT: "firewall/redirects",
-    FirewallDNAT: "firewall/redirects",
-    FirewallForwarding: "firewall/forwardings",
-    FirewallRule: "firewall/rules",
-    IpsecProposal: "ipsec/proposals",
-    IpsecSite: "ipsec/remotes",
-    IpsecHost: "ipsec/remotes",
-    CNFService: "service/services",
-  };
   for (const sample of sampleRules()) {
-    const collection = collectionOf[sample.kind] as string;
+    const { module, collection: name } = requireKind(sample.kind).cnf;
+    const collection = `${module}/${name}`;
     held[collection] = [...(held[collection] ?? []), sample.name].sort();
   }
   return held;
@@ -64,8 +55,8 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
   });
   afterEach(() => world.close());
 
-  it("applies all 12 sample rules on both pods, then an unchanged repeat writes nothing", async () => {
-    expect(await world.syncCnf(cnf)).toEqual({ kind: "done", result: "12 created" });
+  it("applies every sample rule on both pods, then an unchanged repeat writes nothing", async () => {
+    expect(await world.syncCnf(cnf)).toEqual({ kind: "done", result: `${SAMPLES} created` });
     expect(world.holdings(cnf)).toEqual([allSamplesHeld(), allSamplesHeld()]);
     await expectEveryRule(
       world,
@@ -78,11 +69,11 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
     );
 
     world.resetObservations();
-    expect(await world.syncCnf(cnf)).toEqual({ kind: "done", result: "12 unchanged" });
+    expect(await world.syncCnf(cnf)).toEqual({ kind: "done", result: `${SAMPLES} unchanged` });
     expect(world.cnfWrites(cnf)).toEqual([0, 0]);
     expect(world.restarts(cnf)).toEqual([[], []]);
-    // 1 Deployment get + 1 Deployment list + 1 Pod list + 11 rule lists; no status write.
-    expect(world.calls.api).toBe(14);
+    // 1 Deployment get + 1 Deployment list + 1 Pod list + 1 list per rule kind; no status write.
+    expect(world.calls.api).toBe(3 + ALL_RULE_KINDS.length);
   });
 
   it("a restarted pod gets every rule back in one call; the other pod sees zero writes", async () => {
@@ -102,7 +93,7 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
     await world.setPodReady(restarted, true);
     expect(await world.cnfObjectEvent("Pod", restarted.name)).toEqual({
       kind: "done",
-      result: "12 created",
+      result: `${SAMPLES} created`,
     });
     expect(world.holdings(cnf)).toEqual([allSamplesHeld(), allSamplesHeld()]);
     expect(world.cnfWrites(cnf)[cnf.pods.indexOf(healthy)]).toBe(0);
@@ -154,7 +145,10 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
     await world.syncCnf(cnf);
     for (const pod of cnf.pods) await world.setPodReady(pod, false);
 
-    expect(await world.syncCnf(cnf)).toEqual({ kind: "done", result: "12 waiting for CNF" });
+    expect(await world.syncCnf(cnf)).toEqual({
+      kind: "done",
+      result: `${SAMPLES} waiting for CNF`,
+    });
     await expectEveryRule(
       world,
       {
@@ -204,7 +198,7 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
       action: "delete",
       object,
     });
-    expect(outcome).toEqual({ kind: "done", result: "12 no CNF" });
+    expect(outcome).toEqual({ kind: "done", result: `${SAMPLES} no CNF` });
     await expectEveryRule(world, { condition: { reason: "NoCNF" } });
   });
 });

@@ -1,5 +1,5 @@
 // The four cases the seed's revision adds: the controller or the CNF goes away and comes back.
-// Here every sample rule of manifests/samples (all 11 kinds, 12 rules) lives on a two-pod CNF.
+// Here every sample rule of manifests/samples (at least one of every kind) lives on a two-pod CNF.
 // "Controller down": no event is delivered. "Up": one event per rule, as a resync sends them.
 import { jest } from "@jest/globals";
 import { requireKind } from "../../shared/rules/index.js";

@@ -52,4 +52,13 @@ export const cnfService: RuleKindEntry = defineRuleKind<CnfServiceSpec>({
   nameRule: null,
   references: () => [],
   toCnf: (name, spec): CnfObject => ({ ...bodyFromShape(cnfServiceShape, spec), name }),
+  example: {
+    namePrefix: "svc-",
+    spec: (i) => ({
+      fullname: `svc-${i}.default.svc.cluster.local`,
+      port: String(2000 + i),
+      dport: "8080",
+    }),
+    change: (n) => ({ dport: String(1024 + (n % 60_000)) }),
+  },
 });

@@ -38,3 +38,9 @@ export function interfaceOf(networks: NetworkInterfaceMap, network: string, fiel
   if (iface === undefined) throw new NetworkNotMappedError(network, field, [...networks.keys()]);
   return iface;
 }
+
+/** Examples (RuleExample): a port 1..60000 chosen by `n`. */
+export const examplePort = (n: number): string => String(1 + (n % 60_000));
+
+/** Examples: the last two octets of an IPv4 address chosen by `n`, e.g. `3.17`. */
+export const exampleOctets = (n: number): string => `${(n >> 8) & 255}.${n & 255}`;

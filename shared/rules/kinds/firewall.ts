@@ -12,7 +12,7 @@ import {
   type RuleKindEntry,
   type RuleReference,
 } from "../entry.js";
-import { flag, interfaceOf, nameList, opt } from "./fields.js";
+import { exampleOctets, examplePort, flag, interfaceOf, nameList, opt } from "./fields.js";
 
 const zoneRef = (description: string) =>
   opt(`${description} Name of a FirewallZone of the same CNF.`);
@@ -112,6 +112,16 @@ export const firewallZone: RuleKindEntry = defineRuleKind<FirewallZoneSpec>({
     name,
     network: spec.network.map((n, i) => interfaceOf(ctx.networks, n, `spec.network[${i}]`)),
   }),
+  example: {
+    namePrefix: "z",
+    spec: (i) => ({
+      network: [i % 2 === 0 ? "ovn-net1" : "ovn-net2"],
+      input: "ACCEPT",
+      output: "ACCEPT",
+      forward: i % 2 === 0 ? "ACCEPT" : "REJECT",
+    }),
+    change: (n) => ({ input: n % 2 === 0 ? "ACCEPT" : "REJECT" }),
+  },
 });
 
 // ---- FirewallSNAT / FirewallDNAT
@@ -192,7 +202,7 @@ function redirectKind<Spec extends FirewallSnatSpec | FirewallDnatSpec>(
   target: "SNAT" | "DNAT",
   kind: Pick<
     RuleKindDefinition<Spec>,
-    "kind" | "plural" | "shortNames" | "description" | "specSchema"
+    "kind" | "plural" | "shortNames" | "description" | "specSchema" | "example"
   >,
 ): RuleKindEntry {
   return defineRuleKind<Spec>({
@@ -215,6 +225,17 @@ export const firewallSnat: RuleKindEntry = redirectKind<FirewallSnatSpec>("SNAT"
   description:
     "FirewallSNAT is a source NAT redirect applied to every pod of the CNF labelled with the same sdewanPurpose.",
   specSchema: firewallSnatSpecSchema,
+  example: {
+    namePrefix: "snat-",
+    spec: (i, ref) => ({
+      src: ref("FirewallZone", i),
+      src_ip: `192.168.${exampleOctets(i)}`,
+      src_dip: `1.2.${exampleOctets(i)}`,
+      dest: ref("FirewallZone", i + 1),
+      proto: "icmp",
+    }),
+    change: (n) => ({ src_dip: `1.2.${n % 250}.${Math.floor(n / 250) % 250}` }),
+  },
 });
 
 export const firewallDnat: RuleKindEntry = redirectKind<FirewallDnatSpec>("DNAT", {
@@ -224,6 +245,18 @@ export const firewallDnat: RuleKindEntry = redirectKind<FirewallDnatSpec>("DNAT"
   description:
     "FirewallDNAT is a destination NAT (port forward) redirect applied to every pod of the CNF labelled with the same sdewanPurpose.",
   specSchema: firewallDnatSpecSchema,
+  example: {
+    namePrefix: "dnat-",
+    spec: (i, ref) => ({
+      src: ref("FirewallZone", i),
+      src_dport: String(19_000 + i),
+      dest: ref("FirewallZone", i + 1),
+      dest_ip: `192.168.1.${(i % 250) + 1}`,
+      dest_port: "22",
+      proto: "tcp",
+    }),
+    change: (n) => ({ src_dport: examplePort(n) }),
+  },
 });
 
 // ---- FirewallForwarding
@@ -263,6 +296,11 @@ export const firewallForwarding: RuleKindEntry = defineRuleKind<FirewallForwardi
   nameRule: null,
   references: zoneReferences,
   toCnf: (name, spec): CnfObject => ({ ...bodyFromShape(forwardingShape, spec), name }),
+  // No change: a forwarding is its two zones, and changing them would change references.
+  example: {
+    namePrefix: "fwd-",
+    spec: (i, ref) => ({ src: ref("FirewallZone", i), dest: ref("FirewallZone", i + 1) }),
+  },
 });
 
 // ---- FirewallRule
@@ -340,4 +378,15 @@ export const firewallRule: RuleKindEntry = defineRuleKind<FirewallRuleSpec>({
   nameRule: null,
   references: zoneReferences,
   toCnf: (name, spec): CnfObject => ({ ...bodyFromShape(firewallRuleShape, spec), name }),
+  example: {
+    namePrefix: "fr-",
+    spec: (i, ref) => ({
+      src: ref("FirewallZone", i),
+      src_ip: `192.168.${exampleOctets(i)}`,
+      src_port: String(1000 + i),
+      proto: "tcp",
+      target: "REJECT",
+    }),
+    change: (n) => ({ src_port: examplePort(n) }),
+  },
 });

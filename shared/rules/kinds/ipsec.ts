@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { bodyFromShape, type CnfObject, type CnfRecord, type CnfShape } from "../cnf-shape.js";
 import { defineRuleKind, type RuleKindEntry, type RuleReference } from "../entry.js";
-import { UCI_SECTION_NAME_RULE, flag, nameList, opt } from "./fields.js";
+import { UCI_SECTION_NAME_RULE, exampleOctets, flag, nameList, opt } from "./fields.js";
 
 // ---- IpsecProposal
 
@@ -51,6 +51,15 @@ export const ipsecProposal: RuleKindEntry = defineRuleKind<IpsecProposalSpec>({
   nameRule: UCI_SECTION_NAME_RULE,
   references: () => [],
   toCnf: (name, spec): CnfObject => ({ ...bodyFromShape(proposalShape, spec), name }),
+  example: {
+    namePrefix: "prop",
+    spec: () => ({
+      encryption_algorithm: "aes128",
+      hash_algorithm: "sha256",
+      dh_group: "modp3072",
+    }),
+    change: (n) => ({ dh_group: n % 2 === 0 ? "modp2048" : "modp3072" }),
+  },
 });
 
 // ---- Connections
@@ -263,6 +272,26 @@ export const ipsecSite: RuleKindEntry = defineRuleKind<IpsecSiteSpec>({
   nameRule: UCI_SECTION_NAME_RULE,
   references: proposalReferences,
   toCnf: remoteToCnf,
+  // No change: the site's settings are its tunnels; the soak varies hosts instead.
+  example: {
+    namePrefix: "site",
+    spec: (i, ref) => ({
+      remote: "%any",
+      authentication_method: "psk",
+      pre_shared_key: "example-key",
+      crypto_proposal: [ref("IpsecProposal", i)],
+      connections: [
+        {
+          name: `site${i}conn`,
+          conn_type: "tunnel",
+          mode: "start",
+          local_subnet: `172.${16 + (i % 16)}.${i >> 4}.0/24`,
+          remote_sourceip: "172.12.0.30-172.12.0.45",
+          crypto_proposal: [ref("IpsecProposal", i)],
+        },
+      ],
+    }),
+  },
 });
 
 export const ipsecHost: RuleKindEntry = defineRuleKind<IpsecHostSpec>({
@@ -285,4 +314,24 @@ export const ipsecHost: RuleKindEntry = defineRuleKind<IpsecHostSpec>({
   nameRule: UCI_SECTION_NAME_RULE,
   references: proposalReferences,
   toCnf: remoteToCnf,
+  example: {
+    namePrefix: "host",
+    spec: (i, ref) => ({
+      remote: `10.10.${exampleOctets(i)}`,
+      authentication_method: "psk",
+      pre_shared_key: "example-key",
+      crypto_proposal: [ref("IpsecProposal", i)],
+      connections: [
+        {
+          name: `host${i}conn`,
+          conn_type: "tunnel",
+          mode: "start",
+          local_sourceip: "%config",
+          remote_subnet: "172.12.0.0/24",
+          crypto_proposal: [ref("IpsecProposal", i)],
+        },
+      ],
+    }),
+    change: (n) => ({ remote: `10.10.${n % 250}.${Math.floor(n / 250) % 250}` }),
+  },
 });

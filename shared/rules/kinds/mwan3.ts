@@ -5,7 +5,14 @@
 import { z } from "zod";
 import { bodyFromShape, type CnfObject, type CnfShape } from "../cnf-shape.js";
 import { defineRuleKind, type RuleKindEntry } from "../entry.js";
-import { UCI_SECTION_NAME_RULE, flag, interfaceOf, positiveIntText } from "./fields.js";
+import {
+  UCI_SECTION_NAME_RULE,
+  exampleOctets,
+  examplePort,
+  flag,
+  interfaceOf,
+  positiveIntText,
+} from "./fields.js";
 
 const RULE_FINALIZER = "rule.finalizers.sdewan.akraino.org";
 
@@ -83,6 +90,21 @@ export const mwan3Policy: RuleKindEntry = defineRuleKind<Mwan3PolicySpec>({
       weight: String(m.weight),
     })),
   }),
+  example: {
+    namePrefix: "pol",
+    spec: () => ({
+      members: [
+        { network: "ovn-net1", metric: 2, weight: 2 },
+        { network: "ovn-net2", metric: 3, weight: 3 },
+      ],
+    }),
+    change: (n) => ({
+      members: [
+        { network: "ovn-net1", metric: 1 + (n % 5), weight: 2 },
+        { network: "ovn-net2", metric: 3, weight: 3 },
+      ],
+    }),
+  },
 });
 
 const ipv4OrCidr = (description: string) =>
@@ -154,4 +176,17 @@ export const mwan3Rule: RuleKindEntry = defineRuleKind<Mwan3RuleSpec>({
   nameRule: UCI_SECTION_NAME_RULE,
   references: (spec) => [{ kind: "Mwan3Policy", name: spec.policy, field: "spec.policy" }],
   toCnf: (name, spec): CnfObject => ({ ...bodyFromShape(mwan3RuleShape, spec), name }),
+  example: {
+    namePrefix: "rule",
+    spec: (i, ref) => ({
+      policy: ref("Mwan3Policy", i),
+      src_ip: `192.168.${exampleOctets(i)}`,
+      dest_ip: "0.0.0.0/0",
+      dest_port: String(1000 + i),
+      proto: "tcp",
+      family: "ipv4",
+      sticky: "0",
+    }),
+    change: (n) => ({ dest_port: examplePort(n) }),
+  },
 });

@@ -10,6 +10,7 @@ import {
   parseDuration,
   routeEnvName,
 } from "../../../connector/config.js";
+import { RULE_KIND_NAMES } from "../../../shared/rules/index.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const minimal = {
@@ -126,12 +127,12 @@ describe("parseConfig", () => {
 });
 
 describe("the example config in manifests/connector", () => {
-  it("is valid and routes all eleven rule kinds, CNF workloads and Egress inputs", () => {
+  it("is valid and routes every rule kind of the registry, CNF workloads and Egress inputs", () => {
     const config = loadConfig(path.join(repoRoot, "manifests/connector/config.yaml"));
     const byRoute = Object.fromEntries(
       config.routes.map((r) => [r.name, r.resources.map((x) => x.kind)]),
     );
-    expect(byRoute["reconcile-rule"]).toHaveLength(11);
+    expect(byRoute["reconcile-rule"]).toEqual([...RULE_KIND_NAMES]);
     expect(byRoute["on-deployment-ready"]).toEqual(["Deployment", "Pod"]);
     expect(byRoute["egress-group-sync"]).toEqual(["Egress", "Pod", "Namespace"]);
     // Resync goes to the functions that take it; reconcile-rule answers a resync with 400.
@@ -155,6 +156,7 @@ describe("the example config in manifests/connector", () => {
       .filter((r) => r.apiVersion.includes("."))
       .map((r) => `${r.apiVersion} ${r.kind}`);
     expect(custom.filter((r) => !served.has(r))).toEqual([]);
-    expect(custom).toHaveLength(12);
+    // Every rule kind and the Antrea Egress.
+    expect(custom).toHaveLength(RULE_KIND_NAMES.length + 1);
   });
 });

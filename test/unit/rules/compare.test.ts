@@ -1,4 +1,5 @@
 import {
+  RULE_KIND_NAMES,
   parseNfnNetworkAnnotation,
   requireKind,
   type CnfObject,
@@ -39,22 +40,8 @@ function asCnfReturnsIt(body: unknown): unknown {
   return body;
 }
 
-const KINDS: readonly RuleKindName[] = [
-  "Mwan3Policy",
-  "Mwan3Rule",
-  "FirewallZone",
-  "FirewallSNAT",
-  "FirewallDNAT",
-  "FirewallForwarding",
-  "FirewallRule",
-  "IpsecProposal",
-  "IpsecSite",
-  "IpsecHost",
-  "CNFService",
-];
-
 describe("normalised comparison: an applied, unchanged rule equals what the CNF returns", () => {
-  it.each(KINDS)(
+  it.each(RULE_KIND_NAMES)(
     "%s sample equals its CNF-style GET reply (numbers, extra keys, reordered sets)",
     (kind) => {
       const entry = requireKind(kind);

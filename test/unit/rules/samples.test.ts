@@ -1,5 +1,6 @@
 import {
   RULE_API_VERSION,
+  RULE_KIND_NAMES,
   byKind,
   egressSchema,
   requireKind,
@@ -31,24 +32,13 @@ describe("sample CRs round-trip through their kind's schema", () => {
     expect(parsed.value).toEqual(doc.value);
   });
 
-  it("covers every rule kind in the seed and in manifests/samples", () => {
+  it("manifests/samples holds a sample of every rule kind; the seed's kinds are all registry kinds", () => {
     const kinds = (docs: readonly YamlDoc[]): Set<unknown> =>
       new Set(ruleDocs(docs).map((d) => d.value["kind"]));
-    const all = [
-      "Mwan3Policy",
-      "Mwan3Rule",
-      "FirewallZone",
-      "FirewallSNAT",
-      "FirewallDNAT",
-      "FirewallForwarding",
-      "FirewallRule",
-      "IpsecProposal",
-      "IpsecSite",
-      "IpsecHost",
-      "CNFService",
-    ];
-    expect(kinds(MANIFEST_SAMPLES)).toEqual(new Set(all));
-    expect(kinds(SEED_SAMPLES)).toEqual(new Set(all));
+    expect(kinds(MANIFEST_SAMPLES)).toEqual(new Set(RULE_KIND_NAMES));
+    // The seed is the design's fixed sample set: it covers the design's kinds, not later ones.
+    expect(kinds(SEED_SAMPLES).size).toBeGreaterThan(0);
+    expect(RULE_KIND_NAMES).toEqual(expect.arrayContaining([...kinds(SEED_SAMPLES)]));
   });
 
   it("manifest samples form one consistent CNF: every reference names a sample of the same purpose", () => {

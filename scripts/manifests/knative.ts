@@ -1,0 +1,66 @@
+/**
+ * manifests/knative/apiserversources.yaml: the sdewan-cnf source watches every rule kind of the
+ * registry plus CNF workloads; the sdewan-egress source is written here as it would be by hand.
+ * test/unit/packaging/knative.test.ts checks that the sources watch what the connector routes.
+ */
+import {
+  blockList,
+  generatedHeader,
+  kindRefsOf,
+  registryKinds,
+  type KindNames,
+} from "./kind-lists.js";
+
+export function renderApiServerSources(kinds: readonly KindNames[] = registryKinds()): string {
+  return `${generatedHeader("scripts/manifests/knative.ts")}
+# API changes -> CloudEvents in Reference mode (only kind/namespace/name/apiVersion: the functions
+# re-read the object anyway). Two sources so Triggers can tell CNF events from egress events by
+# the \`sdewansource\` extension: a Pod event goes to on-deployment-ready only when it is a CNF Pod.
+# ServiceAccount and ClusterRole: manifests/rbac/event-sources.yaml. ApiServerSource sends
+# nothing for objects that exist when it starts and loses changes while it restarts: the
+# PingSource resync (pingsource.yaml) is what heals that.
+apiVersion: sources.knative.dev/v1
+kind: ApiServerSource
+metadata:
+  name: sdewan-cnf
+  namespace: sdewan-system
+  labels: { app.kubernetes.io/part-of: sdewan }
+spec:
+  mode: Reference
+  serviceAccountName: sdewan-apiserversource
+  namespaceSelector: {} # every namespace: one cluster-wide watch per resource
+  ceOverrides:
+    extensions: { sdewansource: cnf }
+  resources:
+    # Every rule kind of the registry.
+${blockList(4, kindRefsOf(kinds))}
+    # Only CNF workloads carry the sdewanPurpose label.
+    - apiVersion: apps/v1
+      kind: Deployment
+      selector: { matchExpressions: [{ key: sdewanPurpose, operator: Exists }] }
+    - apiVersion: v1
+      kind: Pod
+      selector: { matchExpressions: [{ key: sdewanPurpose, operator: Exists }] }
+  sink:
+    ref: { apiVersion: eventing.knative.dev/v1, kind: Broker, name: sdewan }
+---
+apiVersion: sources.knative.dev/v1
+kind: ApiServerSource
+metadata:
+  name: sdewan-egress
+  namespace: sdewan-system
+  labels: { app.kubernetes.io/part-of: sdewan }
+spec:
+  mode: Reference
+  serviceAccountName: sdewan-apiserversource
+  namespaceSelector: {}
+  ceOverrides:
+    extensions: { sdewansource: egress }
+  resources:
+    - { apiVersion: crd.antrea.io/v1beta1, kind: Egress }
+    - { apiVersion: v1, kind: Pod }
+    - { apiVersion: v1, kind: Namespace }
+  sink:
+    ref: { apiVersion: eventing.knative.dev/v1, kind: Broker, name: sdewan }
+`;
+}
