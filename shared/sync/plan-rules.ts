@@ -13,7 +13,7 @@ import {
   type RuleStatus,
 } from "../rules/index.js";
 import type { CnfObservation, ObservedRuleCr } from "./observed.js";
-import type { ObservedRule } from "./plan-status.js";
+import type { ObservedRule, PodSyncResult } from "./plan-status.js";
 import { isDeleting, planDeletionTarget, planRuleTarget } from "./plan-targets.js";
 import { findObjectCollisions, type RuleTarget } from "./plan-writes.js";
 
@@ -111,5 +111,43 @@ export function withoutCollisions(planned: readonly PlannedRule[]): PlannedRule[
     if (winner === undefined || p.observed.deleting) return p;
     const message = `maps to the same CNF object as ${winner}; rename one of them`;
     return { ...p, target: undefined, unappliable: { code: "NameCollision", message } };
+  });
+}
+
+/**
+ * Deletions a pod refused as still in use, though no rule declares a user of them. The user may
+ * be a rule whose own deletion finished between the refusal and the lookup of users (two rules
+ * deleted at once): such a deletion is tried again before it can be called blocked for good.
+ */
+export function undeclaredBlocks(
+  planned: readonly PlannedRule[],
+  pods: readonly PodSyncResult[],
+  usedBy: ReadonlyMap<string, readonly string[]>,
+): RuleTarget[] {
+  return planned.flatMap((rule) => {
+    const refused = pods.some((p) => {
+      const result = p.results.get(rule.observed.key);
+      return result?.kind === "failed" && result.failure.class === "dependency";
+    });
+    const undeclared = usedBy.get(rule.observed.key)?.length === 0;
+    return rule.observed.deleting && rule.target && refused && undeclared ? [rule.target] : [];
+  });
+}
+
+/** `first` with each pod's results for the objects synced `again` replaced by the later ones. */
+export function withLaterResults(
+  first: readonly PodSyncResult[],
+  again: readonly PodSyncResult[],
+): PodSyncResult[] {
+  const later = new Map(again.map((p) => [p.pod, p]));
+  return first.map((p) => {
+    const next = later.get(p.pod);
+    if (next === undefined) return p;
+    return {
+      pod: p.pod,
+      results: new Map([...p.results, ...next.results]),
+      writes: [...p.writes, ...next.writes],
+      restarted: [...p.restarted, ...next.restarted],
+    };
   });
 }

@@ -34,7 +34,14 @@ import {
   type PodRuleResult,
   type RuleAfterWrite,
 } from "./plan-status.js";
-import { planRule, withoutCollisions, type PlannedRule, type RuleIdentity } from "./plan-rules.js";
+import {
+  planRule,
+  undeclaredBlocks,
+  withLaterResults,
+  withoutCollisions,
+  type PlannedRule,
+  type RuleIdentity,
+} from "./plan-rules.js";
 import { planDeletionTarget } from "./plan-targets.js";
 import type { RuleTarget } from "./plan-writes.js";
 
@@ -186,8 +193,13 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
     p.target ? [{ ...p.target, restartPending: restartPendingOf(p.observed) }] : [],
   );
   const targets = found ? [...ruleTargets, ...(request.extraTargets ?? [])] : [];
-  const pods = await syncPods(ctx, request, targets);
-  const usedBy = await stillUsedBy(ctx, planned, pods);
+  const firstPass = await syncPods(ctx, request, targets);
+  const usedBy = await stillUsedBy(ctx, planned, firstPass);
+  const unblocked = undeclaredBlocks(planned, firstPass, usedBy);
+  const pods =
+    unblocked.length === 0
+      ? firstPass
+      : withLaterResults(firstPass, await syncPods(ctx, request, unblocked));
   const now = ctx.now();
   const limit = pLimit(STATUS_WRITE_CONCURRENCY);
   const decided = await Promise.all(

@@ -28,8 +28,9 @@ const RULE = {
  */
 function actingBefore(
   real: KubeClient,
-  method: "addFinalizer" | "patchStatus",
+  method: "addFinalizer" | "patchStatus" | "list",
   first: () => Promise<void>,
+  when: (...args: unknown[]) => boolean = () => true,
 ): KubeClient {
   let acted = false;
   const wrap = (client: KubeClient): KubeClient =>
@@ -43,7 +44,7 @@ function actingBefore(
         const bound = (value as (...args: unknown[]) => unknown).bind(target);
         if (property !== method) return bound;
         return async (...args: unknown[]) => {
-          if (!acted) {
+          if (!acted && when(...args)) {
             acted = true;
             await first();
           }
@@ -180,6 +181,50 @@ describe("writes racing a rule's deletion", () => {
       inSync: true,
       finalizers: [FINALIZER],
     });
+  });
+});
+
+describe("a policy and the rule that uses it, deleted at once", () => {
+  let world: CnfWorld;
+  let cnf: Cnf;
+
+  beforeEach(async () => {
+    world = await CnfWorld.create();
+    cnf = await world.createCnf(PURPOSE, { pods: 2 });
+  });
+  afterEach(() => world.close());
+
+  it("the rule's deletion finishes between the policy's refusal and the lookup of its users: the policy goes too", async () => {
+    await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);
+    await world.createRule("Mwan3Rule", "rule1", PURPOSE, RULE);
+    expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "done" });
+    expect(await world.reconcile("Mwan3Rule", "rule1")).toMatchObject({ kind: "done" });
+    await world.deleteRule("Mwan3Rule", "rule1");
+    await world.deleteRule("Mwan3Policy", "policy1");
+
+    // The policy's delete is refused on the pods (rule1 still uses it there); just before the
+    // function looks up which rules use it, rule1's own deletion event completes.
+    const isRuleList = (type: unknown): boolean =>
+      (type as { kind?: string } | undefined)?.kind === "Mwan3Rule";
+    const racing = createReconcileRule({
+      kube: () =>
+        actingBefore(
+          world.kube,
+          "list",
+          async () => {
+            expect(await world.reconcile("Mwan3Rule", "rule1")).toMatchObject({ kind: "done" });
+          },
+          isRuleList,
+        ),
+      env: world.env,
+    });
+    const outcome = await racing.handle(world.ruleEvent("Mwan3Policy", "policy1"), world.context());
+
+    // Not a permanent InUseByUndeclaredObject: nothing undeclared ever used the policy.
+    expect(outcome).toEqual({ kind: "done", result: "deleted" });
+    expect(world.holdings(cnf)).toEqual([{}, {}]);
+    expect(await world.readRule("Mwan3Policy", "policy1")).toBeUndefined();
+    expect(await world.readRule("Mwan3Rule", "rule1")).toBeUndefined();
   });
 });
 
