@@ -1,56 +1,32 @@
-// The world of the rule-sync integration tests: a namespace on the real API server, CNF
-// Deployments with ReplicaSets and Pods (status written as a kubelet would), one CNF simulator
-// per pod on its own 127.x.y.z address, and the functions called directly with the admin
-// client. Pods never run (no kubelet): readiness is whatever the test writes into status.
-import { randomBytes, randomInt } from "node:crypto";
-import { readFileSync, readdirSync } from "node:fs";
-import { AppsV1Api, CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
-import { parseAllDocuments } from "yaml";
+// The world of the rule-sync integration tests: dev/world's CNFs (Deployments, ReplicaSets, Pods
+// with kubelet-like status, one CNF simulator per pod) in a namespace of its own, reconcile-rule
+// and on-deployment-ready called directly with the admin client, and rule CRs as an operator
+// sees them. Pods never run (no kubelet): readiness is whatever the test writes into status.
+import { randomBytes } from "node:crypto";
+import { AppsV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import {
-  startCnfSim,
-  totalWrites,
-  type CnfSim,
-  type CnfSimOptions,
-} from "../../dev/cnf-sim/index.js";
+  CnfFleet,
+  sampleRule,
+  type Cnf,
+  type CnfPod,
+  type SampleRule,
+} from "../../dev/world/index.js";
 import { createOnDeploymentReady } from "../../functions/on-deployment-ready/index.js";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
 import type { IntakeEvent, ResyncScope, WatchAction } from "../../shared/events/types.js";
-import {
-  createKubeClient,
-  DEPLOYMENTS,
-  PODS,
-  REPLICA_SETS,
-  ruleResource,
-  type KubeClient,
-} from "../../shared/kube/index.js";
+import { createKubeClient, DEPLOYMENTS, PODS, ruleResource } from "../../shared/kube/index.js";
 import {
   ALL_RULE_KINDS,
-  NFN_NETWORK_ANNOTATION,
   RULE_GROUP,
   RULE_VERSION,
-  isRuleKind,
   requireKind,
   type RuleCondition,
   type RuleStatus,
 } from "../../shared/rules/index.js";
-import {
-  CNF_PORT_ANNOTATION,
-  CnfClient,
-  CnfSessionCache,
-  cnfCredentialsFromEnv,
-} from "../../shared/cnf/index.js";
+import { CnfClient, CnfSessionCache, cnfCredentialsFromEnv } from "../../shared/cnf/index.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import { adminKubeConfig, newNamespace } from "./support/cluster.js";
-
-export const NETWORKS = JSON.stringify({
-  type: "ovn4nfv",
-  interface: [
-    { defaultGateway: "false", interface: "net0", name: "ovn-priv-net" },
-    { defaultGateway: "false", interface: "net1", name: "ovn-net1" },
-    { defaultGateway: "false", interface: "net2", name: "ovn-net2" },
-  ],
-});
 
 /**
  * Per-request CNF timeout in tests: the default, so a busy machine (the simulators share the
@@ -69,26 +45,6 @@ export class CapturedLog {
   error = this.add("error");
   debug = this.add("debug");
 }
-
-export interface CnfPod {
-  readonly name: string;
-  readonly ip: string;
-  readonly sim: CnfSim;
-}
-
-export interface Cnf {
-  readonly name: string;
-  readonly purpose: string;
-  readonly uid: string;
-  readonly hash: string;
-  readonly port: number;
-  readonly pods: CnfPod[];
-  /** Options every simulator of this CNF starts with (e.g. a password). */
-  readonly simOptions?: SimOptions;
-}
-
-/** Simulator options a test may choose; address and port are the world's. */
-export type SimOptions = Omit<CnfSimOptions, "host" | "port">;
 
 /** A rule CR as the tests see it: what an operator would read from its status. */
 export interface RuleView {
@@ -112,71 +68,22 @@ export interface RuleName {
   readonly name: string;
 }
 
-/** A manifests/samples rule document. */
-export interface SampleRule {
-  readonly kind: string;
-  readonly name: string;
-  readonly spec: Record<string, unknown>;
-}
-
-const SAMPLES_DIR = new URL("../../manifests/samples/", import.meta.url);
-
-/** Every rule in manifests/samples, in file order. */
-export function sampleRules(): SampleRule[] {
-  return readdirSync(SAMPLES_DIR)
-    .filter((file) => file.endsWith(".yaml"))
-    .sort()
-    .flatMap((file) =>
-      parseAllDocuments(readFileSync(new URL(file, SAMPLES_DIR), "utf8")).map(
-        (doc) => doc.toJS() as { kind?: string; metadata?: { name?: string }; spec?: unknown },
-      ),
-    )
-    .flatMap((doc) =>
-      doc.kind !== undefined && isRuleKind(doc.kind)
-        ? [
-            {
-              kind: doc.kind,
-              name: doc.metadata?.name ?? "",
-              spec: doc.spec as Record<string, unknown>,
-            },
-          ]
-        : [],
-    );
-}
-
-/** The sample rule of `kind` (the first one, or the one named `name`). */
-export function sampleRule(kind: string, name?: string): SampleRule {
-  const found = sampleRules().find(
-    (r) => r.kind === kind && (name === undefined || r.name === name),
-  );
-  if (found === undefined) throw new Error(`no sample ${kind} ${name ?? ""} in manifests/samples`);
-  return found;
-}
-
-/** A unique loopback address per simulator so many CNFs can share one port number. */
-function loopbackAddress(): string {
-  return `127.${randomInt(1, 250)}.${randomInt(1, 250)}.${randomInt(2, 250)}`;
-}
-
-export class CnfWorld {
+/** dev/world's CNF fleet in a namespace of its own, with the functions and the rule CRs. */
+export class SyncWorld extends CnfFleet {
   readonly apps = adminKubeConfig().makeApiClient(AppsV1Api);
-  readonly core = adminKubeConfig().makeApiClient(CoreV1Api);
   readonly custom = adminKubeConfig().makeApiClient(CustomObjectsApi);
-  readonly kube: KubeClient = createKubeClient(adminKubeConfig());
   readonly log = new CapturedLog();
   readonly calls = { api: 0, cnf: 0 };
-  readonly sims: CnfSim[] = [];
   readonly env: Record<string, string | undefined> = {
     CNF_TIMEOUT_MS: String(CNF_TEST_TIMEOUT_MS),
   };
-  namespace = "";
 
-  private constructor() {}
+  private constructor(readonly namespace: string) {
+    super(createKubeClient(adminKubeConfig()), { namespace });
+  }
 
-  static async create(): Promise<CnfWorld> {
-    const world = new CnfWorld();
-    world.namespace = await newNamespace();
-    return world;
+  static async create(): Promise<SyncWorld> {
+    return new SyncWorld(await newNamespace());
   }
 
   get reconcileRule(): EventFunction {
@@ -220,138 +127,6 @@ export class CnfWorld {
     ]);
   }
 
-  /** A CNF Deployment with `pods` Ready pods, each served by its own simulator. */
-  async createCnf(
-    purpose: string,
-    options: { pods?: number; name?: string; sim?: SimOptions } = {},
-  ): Promise<Cnf> {
-    const name = options.name ?? `cnf-${purpose}`;
-    const hash = randomBytes(4).toString("hex").slice(0, 8);
-    const port = randomInt(20000, 60000);
-    const deployment = await this.apps.createNamespacedDeployment({
-      namespace: this.namespace,
-      body: {
-        metadata: {
-          name,
-          labels: { sdewanPurpose: purpose },
-          annotations: { [CNF_PORT_ANNOTATION]: String(port) },
-        },
-        spec: {
-          replicas: options.pods ?? 2,
-          selector: { matchLabels: { app: name } },
-          template: {
-            metadata: {
-              labels: { app: name, sdewanPurpose: purpose },
-              annotations: { [NFN_NETWORK_ANNOTATION]: NETWORKS },
-            },
-            spec: { containers: [{ name: "sdewan", image: "openwrt:test" }] },
-          },
-        },
-      },
-    });
-    const uid = deployment.metadata?.uid ?? "";
-    const cnf: Cnf = { name, purpose, uid, hash, port, pods: [], simOptions: options.sim };
-    await this.createReplicaSet(cnf, hash);
-    for (let i = 0; i < (options.pods ?? 2); i += 1) await this.addPod(cnf, hash);
-    return cnf;
-  }
-
-  async createReplicaSet(cnf: Cnf, hash: string): Promise<void> {
-    const labels = { app: cnf.name, "pod-template-hash": hash };
-    await this.apps.createNamespacedReplicaSet({
-      namespace: this.namespace,
-      body: {
-        metadata: {
-          name: `${cnf.name}-${hash}`,
-          labels,
-          ownerReferences: [
-            {
-              apiVersion: "apps/v1",
-              kind: "Deployment",
-              name: cnf.name,
-              uid: cnf.uid,
-              controller: true,
-            },
-          ],
-        },
-        spec: {
-          replicas: 1,
-          selector: { matchLabels: labels },
-          template: {
-            metadata: { labels },
-            spec: { containers: [{ name: "sdewan", image: "openwrt:test" }] },
-          },
-        },
-      },
-    });
-  }
-
-  /** Adds a Ready pod (of ReplicaSet `hash`) served by a new simulator. */
-  async addPod(cnf: Cnf, hash = cnf.hash): Promise<CnfPod> {
-    const sim = await this.startSim(cnf.port, cnf.simOptions);
-    const rs = await this.apps.readNamespacedReplicaSet({
-      namespace: this.namespace,
-      name: `${cnf.name}-${hash}`,
-    });
-    const name = `${cnf.name}-${hash}-${randomBytes(3).toString("hex")}`;
-    await this.core.createNamespacedPod({
-      namespace: this.namespace,
-      body: {
-        metadata: {
-          name,
-          labels: { app: cnf.name, sdewanPurpose: cnf.purpose, "pod-template-hash": hash },
-          ownerReferences: [
-            {
-              apiVersion: "apps/v1",
-              kind: "ReplicaSet",
-              name: `${cnf.name}-${hash}`,
-              uid: rs.metadata?.uid ?? "",
-              controller: true,
-            },
-          ],
-        },
-        spec: { nodeName: "node-1", containers: [{ name: "sdewan", image: "openwrt:test" }] },
-      },
-    });
-    const pod = { name, ip: sim.host, sim };
-    cnf.pods.push(pod);
-    await this.setPodReady(pod, true);
-    return pod;
-  }
-
-  private async startSim(port: number, options: SimOptions = {}): Promise<CnfSim> {
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        const sim = await startCnfSim({ ...options, host: loopbackAddress(), port });
-        this.sims.push(sim);
-        return sim;
-      } catch (error) {
-        if (attempt >= 5) throw error;
-      }
-    }
-  }
-
-  /** Writes pod status as a kubelet would: Running with an IP, Ready true or false. */
-  async setPodReady(pod: CnfPod, ready: boolean): Promise<void> {
-    // A merge patch: a PUT of /status would also replace metadata (and drop the pod's labels).
-    await this.kube.patchStatus(
-      PODS,
-      { namespace: this.namespace, name: pod.name },
-      {
-        phase: "Running",
-        podIP: pod.ip,
-        podIPs: [{ ip: pod.ip }],
-        conditions: [
-          {
-            type: "Ready",
-            status: ready ? "True" : "False",
-            lastTransitionTime: new Date().toISOString(),
-          },
-        ],
-      },
-    );
-  }
-
   async createRule(
     kind: string,
     name: string,
@@ -388,40 +163,6 @@ export class CnfWorld {
 
   private ruleType(kind: string) {
     return ruleResource(requireKind(kind));
-  }
-
-  /** Object names each pod holds in `collection`, e.g. "mwan3/policies". */
-  held(cnf: Cnf, collection: string): string[][] {
-    return cnf.pods.map((p) =>
-      (p.sim.state().collections[collection] ?? []).map((o) => String(o["name"])).sort(),
-    );
-  }
-
-  /**
-   * A rollout in progress: a new ReplicaSet with one Ready pod, the old one scaled to 0 while its
-   * pods are still Ready (they terminate later). Returns the new pod-template hash.
-   */
-  async startRollout(cnf: Cnf): Promise<string> {
-    const hash = randomBytes(4).toString("hex").slice(0, 8);
-    await this.createReplicaSet(cnf, hash);
-    await this.scaleReplicaSet(cnf, cnf.hash, 0);
-    await this.addPod(cnf, hash);
-    return hash;
-  }
-
-  async scaleReplicaSet(cnf: Cnf, hash: string, replicas: number): Promise<void> {
-    const key = { namespace: this.namespace, name: `${cnf.name}-${hash}` };
-    await this.kube.mergePatch(REPLICA_SETS, key, { spec: { replicas } });
-  }
-
-  /** Deletes a pod object (as the ReplicaSet controller would after a scale-down). */
-  async deletePod(cnf: Cnf, pod: CnfPod): Promise<void> {
-    await this.kube.delete(PODS, { namespace: this.namespace, name: pod.name });
-    cnf.pods.splice(cnf.pods.indexOf(pod), 1);
-  }
-
-  async deleteDeployment(cnf: Cnf): Promise<void> {
-    await this.apps.deleteNamespacedDeployment({ namespace: this.namespace, name: cnf.name });
   }
 
   /** Creates a rule with the spec of its sample in manifests/samples (optionally renamed). */
@@ -503,40 +244,9 @@ export class CnfWorld {
     };
   }
 
-  /**
-   * Every non-empty collection of every pod, object names sorted (a duplicate shows twice), e.g.
-   * `[{ "mwan3/policies": ["balance1"] }, { "mwan3/policies": ["balance1"] }]`.
-   */
-  holdings(cnf: Cnf): Record<string, string[]>[] {
-    return cnf.pods.map((p) => {
-      const result: Record<string, string[]> = {};
-      for (const [collection, objects] of Object.entries(p.sim.state().collections)) {
-        if (objects.length > 0) result[collection] = objects.map((o) => String(o["name"])).sort();
-      }
-      return result;
-    });
-  }
-
-  /** The object `name` of `collection` on each pod (undefined where absent). */
-  heldObjects(cnf: Cnf, collection: string, name: string): (Record<string, unknown> | undefined)[] {
-    return cnf.pods.map((p) =>
-      (p.sim.state().collections[collection] ?? []).find((o) => o["name"] === name),
-    );
-  }
-
-  /** Object writes (POST/PUT/DELETE) each pod handled since the last reset. */
-  cnfWrites(cnf: Cnf): number[] {
-    return cnf.pods.map((p) => totalWrites(p.sim.counters()));
-  }
-
-  /** Service restarts each pod handled since the last reset, e.g. [["mwan3"], ["mwan3"]]. */
-  restarts(cnf: Cnf): string[][] {
-    return cnf.pods.map((p) => p.sim.serviceActions().map((a) => a.service));
-  }
-
-  /** Zeroes the sims' counters and the API/CNF call counts, to measure what comes next. */
+  /** Zeroes the simulators' counters and the API/CNF call counts, to measure what comes next. */
   resetObservations(): void {
-    for (const sim of this.sims) sim.resetCounters();
+    this.resetCounters();
     this.calls.api = 0;
     this.calls.cnf = 0;
   }
@@ -577,12 +287,6 @@ export class CnfWorld {
     return this.onDeploymentReady.handle(event, this.context());
   }
 
-  /** Merges `annotations` into the CNF Deployment's metadata (e.g. the prune opt-in). */
-  async annotateCnf(cnf: Cnf, annotations: Record<string, string | null>): Promise<void> {
-    const key = { namespace: this.namespace, name: cnf.name };
-    await this.kube.mergePatch(DEPLOYMENTS, key, { metadata: { annotations } });
-  }
-
   /** A client of one pod's CNF REST API, as an operator changing the CNF by hand would use. */
   cnfClient(pod: CnfPod): CnfClient {
     return new CnfClient({
@@ -597,9 +301,5 @@ export class CnfWorld {
     const key = { namespace: this.namespace, name };
     await this.kube.removeFinalizer(this.ruleType(kind), key, requireKind(kind).finalizer);
     await this.kube.delete(this.ruleType(kind), key);
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(this.sims.map((s) => s.close()));
   }
 }
