@@ -5,7 +5,12 @@
 import { randomBytes, randomInt } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { startCnfSim, totalWrites, type CnfSim, type CnfSimOptions } from "../cnf-sim/index.js";
-import { CNF_PORT_ANNOTATION } from "../../shared/cnf/index.js";
+import {
+  CNF_PORT_ANNOTATION,
+  CnfClient,
+  CnfSessionCache,
+  cnfCredentialsFromEnv,
+} from "../../shared/cnf/index.js";
 import {
   DEPLOYMENTS,
   PODS,
@@ -330,6 +335,15 @@ export class CnfFleet {
   /** Service restarts each pod's CNF was asked for, e.g. [["mwan3"], ["mwan3"]]. */
   serviceRestarts(cnf: Cnf): string[][] {
     return cnf.pods.map((p) => p.sim.serviceActions().map((a) => a.service));
+  }
+
+  /** A client of one pod's CNF REST API, as an operator changing the CNF by hand would use. */
+  cnfClient(pod: CnfPod): CnfClient {
+    return new CnfClient({
+      baseUrl: pod.sim.url,
+      credentials: cnfCredentialsFromEnv({}),
+      sessions: new CnfSessionCache(),
+    });
   }
 
   /** Zeroes every simulator's counters, to measure what comes next. */

@@ -2,22 +2,11 @@
 // keeps the pod (same object, same IP) and loses the CNF's state; the API shows not Ready while
 // it is down and Ready again after.
 import { CnfFleet, type Cnf, type CnfPod } from "../../dev/world/index.js";
-import { CnfClient, CnfSessionCache, cnfCredentialsFromEnv } from "../../shared/cnf/index.js";
 import { createKubeClient, PODS } from "../../shared/kube/index.js";
 import { requireKind } from "../../shared/rules/index.js";
 import { adminKubeConfig, newNamespace } from "./support/cluster.js";
 
 const ZONES = requireKind("FirewallZone").cnf;
-
-/** A zone on the pod's CNF, written through its REST API. */
-async function addZone(pod: CnfPod): Promise<void> {
-  const client = new CnfClient({
-    baseUrl: pod.sim.url,
-    credentials: cnfCredentialsFromEnv({}),
-    sessions: new CnfSessionCache(),
-  });
-  await client.create(ZONES, { name: "lan", network: ["net0"], input: "ACCEPT", output: "ACCEPT" });
-}
 
 describe("dev/world: a CNF pod restart", () => {
   let fleet: CnfFleet;
@@ -37,7 +26,8 @@ describe("dev/world: a CNF pod restart", () => {
 
   it("crashPod empties the CNF and turns the pod not Ready; restartPod brings the same pod back Ready, empty", async () => {
     const [pod, other] = cnf.pods as [CnfPod, CnfPod];
-    for (const p of cnf.pods) await addZone(p);
+    const zone = { name: "lan", network: ["net0"], input: "ACCEPT", output: "ACCEPT" };
+    for (const p of cnf.pods) await fleet.cnfClient(p).create(ZONES, zone);
     const before = await podInApi(pod);
     expect(before).toMatchObject({ ip: pod.ip, ready: "True" });
 

@@ -4,13 +4,7 @@
 // sees them. Pods never run (no kubelet): readiness is whatever the test writes into status.
 import { randomBytes } from "node:crypto";
 import { AppsV1Api, CustomObjectsApi } from "@kubernetes/client-node";
-import {
-  CnfFleet,
-  sampleRule,
-  type Cnf,
-  type CnfPod,
-  type SampleRule,
-} from "../../dev/world/index.js";
+import { CnfFleet, sampleRule, type Cnf, type SampleRule } from "../../dev/world/index.js";
 import { createOnDeploymentReady } from "../../functions/on-deployment-ready/index.js";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
 import type { IntakeEvent, ResyncScope, WatchAction } from "../../shared/events/types.js";
@@ -23,7 +17,6 @@ import {
   type RuleCondition,
   type RuleStatus,
 } from "../../shared/rules/index.js";
-import { CnfClient, CnfSessionCache, cnfCredentialsFromEnv } from "../../shared/cnf/index.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import { adminKubeConfig, newNamespace } from "./support/cluster.js";
@@ -285,15 +278,6 @@ export class SyncWorld extends CnfFleet {
   async resyncCnfs(scope: ResyncScope = { namespace: this.namespace }): Promise<Outcome> {
     const event: IntakeEvent = { type: "resync", id: randomBytes(8).toString("hex"), scope };
     return this.onDeploymentReady.handle(event, this.context());
-  }
-
-  /** A client of one pod's CNF REST API, as an operator changing the CNF by hand would use. */
-  cnfClient(pod: CnfPod): CnfClient {
-    return new CnfClient({
-      baseUrl: pod.sim.url,
-      credentials: cnfCredentialsFromEnv({}),
-      sessions: new CnfSessionCache(),
-    });
   }
 
   /** Deletes a rule CR without cleanup (its finalizer stripped first): the CNF keeps its object. */
