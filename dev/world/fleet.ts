@@ -263,8 +263,9 @@ export class CnfFleet {
   }
 
   /**
-   * Deletes the pod object, as the ReplicaSet controller does after a scale-down. Its simulator
-   * keeps running (and holding what it held) until close().
+   * Deletes the pod, as the ReplicaSet controller does after a scale-down, and drops it from
+   * cnf.pods. A graceful delete of a scheduled pod: with no kubelet to finish it, the object
+   * stays in the API as Terminating. Its simulator keeps running (and holding) until close().
    */
   async deletePod(cnf: Cnf, pod: CnfPod): Promise<void> {
     await this.kube.delete(PODS, { namespace: pod.namespace, name: pod.name });

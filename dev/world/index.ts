@@ -11,7 +11,7 @@
  *   const cnf = await fleet.createCnf("cnf-1", { pods: 2 }); // Deployment cnf-cnf-1, 2 Ready pods
  *   ... deliver events to the functions ...
  *   await fleet.restartPod(cnf.pods[0]!); // its CNF comes back empty; not Ready, then Ready
- *   fleet.holdings(cnf); // [{ "mwan3/policies": ["balance1"] }, {}]
+ *   fleet.holdings(cnf); // [{}, { "mwan3/policies": ["balance1"] }]
  *   await fleet.close(); // stops the simulators
  */
 export {
