@@ -11,7 +11,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
 import { startBenchCluster } from "./lib/cluster.js";
-import { CnfFleet } from "./lib/cnf.js";
+import { CnfFleet } from "../dev/world/index.js";
 import { FULL_SIZES, QUICK_SIZES, type BenchContext } from "./lib/context.js";
 import { ms } from "./lib/stats.js";
 import { renderTable, rowPasses, verdict, type RowResult } from "./lib/report.js";

@@ -17,11 +17,11 @@ import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import { startCnfSim } from "../dev/cnf-sim/index.js";
+import { CnfFleet, loopbackAddress, withFreshAddress, type Cnf } from "../dev/world/index.js";
 import { RESYNC_EVENT_TYPE } from "../shared/events/types.js";
 import { RULE_API_VERSION, RULE_KIND_NAMES } from "../shared/rules/index.js";
 import { freePort } from "./lib/child.js";
 import { startBenchCluster, type BenchCluster } from "./lib/cluster.js";
-import { CnfFleet, loopbackAddress, type BenchCnf } from "./lib/cnf.js";
 import {
   checkCnfs,
   checkEgressGroups,
@@ -116,7 +116,7 @@ function connectorConfig(proxyUrl: string, port: number): string {
 interface World {
   readonly cluster: BenchCluster;
   readonly fleet: CnfFleet;
-  readonly cnfs: BenchCnf[];
+  readonly cnfs: Cnf[];
   readonly proxies: CnfProxy[];
   readonly ruleNamespaces: string[];
   readonly egressNamespaces: string[];
@@ -125,31 +125,28 @@ interface World {
 
 async function buildWorld(cluster: BenchCluster, random: Random): Promise<World> {
   const proxies: CnfProxy[] = [];
-  const fleet = new CnfFleet(cluster.adminClient(), async (port) => {
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        const sim = await startCnfSim({ host: loopbackAddress(), port: 0 });
-        const proxy = await CnfProxy.start({
-          host: loopbackAddress(),
-          port,
-          upstream: { host: sim.host, port: sim.port },
-          random,
-          holdMs: HOLD_MS,
-        });
-        proxies.push(proxy);
-        return { ip: proxy.host, sim };
-      } catch (error) {
-        if (attempt >= 5) throw error;
-      }
-    }
-  });
+  // The Pod IP is a faulty proxy in front of the pod's simulator.
+  const podEndpoint = (port: number) =>
+    withFreshAddress(async () => {
+      const sim = await startCnfSim({ host: loopbackAddress(), port: 0 });
+      const proxy = await CnfProxy.start({
+        host: loopbackAddress(),
+        port,
+        upstream: { host: sim.host, port: sim.port },
+        random,
+        holdMs: HOLD_MS,
+      });
+      proxies.push(proxy);
+      return { ip: proxy.host, sim };
+    });
+  const fleet = new CnfFleet(cluster.adminClient(), { podEndpoint });
   const run = Math.random().toString(36).slice(2, 7);
   const nsA = await cluster.namespace("soak-a");
   const nsB = await cluster.namespace("soak-b");
   const cnfs = [
-    await fleet.createCnf(nsA, "a"),
-    await fleet.createCnf(nsA, "b"),
-    await fleet.createCnf(nsB, "a"),
+    await fleet.createCnf("a", { namespace: nsA }),
+    await fleet.createCnf("b", { namespace: nsA }),
+    await fleet.createCnf("a", { namespace: nsB }),
   ];
   const egressNamespaces = [
     await cluster.namespace("soak-eg", { [EGRESS_RUN_LABEL]: run, team: "t0" }),
@@ -175,7 +172,7 @@ async function chaos(
   const counts: FaultCounts = { cnfRestarts: 0, functionKills: 0 };
   const end = Date.now() + ms;
   const background: Promise<unknown>[] = [];
-  const pods = world.cnfs.flatMap((cnf) => cnf.pods.map((pod) => ({ cnf, pod })));
+  const pods = world.cnfs.flatMap((cnf) => cnf.pods);
   // Each fault at least once even in a short run, then again on its period.
   let nextRestart = Date.now() + Math.min(10_000, ms / 4);
   let nextRefusal = Date.now() + Math.min(5_000, ms / 6);
@@ -185,18 +182,12 @@ async function chaos(
     const now = Date.now();
     if (now >= nextRestart) {
       nextRestart = now + 15_000 + random.int(10_000);
-      const target = random.pick(pods);
-      if (target !== undefined) {
+      const pod = random.pick(pods);
+      if (pod !== undefined) {
         counts.cnfRestarts += 1;
         // A container restart: the CNF loses its state, the pod turns not ready, then ready again.
-        target.pod.sim.restartCnf();
-        background.push(
-          (async () => {
-            await world.fleet.setPodReady(target.cnf, target.pod, false);
-            await delay(1_000 + random.int(2_000));
-            await world.fleet.setPodReady(target.cnf, target.pod, true);
-          })(),
-        );
+        const downMs = 1_000 + random.int(2_000);
+        background.push(world.fleet.restartPod(pod, { downMs }));
       }
     }
     if (now >= nextRefusal) {

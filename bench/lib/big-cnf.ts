@@ -11,7 +11,7 @@ import {
   requireKind,
   type RuleStatus,
 } from "../../shared/rules/index.js";
-import type { BenchCnf } from "./cnf.js";
+import type { Cnf } from "../../dev/world/index.js";
 import type { BenchContext } from "./context.js";
 import { postObjectEvent, type EventReply } from "./events.js";
 import { createRules, ruleCollections, type GeneratedRule } from "./rules.js";
@@ -19,7 +19,7 @@ import { createRules, ruleCollections, type GeneratedRule } from "./rules.js";
 export const BIG_PURPOSE = "big";
 
 export interface BigCnf {
-  readonly cnf: BenchCnf;
+  readonly cnf: Cnf;
   /** Whether every rule has been applied once (by whichever row came first). */
   applied: boolean;
   readonly rules: readonly GeneratedRule[];
@@ -49,7 +49,7 @@ function expectedHoldings(rules: readonly GeneratedRule[]): Record<string, strin
 export function bigCnf(ctx: BenchContext): Promise<BigCnf> {
   cached ??= (async () => {
     const namespace = await ctx.cluster.namespace("bench-big");
-    const cnf = await ctx.fleet.createCnf(namespace, BIG_PURPOSE, { pods: 2 });
+    const cnf = await ctx.fleet.createCnf(BIG_PURPOSE, { namespace, pods: 2 });
     const rules = exampleRules(ctx.sizes.restartRules);
     const started = performance.now();
     await createRules(ctx.cluster.raw, namespace, BIG_PURPOSE, rules);
@@ -60,11 +60,7 @@ export function bigCnf(ctx: BenchContext): Promise<BigCnf> {
 }
 
 /** Delivers one Deployment event, redelivering after 503 as the connector would (no backoff). */
-export async function deliverUntilDone(
-  url: string,
-  cnf: BenchCnf,
-  attempts = 5,
-): Promise<EventReply[]> {
+export async function deliverUntilDone(url: string, cnf: Cnf, attempts = 5): Promise<EventReply[]> {
   const ref = {
     apiVersion: "apps/v1",
     kind: "Deployment",
@@ -103,15 +99,12 @@ export async function restartRun(
   beforeTimed: () => void = () => undefined,
 ): Promise<RunResult> {
   const { cnf } = big;
-  for (const pod of cnf.pods) {
-    pod.sim.restartCnf();
-    await ctx.fleet.setPodReady(cnf, pod, false);
-  }
+  for (const pod of cnf.pods) await ctx.fleet.crashPod(pod);
   const notReady = await deliverUntilDone(url, cnf);
   if (notReady.at(-1)?.status !== 202) {
     throw new Error(`the not-ready event was answered ${JSON.stringify(notReady.at(-1))}`);
   }
-  for (const pod of cnf.pods) await ctx.fleet.setPodReady(cnf, pod, true);
+  for (const pod of cnf.pods) await ctx.fleet.setPodReady(pod, true);
   beforeTimed();
   const started = performance.now();
   const replies = await deliverUntilDone(url, cnf);

@@ -1,6 +1,6 @@
 /** What every bench row gets: the cluster, the sizes for this run, a work folder and a logger. */
 import type { BenchCluster } from "./cluster.js";
-import type { CnfFleet } from "./cnf.js";
+import type { CnfFleet } from "../../dev/world/index.js";
 
 export interface Sizes {
   readonly reconcileEvents: number;

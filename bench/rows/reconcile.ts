@@ -14,8 +14,8 @@ import {
   requireKind,
   type RuleStatus,
 } from "../../shared/rules/index.js";
-import type { BenchCnf } from "../lib/cnf.js";
-import { cnfRequestTally, describeTally, lastSeqs } from "../lib/cnf.js";
+import type { Cnf } from "../../dev/world/index.js";
+import { cnfRequestTally, describeTally, lastSeqs } from "../lib/cnf-requests.js";
 import type { BenchContext } from "../lib/context.js";
 import { postObjectEvent, type EventReply } from "../lib/events.js";
 import { RecordingKube } from "../lib/recording-kube.js";
@@ -28,7 +28,7 @@ const RULE = "rule0";
 const MWAN3_RULE = requireKind("Mwan3Rule");
 
 interface World {
-  readonly cnf: BenchCnf;
+  readonly cnf: Cnf;
   readonly url: string;
   readonly kube: RecordingKube;
   readonly event: () => Promise<EventReply>;
@@ -37,7 +37,7 @@ interface World {
 
 async function setUp(ctx: BenchContext): Promise<World> {
   const namespace = await ctx.cluster.namespace("bench-reconcile");
-  const cnf = await ctx.fleet.createCnf(namespace, "rr", { pods: 2 });
+  const cnf = await ctx.fleet.createCnf("rr", { namespace, pods: 2 });
   const counts = { ...exampleCounts(0), Mwan3Policy: 1 };
   await createRules(ctx.cluster.raw, namespace, "rr", [
     exampleRule("Mwan3Policy", 0, counts),
@@ -97,7 +97,7 @@ async function changedRuleEvents(ctx: BenchContext, world: World): Promise<RowRe
   const cnfCalls: number[] = [];
   let failures = 0;
   let lastDetail = "";
-  for (const sim of ctx.fleet.sims) sim.resetCounters();
+  ctx.fleet.resetCounters();
   world.kube.tally.reset();
   const seqs = lastSeqs(world.cnf.pods);
   const cpu = cpuMeter();
@@ -151,7 +151,7 @@ async function changedRuleEvents(ctx: BenchContext, world: World): Promise<RowRe
 
 async function unchangedRuleEvents(ctx: BenchContext, world: World): Promise<RowResult> {
   const n = ctx.sizes.unchangedEvents;
-  for (const sim of ctx.fleet.sims) sim.resetCounters();
+  ctx.fleet.resetCounters();
   world.kube.tally.reset();
   const seqs = lastSeqs(world.cnf.pods);
   const samples: number[] = [];

@@ -6,7 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import type { RawApi } from "../lib/raw-api.js";
-import type { BenchCnf } from "../lib/cnf.js";
+import type { Cnf } from "../../dev/world/index.js";
 import {
   RULE_KIND_NAMES,
   networkMapOfDeployment,
@@ -58,7 +58,7 @@ export interface Discrepancy {
 /** Pod holdings: per collection, what the CNF holds vs what the rules of its CNF say. */
 export async function checkCnfs(
   raw: RawApi,
-  cnfs: readonly BenchCnf[],
+  cnfs: readonly Cnf[],
   discrepancies: Discrepancy[] = [],
 ): Promise<string[]> {
   const problems: string[] = [];

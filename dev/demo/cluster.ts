@@ -1,20 +1,13 @@
-// The demo's objects on the local API server: CNF cnf-1 (Deployment, ReplicaSet, two Pods whose
-// status says Ready at the simulators' addresses, as a kubelet would write it), a shop namespace
-// with web Pods for the sample Egress, the samples themselves, and the convergence check.
-import { readFile } from "node:fs/promises";
-import path from "node:path";
+// The demo's objects on the local API server: CNF cnf-1 (manifests/samples/cnf-deployment.yaml
+// with two Ready pods served by simulators, from dev/world), a shop namespace with web Pods for
+// the sample Egress, the samples themselves, and the convergence check.
 import { KubeConfig } from "@kubernetes/client-node";
-import { parseAllDocuments } from "yaml";
-import type { CnfSim } from "../cnf-sim/index.js";
-import { repoRoot } from "../control-plane/binaries.js";
-import { CNF_PORT_ANNOTATION } from "../../shared/cnf/index.js";
+import { CnfFleet, sampleDocuments, type Cnf, type SampleDocument } from "../world/index.js";
 import {
-  DEPLOYMENTS,
   EGRESSES,
   EGRESS_GROUPS,
   NAMESPACES,
   PODS,
-  REPLICA_SETS,
   createKubeClient,
   ruleResource,
   type KubeClient,
@@ -29,93 +22,36 @@ export interface RuleRow {
   readonly pods: number;
 }
 
-interface SampleDoc {
-  kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
-  [key: string]: unknown;
-}
-
 const CNF = "cnf-1";
-const HASH = "5d8c7f9b4";
 const SHOP_SELECTOR = { team: "shop" };
-
-async function samplesOf(file: string): Promise<SampleDoc[]> {
-  const text = await readFile(path.join(repoRoot, "manifests/samples", file), "utf8");
-  return parseAllDocuments(text)
-    .map((d) => d.toJS() as SampleDoc | null)
-    .filter((d): d is SampleDoc => d !== null);
-}
 
 export class DemoCluster {
   readonly kube: KubeClient;
+  readonly fleet: CnfFleet;
+  private cnf: Cnf | undefined;
 
-  constructor(
-    kubeconfigPath: string,
-    private readonly sims: readonly CnfSim[],
-    private readonly simPort: number,
-  ) {
+  constructor(kubeconfigPath: string) {
     const kc = new KubeConfig();
     kc.loadFromFile(kubeconfigPath);
     this.kube = createKubeClient(kc);
+    this.fleet = new CnfFleet(this.kube);
   }
 
   async createNamespace(name: string, labels: Record<string, string> = {}): Promise<void> {
     await this.kube.create(NAMESPACES, { metadata: { name, labels } });
   }
 
-  /** manifests/samples/cnf-deployment.yaml, served by the simulators: one Ready Pod per sim. */
-  async createCnf(namespace: string): Promise<void> {
-    const [sample] = await samplesOf("cnf-deployment.yaml");
-    if (sample === undefined) throw new Error("manifests/samples/cnf-deployment.yaml is empty");
-    const annotations = { [CNF_PORT_ANNOTATION]: String(this.simPort) };
-    const deployment = await this.kube.create(DEPLOYMENTS, {
-      ...sample,
-      metadata: { ...sample.metadata, namespace, annotations },
-    });
-    const podLabels = { app: CNF, sdewanPurpose: CNF, "pod-template-hash": HASH };
-    const owner = (kind: string, name: string, uid: string) => [
-      { apiVersion: "apps/v1", kind, name, uid, controller: true },
-    ];
-    const template = sample["spec"] as { template: { spec: unknown } };
-    const rs = await this.kube.create(REPLICA_SETS, {
-      metadata: {
-        name: `${CNF}-${HASH}`,
-        namespace,
-        labels: podLabels,
-        ownerReferences: owner("Deployment", CNF, deployment.metadata.uid ?? ""),
-      },
-      spec: {
-        replicas: this.sims.length,
-        selector: { matchLabels: podLabels },
-        template: { metadata: { labels: podLabels }, spec: template.template.spec },
-      },
-    });
-    for (const [i, sim] of this.sims.entries()) {
-      const name = `${CNF}-${HASH}-pod${i}`;
-      await this.kube.create(PODS, {
-        metadata: {
-          name,
-          namespace,
-          labels: podLabels,
-          ownerReferences: owner("ReplicaSet", `${CNF}-${HASH}`, rs.metadata.uid ?? ""),
-        },
-        spec: { nodeName: "node-1", containers: [{ name: "sdewan", image: "openwrt:demo" }] },
-      });
-      await this.setPodReady(namespace, name, sim.host);
-    }
+  /** manifests/samples/cnf-deployment.yaml with two Ready pods, each served by a simulator. */
+  async createCnf(namespace: string): Promise<Cnf> {
+    const [deployment] = sampleDocuments("cnf-deployment.yaml");
+    if (deployment === undefined) throw new Error("manifests/samples/cnf-deployment.yaml is empty");
+    this.cnf = await this.fleet.createCnf(CNF, { namespace, deployment, pods: 2 });
+    return this.cnf;
   }
 
-  private async setPodReady(namespace: string, name: string, ip: string, ready = true) {
-    const condition = {
-      type: "Ready",
-      status: ready ? "True" : "False",
-      lastTransitionTime: new Date().toISOString(),
-    };
-    await this.kube.patchStatus(
-      PODS,
-      { namespace, name },
-      { phase: "Running", podIP: ip, podIPs: [{ ip }], conditions: [condition] },
-    );
+  /** The pods of cnf-1 (none before createCnf). */
+  get pods(): Cnf["pods"] {
+    return this.cnf?.pods ?? [];
   }
 
   /** The namespace the sample Egress selects (team=shop), with two running web Pods. */
@@ -141,8 +77,9 @@ export class DemoCluster {
    * the webhook's dependency checks find what each rule references; returns how many.
    */
   async applySamples(namespace: string, files: readonly string[]): Promise<number> {
-    const docs = (await Promise.all(files.map(samplesOf))).flat();
-    const rank = (doc: SampleDoc) => (isRuleKind(doc.kind) ? requireKind(doc.kind).applyRank : -1);
+    const docs = files.flatMap(sampleDocuments);
+    const rank = (doc: SampleDocument) =>
+      isRuleKind(doc.kind) ? requireKind(doc.kind).applyRank : -1;
     docs.sort((a, b) => rank(a) - rank(b));
     for (const doc of docs) {
       const type = this.typeOf(doc.kind);
@@ -165,17 +102,11 @@ export class DemoCluster {
     }
   }
 
-  /**
-   * A CNF container restart as the kubelet reports it: the pod turns not Ready, the CNF comes
-   * back empty (the simulator drops its state), the pod turns Ready again.
-   */
-  async restartCnfPod(namespace: string, index: number): Promise<void> {
-    const sim = this.sims[index];
-    if (sim === undefined) throw new Error(`no CNF pod ${index}`);
-    const name = `${CNF}-${HASH}-pod${index}`;
-    await this.setPodReady(namespace, name, sim.host, false);
-    sim.restartCnf();
-    await this.setPodReady(namespace, name, sim.host, true);
+  /** A container restart of pod `index` of cnf-1: its CNF comes back empty, not Ready, Ready. */
+  async restartCnfPod(index: number): Promise<void> {
+    const pod = this.pods[index];
+    if (pod === undefined) throw new Error(`no CNF pod ${index}`);
+    await this.fleet.restartPod(pod);
   }
 
   private typeOf(kind: string): ResourceType {
@@ -191,11 +122,10 @@ export class DemoCluster {
       const collection = `${entry.cnf.module}/${entry.cnf.collection}`;
       for (const rule of await this.kube.list(ruleResource(entry), { namespace })) {
         const status = (rule as { status?: { inSync?: boolean } }).status;
-        const holding = this.sims.filter((sim) =>
-          (sim.state().collections[collection] ?? []).some((o) => o["name"] === rule.metadata.name),
-        ).length;
+        const held = this.cnf === undefined ? [] : this.fleet.held(this.cnf, collection);
+        const holding = held.filter((names) => names.includes(rule.metadata.name)).length;
         const name = `${entry.kind}/${rule.metadata.name}`;
-        rows.push({ rule: name, inSync: status?.inSync, holding, pods: this.sims.length });
+        rows.push({ rule: name, inSync: status?.inSync, holding, pods: this.pods.length });
       }
     }
     return rows;
@@ -238,5 +168,10 @@ export class DemoCluster {
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
+  }
+
+  /** Stops the simulators; the API objects stay. */
+  close(): Promise<void> {
+    return this.fleet.close();
   }
 }

@@ -18,7 +18,6 @@ import { AdmissionregistrationV1Api, KubeConfig } from "@kubernetes/client-node"
 import { parse, stringify } from "yaml";
 import { repoRoot } from "../control-plane/binaries.js";
 import { startControlPlane, type ControlPlane } from "../control-plane/control-plane.js";
-import { startCnfSim, type CnfSim } from "../cnf-sim/index.js";
 import { httpsStatus, startChild, waitForHttp, type Child } from "./children.js";
 import { DemoCluster, type RuleRow } from "./cluster.js";
 import { createDemoIdentities } from "./identities.js";
@@ -81,7 +80,7 @@ function printTable(rows: readonly RuleRow[], groups: readonly string[]): void {
 
 interface Running {
   controlPlane?: ControlPlane;
-  sims: CnfSim[];
+  cluster?: DemoCluster;
   children: Child[];
   workDir?: string;
 }
@@ -104,7 +103,7 @@ async function tearDown(running: Running): Promise<void> {
   await stop(connector);
   await running.controlPlane?.stop();
   await Promise.all(servers.map(stop));
-  await Promise.all(running.sims.map((s) => s.close()));
+  await running.cluster?.close();
   const clean = endings.every((how) => how === "exit 0");
   if (running.workDir && clean) await rm(running.workDir, { recursive: true, force: true });
   if (running.workDir && !clean) say(`logs kept in ${running.workDir}`);
@@ -127,13 +126,6 @@ async function run(running: Running): Promise<void> {
     `applied manifests/rbac (${objects} objects): the functions, the webhook and the connector ` +
       "run as its ServiceAccounts, not as admin",
   );
-
-  // Two CNF simulators on their own loopback addresses, one port: the pods of cnf-1.
-  const simPort = await freePort("127.0.0.2");
-  for (const host of ["127.0.0.2", "127.0.0.3"]) {
-    running.sims.push(await startCnfSim({ host, port: simPort }));
-  }
-  say(`CNF simulators: ${running.sims.map((s) => s.url).join(", ")}`);
 
   const functionsPort = await freePort("127.0.0.1");
   const functionsUrl = `http://127.0.0.1:${functionsPort}`;
@@ -178,12 +170,15 @@ async function run(running: Running): Promise<void> {
   await registerWebhook(cp, `${webhookUrl}/`, serving.caPem);
   say(`validate-admission serving HTTPS at ${webhookUrl}, registered with the API server`);
 
-  const cluster = new DemoCluster(cp.kubeconfigPath, running.sims, simPort);
+  running.cluster = new DemoCluster(cp.kubeconfigPath);
+  const cluster = running.cluster;
   const namespace = `sdewan-demo-${randomBytes(2).toString("hex")}`;
   await cluster.createNamespace(namespace);
-  await cluster.createCnf(namespace);
+  const cnf = await cluster.createCnf(namespace);
   await cluster.createShop(namespace);
   say(`namespace ${namespace}: CNF cnf-1 with 2 ready pods, 2 web pods for the Egress`);
+  // Each pod's Pod IP is its own loopback address, where a simulator serves the CNF port.
+  say(`CNF simulators: ${cnf.pods.map((p) => p.sim.url).join(", ")}`);
 
   const connectorPort = await freePort("127.0.0.1");
   const configPath = path.join(work, "connector.yaml");
@@ -219,7 +214,7 @@ async function run(running: Running): Promise<void> {
 
   say("restarting the CNF of pod 0: it comes back empty, its pod turns Ready again");
   const restartAt = Date.now();
-  await cluster.restartCnfPod(namespace, 0);
+  await cluster.restartCnfPod(0);
   await cluster.waitConverged(namespace, 120_000, (pending) => say(`healing: ${pending}`));
   say(`healed ${seconds(restartAt)} after the restart: every rule is back on both pods`);
 
@@ -240,7 +235,7 @@ async function run(running: Running): Promise<void> {
 /** Set while --keep waits for Ctrl-C: the signal then ends the wait instead of interrupting. */
 let stopWaiting: (() => void) | undefined;
 
-const running: Running = { sims: [], children: [] };
+const running: Running = { children: [] };
 let interrupted = false;
 const onSignal = (): void => {
   if (stopWaiting !== undefined) {

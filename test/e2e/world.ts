@@ -1,12 +1,11 @@
 // The e2e world: the whole controller as a user runs it, against the integration project's real
-// API server. Two CNF simulators are the pods of CNF cnf-1 (dev/demo's DemoCluster writes the
-// Deployment, ReplicaSet and Ready Pods), and three child processes on Node 24 through tsx: the
+// API server. Two CNF simulators are the pods of CNF cnf-1 (dev/demo's DemoCluster makes it with
+// dev/world: the sample Deployment, its ReplicaSet and Ready Pods), and three child processes on Node 24 through tsx: the
 // functions' server, validate-admission over TLS (registered as the webhook for this namespace
 // only) and the connector (watching this namespace only). Tests act only through the API server
 // (and the simulators' restart switch, as a crashing CNF container would); they observe the API
 // objects' status and what each simulator holds.
 import { spawn } from "node:child_process";
-import { randomInt } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import http from "node:http";
@@ -18,7 +17,6 @@ import { AdmissionregistrationV1Api, type KubeConfig } from "@kubernetes/client-
 import { stringify } from "yaml";
 import { repoRoot } from "../../dev/control-plane/binaries.js";
 import { ADMIN_USER, userFromInfo } from "../../dev/control-plane/control-plane.js";
-import { startCnfSim, type CnfSim } from "../../dev/cnf-sim/index.js";
 import { httpsStatus, waitForHttp, type Child } from "../../dev/demo/children.js";
 import { DemoCluster } from "../../dev/demo/cluster.js";
 import { buildWebhookConfiguration } from "../../shared/admission/index.js";
@@ -221,12 +219,11 @@ export class E2eWorld {
 
   private constructor(
     readonly namespace: string,
-    readonly sims: readonly CnfSim[],
     private readonly workDir: string,
     private readonly kubeconfigPath: string,
     private readonly ports: { readonly functions: number; readonly connector: number },
   ) {
-    this.cluster = new DemoCluster(kubeconfigPath, sims, sims[0]?.port ?? 0);
+    this.cluster = new DemoCluster(kubeconfigPath);
     this.kube = this.cluster.kube;
   }
 
@@ -237,14 +234,8 @@ export class E2eWorld {
   /** Starts everything; on failure stops what it started and rethrows. */
   static async start(namespace: string): Promise<E2eWorld> {
     const workDir = await mkdtemp(path.join(os.tmpdir(), "sdewan-e2e-"));
-    // Two pods of one CNF: their own loopback addresses, one port (as pod IPs share the CNF port).
-    const net = `127.${randomInt(100, 250)}.${randomInt(0, 255)}`;
-    const simPort = await freePort(`${net}.2`);
-    const sims: CnfSim[] = [];
-    for (const host of [`${net}.2`, `${net}.3`])
-      sims.push(await startCnfSim({ host, port: simPort }));
     const kubeconfigPath = userFromInfo(clusterInfo(), ADMIN_USER).kubeconfigPath;
-    const world = new E2eWorld(namespace, sims, workDir, kubeconfigPath, {
+    const world = new E2eWorld(namespace, workDir, kubeconfigPath, {
       functions: await freePort("127.0.0.1"),
       connector: await freePort("127.0.0.1"),
     });
@@ -397,7 +388,7 @@ export class E2eWorld {
 
   /** A container restart of pod `index`'s CNF as the kubelet reports it (DemoCluster). */
   restartCnfPod(index: number): Promise<void> {
-    return this.cluster.restartCnfPod(this.namespace, index);
+    return this.cluster.restartCnfPod(index);
   }
 
   /** `kubectl apply` of sample files from manifests/samples into this namespace. */
@@ -442,7 +433,8 @@ export class E2eWorld {
   /** What simulator `index` holds for rule `kind/name` (CNF shape), or undefined. */
   held(index: number, kind: RuleKindName, name: string): Record<string, unknown> | undefined {
     const { module, collection } = requireKind(kind).cnf;
-    const objects = this.sims[index]?.state().collections[`${module}/${collection}`] ?? [];
+    const objects =
+      this.cluster.pods[index]?.sim.state().collections[`${module}/${collection}`] ?? [];
     return objects.find((o) => o["name"] === name);
   }
 
@@ -460,7 +452,7 @@ export class E2eWorld {
     if (view.inSync !== true || view.appliedGeneration !== view.generation) {
       return `${kind}/${name} status: inSync=${view.inSync} applied=${view.appliedGeneration}/${view.generation}`;
     }
-    for (const index of this.sims.keys()) {
+    for (const index of this.cluster.pods.keys()) {
       const held = this.held(index, kind, name);
       if (held === undefined) return `${kind}/${name} missing on pod ${index}`;
       if (expect !== undefined && !expect(held)) {
@@ -473,7 +465,7 @@ export class E2eWorld {
   /** Why `kind/name` is not yet gone (API object and every pod's copy), or undefined. */
   async pendingDeletion(kind: RuleKindName, name: string): Promise<string | undefined> {
     if ((await this.rule(kind, name)) !== undefined) return `${kind}/${name} still in the API`;
-    for (const index of this.sims.keys()) {
+    for (const index of this.cluster.pods.keys()) {
       if (this.held(index, kind, name) !== undefined)
         return `${kind}/${name} still on pod ${index}`;
     }
@@ -492,7 +484,7 @@ export class E2eWorld {
     await Promise.all(this.children.map((child) => child.stop()));
     await this.relay?.close();
     await Promise.all(this.proxies.map((proxy) => proxy.close()));
-    await Promise.all(this.sims.map((sim) => sim.close()));
+    await this.cluster.close();
     if (keepLogs) process.stderr.write(`e2e logs kept in ${this.workDir}\n`);
     else await rm(this.workDir, { recursive: true, force: true });
   }

@@ -7,7 +7,8 @@ import { requireKind } from "../../shared/rules/index.js";
 import { PRUNE_ANNOTATION } from "../../shared/sync/plan-prune.js";
 import { DEPLOYMENTS } from "../../shared/kube/index.js";
 import { LEDGER_ANNOTATION } from "../../shared/sync/prune-ledger.js";
-import { CnfWorld, type Cnf, type CnfPod } from "./cnf-world.js";
+import type { Cnf, CnfPod } from "../../dev/world/index.js";
+import { SyncWorld } from "./sync-harness.js";
 
 jest.setTimeout(60_000);
 
@@ -17,7 +18,7 @@ const RULES = requireKind("Mwan3Rule").cnf;
 
 const pair = (cnf: Cnf): [CnfPod, CnfPod] => cnf.pods as [CnfPod, CnfPod];
 
-async function createRules(world: CnfWorld): Promise<void> {
+async function createRules(world: SyncWorld): Promise<void> {
   await world.createRule("Mwan3Policy", "policy1", PURPOSE, {
     members: [{ network: "ovn-net1", metric: 1, weight: 2 }],
   });
@@ -35,17 +36,17 @@ async function createRules(world: CnfWorld): Promise<void> {
 }
 
 /** A zone created on one pod through the CNF's REST API, not by any rule. */
-async function addZoneByHand(world: CnfWorld, pod: CnfPod, name: string): Promise<void> {
+async function addZoneByHand(world: SyncWorld, pod: CnfPod, name: string): Promise<void> {
   const zone = { name, network: ["net0"], input: "ACCEPT", output: "ACCEPT" };
   await world.cnfClient(pod).create(ZONES, zone);
 }
 
 describe("drift repair: the next resync restores what someone changed on the CNF", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
     await createRules(world);
     expect(await world.resyncCnfs()).toEqual({ kind: "done", result: "4 created" });
@@ -69,7 +70,7 @@ describe("drift repair: the next resync restores what someone changed on the CNF
     expect(world.held(cnf, "mwan3/rules")).toEqual([["rule1"], ["rule1"]]);
     // Only the drifted object was written on each pod, and only its service restarted.
     expect(world.cnfWrites(cnf)).toEqual([1, 1]);
-    expect(world.restarts(cnf)).toEqual([["firewall"], ["mwan3"]]);
+    expect(world.serviceRestarts(cnf)).toEqual([["firewall"], ["mwan3"]]);
     for (const [kind, name] of [
       ["FirewallZone", "lan1"],
       ["Mwan3Rule", "rule1"],
@@ -87,11 +88,11 @@ describe("drift repair: the next resync restores what someone changed on the CNF
 });
 
 describe("pruning: objects no rule declares", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
     // The CNF "image" ships a zone "lan" on every pod.
     for (const pod of cnf.pods) await addZoneByHand(world, pod, "lan");
@@ -147,7 +148,7 @@ describe("pruning: objects no rule declares", () => {
       ["lan", "lan1"],
     ]);
     expect(world.held(cnf, "mwan3/rules")).toEqual([[], []]);
-    expect(world.restarts(cnf).map((s) => s.sort())).toEqual([
+    expect(world.serviceRestarts(cnf).map((s) => s.sort())).toEqual([
       ["firewall", "mwan3"],
       ["firewall", "mwan3"],
     ]);

@@ -7,7 +7,8 @@ import request from "supertest";
 import type { Express } from "express";
 import { RESYNC_EVENT_TYPE } from "../../shared/events/types.js";
 import { createFunctionApp, createLogger, Runtime } from "../../shared/runtime/index.js";
-import { CnfWorld, type Cnf } from "./cnf-world.js";
+import type { Cnf } from "../../dev/world/index.js";
+import { SyncWorld } from "./sync-harness.js";
 
 jest.setTimeout(60_000);
 
@@ -15,12 +16,12 @@ const PURPOSE = "cnf1";
 const POLICY = { members: [{ network: "ovn-net1", metric: 1, weight: 2 }] };
 
 describe("on-deployment-ready over HTTP", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
   let app: Express;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
     await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);
     const logger = createLogger({ level: "silent" });

@@ -5,7 +5,8 @@
 import { jest } from "@jest/globals";
 import { ruleResource } from "../../shared/kube/index.js";
 import { requireKind } from "../../shared/rules/index.js";
-import { CnfWorld, sampleRules, type Cnf, type CnfPod } from "./cnf-world.js";
+import { sampleRules, type Cnf, type CnfPod } from "../../dev/world/index.js";
+import { SyncWorld } from "./sync-harness.js";
 
 jest.setTimeout(60_000);
 
@@ -22,11 +23,11 @@ const ruleSpec = (subnet: string, port: string) => ({
 const pair = (cnf: Cnf): [CnfPod, CnfPod] => cnf.pods as [CnfPod, CnfPod];
 
 describe("controller down -> CNF pod restart -> controller up: one resync", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
     await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);
     await world.createRule("Mwan3Rule", "rule1", PURPOSE, ruleSpec("10.0.1.0/24", "80"));
@@ -38,9 +39,7 @@ describe("controller down -> CNF pod restart -> controller up: one resync", () =
   it("re-applies, updates and deletes on both pods, and every status tells the truth", async () => {
     // Controller down: nothing below is delivered.
     const [pod1] = pair(cnf);
-    pod1.sim.restartCnf();
-    await world.setPodReady(pod1, false);
-    await world.setPodReady(pod1, true);
+    await world.restartPod(pod1);
     await world.deleteRule("Mwan3Rule", "rule1");
     await world.createRule("Mwan3Rule", "rule3", PURPOSE, ruleSpec("10.0.3.0/24", "22"));
     await world.patchRuleSpec("Mwan3Rule", "rule2", ruleSpec("10.0.2.0/24", "8443"));
@@ -73,10 +72,10 @@ describe("controller down -> CNF pod restart -> controller up: one resync", () =
 });
 
 describe("a namespace resync also settles rules whose CNF does not exist", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
   });
   afterEach(() => world.close());
 
@@ -126,11 +125,11 @@ describe("a namespace resync also settles rules whose CNF does not exist", () =>
 });
 
 describe("a restarted CNF receives dependencies first (the simulator refuses the wrong order)", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
     for (const sample of sampleRules()) {
       await world.createRule(sample.kind, sample.name, PURPOSE, structuredClone(sample.spec));
@@ -164,7 +163,7 @@ describe("a restarted CNF receives dependencies first (the simulator refuses the
       }
       expect(last("/ipsec/v1/proposals")).toBeLessThan(first("/ipsec/v1/remotes"));
     }
-    expect(world.restarts(cnf).map((services) => services.sort())).toEqual([
+    expect(world.serviceRestarts(cnf).map((services) => services.sort())).toEqual([
       ["firewall", "ipsec", "mwan3"],
       ["firewall", "ipsec", "mwan3"],
     ]);

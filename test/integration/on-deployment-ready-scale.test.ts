@@ -4,7 +4,8 @@
 import { jest } from "@jest/globals";
 import pLimit from "p-limit";
 import { ALL_RULE_KINDS, exampleRules } from "../../shared/rules/index.js";
-import { CnfWorld, type Cnf } from "./cnf-world.js";
+import type { Cnf } from "../../dev/world/index.js";
+import { SyncWorld } from "./sync-harness.js";
 
 jest.setTimeout(180_000);
 
@@ -20,12 +21,12 @@ const RESTARTED = [
 ].sort();
 
 describe("300 rules over all kinds on a restarted CNF", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
   const rules = RULES;
 
   beforeAll(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
     const limit = pLimit(8);
     await Promise.all(
@@ -45,11 +46,7 @@ describe("300 rules over all kinds on a restarted CNF", () => {
     );
 
     // Both CNF pods restart (state dropped, readiness flips) while no event is delivered.
-    for (const pod of cnf.pods) {
-      pod.sim.restartCnf();
-      await world.setPodReady(pod, false);
-      await world.setPodReady(pod, true);
-    }
+    for (const pod of cnf.pods) await world.restartPod(pod);
     world.resetObservations();
     const started = performance.now();
     const outcome = await world.syncCnf(cnf);
@@ -71,7 +68,10 @@ describe("300 rules over all kinds on a restarted CNF", () => {
       }
       expect(writes).toBe(300);
     }
-    expect(world.restarts(cnf).map((services) => services.sort())).toEqual([RESTARTED, RESTARTED]);
+    expect(world.serviceRestarts(cnf).map((services) => services.sort())).toEqual([
+      RESTARTED,
+      RESTARTED,
+    ]);
     for (const rule of [rules[0], rules[150], rules[299]]) {
       expect(await world.ruleView(rule?.kind ?? "", rule?.name ?? "")).toMatchObject({
         inSync: true,

@@ -2,14 +2,15 @@
 // or Pod event converges every rule of that CNF in one call, whatever happened to its pods.
 import { jest } from "@jest/globals";
 import { ALL_RULE_KINDS, requireKind } from "../../shared/rules/index.js";
-import { CnfWorld, sampleRules, type Cnf } from "./cnf-world.js";
+import { sampleRules, type Cnf } from "../../dev/world/index.js";
+import { SyncWorld } from "./sync-harness.js";
 
 jest.setTimeout(60_000);
 
 const PURPOSE = "cnf1";
 
 /** Every sample rule of manifests/samples (at least one of every kind), created for PURPOSE. */
-async function createAllSamples(world: CnfWorld): Promise<void> {
+async function createAllSamples(world: SyncWorld): Promise<void> {
   for (const sample of sampleRules()) {
     await world.createRule(sample.kind, sample.name, PURPOSE, structuredClone(sample.spec));
   }
@@ -31,7 +32,7 @@ function allSamplesHeld(): Record<string, string[]> {
 
 /** Every rule of the namespace matches `expected`; `finalized`: each carries its kind's finalizer. */
 async function expectEveryRule(
-  world: CnfWorld,
+  world: SyncWorld,
   expected: Record<string, unknown>,
   finalized?: boolean,
 ): Promise<void> {
@@ -45,11 +46,11 @@ async function expectEveryRule(
 }
 
 describe("a CNF event converges every rule of the CNF in one call", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
     await createAllSamples(world);
   });
@@ -71,7 +72,7 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
     world.resetObservations();
     expect(await world.syncCnf(cnf)).toEqual({ kind: "done", result: `${SAMPLES} unchanged` });
     expect(world.cnfWrites(cnf)).toEqual([0, 0]);
-    expect(world.restarts(cnf)).toEqual([[], []]);
+    expect(world.serviceRestarts(cnf)).toEqual([[], []]);
     // 1 Deployment get + 1 Deployment list + 1 Pod list + 1 list per rule kind; no status write.
     expect(world.calls.api).toBe(3 + ALL_RULE_KINDS.length);
   });
@@ -80,8 +81,7 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
     await world.syncCnf(cnf);
     const [restarted, healthy] = cnf.pods as [Cnf["pods"][0], Cnf["pods"][0]];
 
-    restarted.sim.restartCnf();
-    await world.setPodReady(restarted, false);
+    await world.crashPod(restarted);
     expect(await world.cnfObjectEvent("Pod", restarted.name)).toMatchObject({ kind: "done" });
     await expectEveryRule(world, {
       inSync: false,
@@ -204,10 +204,10 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
 });
 
 describe("events on-deployment-ready does nothing with", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
   });
   afterEach(() => world.close());
 

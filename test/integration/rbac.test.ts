@@ -39,7 +39,8 @@ import { ruleKinds } from "../../shared/admission/index.js";
 import { PRUNE_ANNOTATION } from "../../shared/sync/plan-prune.js";
 import { LEDGER_ANNOTATION } from "../../shared/sync/prune-ledger.js";
 import { kubeConfigWithToken } from "./admission-harness.js";
-import { CnfWorld, type Cnf } from "./cnf-world.js";
+import type { Cnf } from "../../dev/world/index.js";
+import { SyncWorld } from "./sync-harness.js";
 import { EgressWorld } from "./egress-harness.js";
 import { adminKubeConfig, newNamespace } from "./support/cluster.js";
 
@@ -174,7 +175,7 @@ async function refusal(request: Promise<unknown>): Promise<string> {
   return "succeeded";
 }
 
-async function zones(world: CnfWorld): Promise<void> {
+async function zones(world: SyncWorld): Promise<void> {
   await world.createRule("FirewallZone", "lan1", PURPOSE, {
     network: ["ovn-net1"],
     input: "ACCEPT",
@@ -183,11 +184,11 @@ async function zones(world: CnfWorld): Promise<void> {
 }
 
 describe("reconcile-rule runs with exactly manifests/rbac/reconcile-rule.yaml", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
     await zones(world);
   });
@@ -244,11 +245,11 @@ describe("reconcile-rule runs with exactly manifests/rbac/reconcile-rule.yaml", 
 });
 
 describe("on-deployment-ready runs with exactly manifests/rbac/on-deployment-ready.yaml", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
     await zones(world);
     await world.createRule("FirewallZone", "wan1", PURPOSE, {

@@ -4,7 +4,8 @@
 // no event is delivered; "controller up" delivers what a resync sends: one event per rule.
 // Every case ends with both pods holding exactly the desired objects and honest statuses.
 import { jest } from "@jest/globals";
-import { CnfWorld, type Cnf, type CnfPod } from "./cnf-world.js";
+import type { Cnf, CnfPod } from "../../dev/world/index.js";
+import { SyncWorld } from "./sync-harness.js";
 
 // Dozens of events against a real API server on a shared machine.
 jest.setTimeout(60_000);
@@ -21,7 +22,7 @@ const ruleSpec = (subnet: string, port: string) => ({
 });
 
 /** Policy1, rule1 and rule2 created and applied on both pods while everything runs. */
-async function startWithPolicyAndTwoRules(world: CnfWorld): Promise<Cnf> {
+async function startWithPolicyAndTwoRules(world: SyncWorld): Promise<Cnf> {
   const cnf = await world.createCnf(PURPOSE, { pods: 2 });
   await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);
   await world.createRule("Mwan3Rule", "rule1", PURPOSE, ruleSpec("10.0.1.0/24", "80"));
@@ -37,14 +38,14 @@ async function startWithPolicyAndTwoRules(world: CnfWorld): Promise<Cnf> {
 }
 
 /** The three changes every case makes while something is down. */
-async function deleteRule1AddRule3UpdateRule2(world: CnfWorld): Promise<void> {
+async function deleteRule1AddRule3UpdateRule2(world: SyncWorld): Promise<void> {
   await world.deleteRule("Mwan3Rule", "rule1");
   await world.createRule("Mwan3Rule", "rule3", PURPOSE, ruleSpec("10.0.3.0/24", "22"));
   await world.patchRuleSpec("Mwan3Rule", "rule2", ruleSpec("10.0.2.0/24", "8443"));
 }
 
 /** Both pods hold exactly policy1, rule2 (`rule2Port`) and rule3; rule1 is gone; all in sync. */
-async function expectConverged(world: CnfWorld, cnf: Cnf, rule2Port: string): Promise<void> {
+async function expectConverged(world: SyncWorld, cnf: Cnf, rule2Port: string): Promise<void> {
   const desired = { "mwan3/policies": ["policy1"], "mwan3/rules": ["rule2", "rule3"] };
   expect(world.holdings(cnf)).toEqual([desired, desired]);
   expect(world.heldObjects(cnf, "mwan3/rules", "rule2").map((o) => o?.["dest_port"])).toEqual([
@@ -68,7 +69,7 @@ async function expectConverged(world: CnfWorld, cnf: Cnf, rule2Port: string): Pr
 }
 
 /** Every rule's status says the CNF is partly down, with appliedVersion cleared. */
-async function expectWaitingForPods(world: CnfWorld, cnf: Cnf): Promise<void> {
+async function expectWaitingForPods(world: SyncWorld, cnf: Cnf): Promise<void> {
   for (const rule of await world.listRules()) {
     const view = await world.ruleView(rule.kind, rule.name);
     expect(view).toMatchObject({
@@ -81,12 +82,12 @@ async function expectWaitingForPods(world: CnfWorld, cnf: Cnf): Promise<void> {
 }
 
 describe("the seed's unusual cases: a two-pod CNF, policy1, rule1 and rule2", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
   let pod1: CnfPod;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await startWithPolicyAndTwoRules(world);
     pod1 = cnf.pods[0] as CnfPod;
   });
@@ -123,7 +124,7 @@ describe("the seed's unusual cases: a two-pod CNF, policy1, rule1 and rule2", ()
     }
     await expectConverged(world, cnf, "8443");
     // The re-created configuration is live: mwan3 was restarted on the returning pod.
-    expect(world.restarts(cnf)[0]).toContain("mwan3");
+    expect(world.serviceRestarts(cnf)[0]).toContain("mwan3");
   });
 
   it("Case 2: CNF pod disconnected but running, reconnected with its old configuration", async () => {
@@ -185,9 +186,7 @@ describe("the seed's unusual cases: a two-pod CNF, policy1, rule1 and rule2", ()
 
   it("Case 4: controller down and CNF pod restarted meanwhile, then up", async () => {
     // The pod restarts with no configuration; its readiness flips, but nobody is listening.
-    await world.setPodReady(pod1, false);
-    pod1.sim.restartCnf();
-    await world.setPodReady(pod1, true);
+    await world.restartPod(pod1);
     await world.deleteRule("Mwan3Rule", "rule1");
     await world.createRule("Mwan3Rule", "rule3", PURPOSE, ruleSpec("10.0.3.0/24", "22"));
     // rule2 is unchanged, and its status still claims it is applied: only the CNF knows better.
@@ -202,6 +201,6 @@ describe("the seed's unusual cases: a two-pod CNF, policy1, rule1 and rule2", ()
       expect(outcome).toMatchObject({ kind: "done" });
     }
     await expectConverged(world, cnf, "443");
-    expect(world.restarts(cnf)[0]).toContain("mwan3");
+    expect(world.serviceRestarts(cnf)[0]).toContain("mwan3");
   });
 });

@@ -3,17 +3,18 @@
 // These scenarios are the ones where that early guess is wrong: it must never pick the pods.
 import { jest } from "@jest/globals";
 import { PODS } from "../../shared/kube/index.js";
-import { CnfWorld, type Cnf, type CnfPod } from "./cnf-world.js";
+import type { Cnf, CnfPod } from "../../dev/world/index.js";
+import { SyncWorld } from "./sync-harness.js";
 
 jest.setTimeout(60_000);
 
 const POLICY = { members: [{ network: "ovn-net1", metric: 1, weight: 2 }] };
 
 describe("reconcile-rule finds its CNF's pods when the namespace's last-seen selector is wrong", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
   });
   afterEach(() => world.close());
 

@@ -6,7 +6,8 @@ import { jest } from "@jest/globals";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
 import type { KubeClient } from "../../shared/kube/index.js";
 import { requireKind } from "../../shared/rules/index.js";
-import { CnfWorld, type Cnf, type CnfPod } from "./cnf-world.js";
+import type { Cnf, CnfPod } from "../../dev/world/index.js";
+import { SyncWorld } from "./sync-harness.js";
 
 jest.setTimeout(60_000);
 
@@ -56,12 +57,12 @@ function actingBefore(
 }
 
 describe("writes racing a rule's deletion", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
   let pod2: CnfPod;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
     pod2 = cnf.pods[1] as CnfPod;
   });
@@ -150,7 +151,7 @@ describe("writes racing a rule's deletion", () => {
 
     expect(outcome).toEqual({ kind: "done", result: "deleted while applied; removed again" });
     expect(world.holdings(cnf)).toEqual([{}, {}]);
-    expect(world.restarts(cnf)).toEqual([
+    expect(world.serviceRestarts(cnf)).toEqual([
       ["mwan3", "mwan3"],
       ["mwan3", "mwan3"],
     ]);
@@ -185,11 +186,11 @@ describe("writes racing a rule's deletion", () => {
 });
 
 describe("a policy and the rule that uses it, deleted at once", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
   });
   afterEach(() => world.close());
@@ -229,11 +230,11 @@ describe("a policy and the rule that uses it, deleted at once", () => {
 });
 
 describe("a deletion blocked by an object no rule declares", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
   });
   afterEach(() => world.close());

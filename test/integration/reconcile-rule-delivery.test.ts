@@ -3,7 +3,8 @@
 import { jest } from "@jest/globals";
 import { requireKind } from "../../shared/rules/index.js";
 import type { Outcome } from "../../shared/core/outcome.js";
-import { CnfWorld, type Cnf } from "./cnf-world.js";
+import type { Cnf } from "../../dev/world/index.js";
+import { SyncWorld } from "./sync-harness.js";
 
 jest.setTimeout(60_000);
 
@@ -15,11 +16,11 @@ const RULE = { policy: "balance1", src_ip: "192.168.1.2", dest_port: "80", proto
 const KINDS = ["Mwan3Policy", "FirewallZone", "CNFService"] as const;
 
 describe("delivery: duplicates, concurrency and order", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
   });
   afterEach(() => world.close());
@@ -32,7 +33,9 @@ describe("delivery: duplicates, concurrency and order", () => {
     expect(outcomes.slice(1)).toEqual(Array(9).fill({ kind: "done", result: "unchanged" }));
     expect(world.cnfWrites(cnf)).toEqual([1, 1]);
     const service = requireKind(kind).cnf.restartService;
-    expect(world.restarts(cnf)).toEqual(service === null ? [[], []] : [[service], [service]]);
+    expect(world.serviceRestarts(cnf)).toEqual(
+      service === null ? [[], []] : [[service], [service]],
+    );
   });
 
   it.each(KINDS)(
@@ -144,11 +147,11 @@ describe("delivery: duplicates, concurrency and order", () => {
 });
 
 describe("what one event for one rule on a two-pod CNF costs", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
     // Warm: CNF sessions exist (a login per pod is paid once per process, not per event).
     await world.createRule("Mwan3Policy", "warmup", PURPOSE, POLICY);

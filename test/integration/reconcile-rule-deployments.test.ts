@@ -2,7 +2,8 @@
 // ReplicaSets), two Deployments claiming one purpose, no Deployment at all, and a CNF of the
 // same purpose in another namespace.
 import { jest } from "@jest/globals";
-import { CnfWorld, type Cnf, type CnfPod } from "./cnf-world.js";
+import type { Cnf, CnfPod } from "../../dev/world/index.js";
+import { SyncWorld } from "./sync-harness.js";
 
 jest.setTimeout(60_000);
 
@@ -12,10 +13,10 @@ const POLICY = { members: [{ network: "ovn-net1", metric: 1, weight: 2 }] };
 const HELD = { "mwan3/policies": ["policy1"] };
 
 describe("which CNF and which pods a rule is applied to", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
   });
   afterEach(() => world.close());
 
@@ -127,7 +128,7 @@ describe("which CNF and which pods a rule is applied to", () => {
   });
 
   it("a CNF with the same purpose in another namespace is not this rule's CNF", async () => {
-    const elsewhere = await CnfWorld.create();
+    const elsewhere = await SyncWorld.create();
     try {
       const foreign = await elsewhere.createCnf(PURPOSE, { pods: 1 });
       await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);

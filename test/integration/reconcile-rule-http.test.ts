@@ -6,7 +6,8 @@ import request from "supertest";
 import type { Express } from "express";
 import { RULE_API_VERSION, RULE_KIND_NAMES } from "../../shared/rules/index.js";
 import { createFunctionApp, createLogger, Runtime } from "../../shared/runtime/index.js";
-import { CNF_TEST_TIMEOUT_MS, CnfWorld, type Cnf, type CnfPod } from "./cnf-world.js";
+import type { Cnf, CnfPod } from "../../dev/world/index.js";
+import { CNF_TEST_TIMEOUT_MS, SyncWorld } from "./sync-harness.js";
 
 jest.setTimeout(60_000);
 
@@ -15,14 +16,14 @@ const PASSWORD = "pw-7Qx!92-do-not-log";
 const POLICY = { members: [{ network: "ovn-net1", metric: 1, weight: 2 }] };
 
 describe("reconcile-rule over HTTP", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
   let pod1: CnfPod;
   let app: Express;
   let lines: string[];
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     world.env["CNF_PASSWORD"] = PASSWORD;
     cnf = await world.createCnf(PURPOSE, { pods: 2, sim: { password: PASSWORD } });
     pod1 = cnf.pods[0] as CnfPod;

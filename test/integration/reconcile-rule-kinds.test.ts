@@ -2,7 +2,8 @@
 // re-delivered unchanged (zero CNF writes, zero restarts, no status write), updated, deleted.
 import { jest } from "@jest/globals";
 import { RULE_KIND_NAMES, requireKind } from "../../shared/rules/index.js";
-import { CnfWorld, sampleRule, type Cnf } from "./cnf-world.js";
+import { sampleRule, type Cnf } from "../../dev/world/index.js";
+import { SyncWorld } from "./sync-harness.js";
 
 jest.setTimeout(60_000);
 
@@ -69,7 +70,7 @@ const CASES: Readonly<Record<(typeof RULE_KIND_NAMES)[number], KindCase>> = {
 };
 
 /** Creates and applies the samples `kind`'s sample refers to (zones, policy, proposal). */
-async function applyDependencies(world: CnfWorld, kind: string, name: string): Promise<string[]> {
+async function applyDependencies(world: SyncWorld, kind: string, name: string): Promise<string[]> {
   const refs = requireKind(kind).references(sampleRule(kind, name).spec);
   const unique = [...new Map(refs.map((r) => [`${r.kind}/${r.name}`, r])).values()];
   for (const ref of unique) {
@@ -80,11 +81,11 @@ async function applyDependencies(world: CnfWorld, kind: string, name: string): P
 }
 
 describe("every rule kind on a two-pod CNF: create, unchanged re-delivery, update, delete", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
   });
   afterEach(() => world.close());
@@ -102,7 +103,9 @@ describe("every rule kind on a two-pod CNF: create, unchanged re-delivery, updat
       expect(await world.reconcile(kind, name)).toEqual({ kind: "done", result: "created" });
       const created = world.heldObjects(cnf, collection, name);
       expect(created.every((o) => o !== undefined)).toBe(true);
-      expect(world.restarts(cnf)).toEqual(service === null ? [[], []] : [[service], [service]]);
+      expect(world.serviceRestarts(cnf)).toEqual(
+        service === null ? [[], []] : [[service], [service]],
+      );
       const applied = await world.ruleView(kind, name);
       expect(applied).toMatchObject({ inSync: true, appliedCurrent: true, generation: 1 });
       expect(applied?.finalizers).toEqual([entry.finalizer]);
@@ -111,7 +114,7 @@ describe("every rule kind on a two-pod CNF: create, unchanged re-delivery, updat
       const before = await world.readRule(kind, name);
       expect(await world.reconcile(kind, name)).toEqual({ kind: "done", result: "unchanged" });
       expect(world.cnfWrites(cnf)).toEqual([0, 0]);
-      expect(world.restarts(cnf)).toEqual([[], []]);
+      expect(world.serviceRestarts(cnf)).toEqual([[], []]);
       expect((await world.readRule(kind, name))?.metadata.resourceVersion).toBe(
         before?.metadata.resourceVersion,
       );

@@ -2,7 +2,8 @@
 // When that restart fails the object is already on the pod, so a redelivery finds it "held":
 // the rule's status carries a RestartPending marker until a delivery has restarted the service.
 import { jest } from "@jest/globals";
-import { CnfWorld, type Cnf, type CnfPod } from "./cnf-world.js";
+import type { Cnf, CnfPod } from "../../dev/world/index.js";
+import { SyncWorld } from "./sync-harness.js";
 
 jest.setTimeout(60_000);
 
@@ -12,12 +13,12 @@ const POLICY = { members: [{ network: "ovn-net1", metric: 1, weight: 2 }] };
 const RESTART_FAILS = { kind: "status", status: 500, collection: "restart", count: 5 } as const;
 
 describe("a failed service restart is owed until a delivery makes it", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
   let pod2: CnfPod;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
     pod2 = cnf.pods[1] as CnfPod;
     await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);
@@ -32,7 +33,7 @@ describe("a failed service restart is owed until a delivery makes it", () => {
       { "mwan3/policies": ["policy1"] },
       { "mwan3/policies": ["policy1"] },
     ]);
-    expect(world.restarts(cnf)).toEqual([["mwan3"], []]);
+    expect(world.serviceRestarts(cnf)).toEqual([["mwan3"], []]);
     const owed = await world.ruleView("Mwan3Policy", "policy1");
     expect(owed).toMatchObject({
       inSync: false,
@@ -53,7 +54,7 @@ describe("a failed service restart is owed until a delivery makes it", () => {
     });
     // Nothing written again; the owed restart happens (pod1 gets a harmless extra one).
     expect(world.cnfWrites(cnf)).toEqual([0, 0]);
-    expect(world.restarts(cnf)).toEqual([["mwan3"], ["mwan3"]]);
+    expect(world.serviceRestarts(cnf)).toEqual([["mwan3"], ["mwan3"]]);
     const ready = await world.ruleView("Mwan3Policy", "policy1");
     expect(ready).toMatchObject({ inSync: true, appliedCurrent: true });
     expect(ready?.status?.conditions).toHaveLength(1);
@@ -61,7 +62,7 @@ describe("a failed service restart is owed until a delivery makes it", () => {
     // Paid once: the next re-delivery restarts nothing.
     world.resetObservations();
     await world.reconcile("Mwan3Policy", "policy1");
-    expect(world.restarts(cnf)).toEqual([[], []]);
+    expect(world.serviceRestarts(cnf)).toEqual([[], []]);
   });
 
   it("the owed restart survives the CNF going not-ready and back with its state", async () => {
@@ -77,7 +78,7 @@ describe("a failed service restart is owed until a delivery makes it", () => {
     for (const pod of cnf.pods) await world.setPodReady(pod, true);
     world.resetObservations();
     expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "done" });
-    expect(world.restarts(cnf)[1]).toEqual(["mwan3"]);
+    expect(world.serviceRestarts(cnf)[1]).toEqual(["mwan3"]);
     expect(await world.ruleView("Mwan3Policy", "policy1")).toMatchObject({ inSync: true });
   });
 
@@ -96,7 +97,7 @@ describe("a failed service restart is owed until a delivery makes it", () => {
 
     pod2.sim.clearFaults();
     expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "done" });
-    expect(world.restarts(cnf)[1]).toEqual(["mwan3"]);
+    expect(world.serviceRestarts(cnf)[1]).toEqual(["mwan3"]);
     expect(await world.readRule("Mwan3Policy", "policy1")).toBeUndefined();
   });
 });

@@ -3,7 +3,8 @@
 // "Controller down": no event is delivered. "Up": one event per rule, as a resync sends them.
 import { jest } from "@jest/globals";
 import { requireKind } from "../../shared/rules/index.js";
-import { CnfWorld, sampleRules, type Cnf, type SampleRule } from "./cnf-world.js";
+import { sampleRules, type Cnf, type SampleRule } from "../../dev/world/index.js";
+import { SyncWorld } from "./sync-harness.js";
 
 // Dozens of events against a real API server on a shared machine.
 jest.setTimeout(60_000);
@@ -22,13 +23,13 @@ function desiredHoldings(rules: readonly SampleRule[]): Record<string, string[]>
   return desired;
 }
 
-async function createSamples(world: CnfWorld): Promise<void> {
+async function createSamples(world: SyncWorld): Promise<void> {
   for (const rule of SAMPLES) {
     await world.createRule(rule.kind, rule.name, PURPOSE, structuredClone(rule.spec));
   }
 }
 
-async function expectAllDone(world: CnfWorld, order?: "apply" | "reverse"): Promise<void> {
+async function expectAllDone(world: SyncWorld, order?: "apply" | "reverse"): Promise<void> {
   const outcomes = await world.resyncRules({ order });
   expect(outcomes.size).toBeGreaterThan(0);
   for (const [rule, outcome] of outcomes) {
@@ -37,7 +38,7 @@ async function expectAllDone(world: CnfWorld, order?: "apply" | "reverse"): Prom
 }
 
 /** Both pods hold every sample exactly once, and every status says so. */
-async function expectSamplesInSync(world: CnfWorld, cnf: Cnf): Promise<void> {
+async function expectSamplesInSync(world: SyncWorld, cnf: Cnf): Promise<void> {
   const desired = desiredHoldings(SAMPLES);
   expect(world.holdings(cnf)).toEqual([desired, desired]);
   for (const rule of SAMPLES) {
@@ -55,10 +56,10 @@ async function expectSamplesInSync(world: CnfWorld, cnf: Cnf): Promise<void> {
 }
 
 describe("the revision's cases: controller or CNF down and back, every sample kind", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
   });
   afterEach(() => world.close());
 
@@ -126,11 +127,7 @@ describe("the revision's cases: controller or CNF down and back, every sample ki
     const cnf = await world.createCnf(PURPOSE, { pods: 2 });
     await createSamples(world);
     await expectAllDone(world);
-    for (const pod of cnf.pods) {
-      await world.setPodReady(pod, false);
-      pod.sim.restartCnf();
-      await world.setPodReady(pod, true);
-    }
+    for (const pod of cnf.pods) await world.restartPod(pod);
     // The statuses cannot know: they still say applied. Reconcile must ask the CNF.
     for (const rule of SAMPLES) {
       expect(await world.ruleView(rule.kind, rule.name)).toMatchObject({ inSync: true });

@@ -1,11 +1,12 @@
-import { CnfWorld, type Cnf } from "./cnf-world.js";
+import type { Cnf } from "../../dev/world/index.js";
+import { SyncWorld } from "./sync-harness.js";
 
 describe("reconcile-rule applies a rule to every pod of its CNF", () => {
-  let world: CnfWorld;
+  let world: SyncWorld;
   let cnf: Cnf;
 
   beforeEach(async () => {
-    world = await CnfWorld.create();
+    world = await SyncWorld.create();
     cnf = await world.createCnf("cnf1");
   });
   afterEach(() => world.close());
