@@ -1,4 +1,5 @@
 import { parseIntake, RESYNC_EVENT_TYPE, type IntakeEvent } from "../../../shared/events/index.js";
+import { triggerFromEvent } from "../../../shared/egress/index.js";
 import { loadEventFixture } from "../../fixtures/events/index.js";
 
 const RULE_API = "batch.sdewan.akraino.org/v1alpha1";
@@ -51,6 +52,25 @@ describe("every accepted event shape becomes IntakeEvents", () => {
         },
       }),
     ]);
+  });
+
+  it("a cluster-scoped object as Knative's adapter sends it (empty ce-namespace, '//' in the subject) -> namespace ''", () => {
+    expect(parseFixture("binary-ref-update-cluster-scoped")).toEqual([
+      expect.objectContaining({
+        action: "update",
+        ref: {
+          apiVersion: "crd.antrea.io/v1beta1",
+          kind: "Egress",
+          namespace: "",
+          name: "egress-web",
+        },
+      }),
+    ]);
+    const [event] = parseFixture("binary-ref-update-cluster-scoped");
+    expect(event && triggerFromEvent(event)).toEqual({
+      ok: true,
+      trigger: { kind: "egress", name: "egress-web" },
+    });
   });
 
   it("structured mode with '; charset=utf-8' -> the same ref as binary mode", () => {

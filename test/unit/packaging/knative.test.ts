@@ -47,11 +47,24 @@ const receivers = (event: Attributes): string[] =>
     .map((t) => at(t, "spec", "subscriber", "ref", "name") as string)
     .sort();
 
-/** An event as ApiServerSource sends it in Reference mode, with the source's ceOverrides. */
-function apiServerEvent(sourceName: string, apiVersion: string, kind: string): Attributes {
+/**
+ * An event as ApiServerSource sends it, with the source's ceOverrides. Both modes set the same
+ * extensions (kind, apiversion, name, namespace); only the type differs (`ref.` or `resource.`).
+ */
+function apiServerEvent(
+  sourceName: string,
+  apiVersion: string,
+  kind: string,
+  mode: "ref" | "resource" = "ref",
+): Attributes {
   const source = ofKind(docs, "ApiServerSource").find((s) => s.metadata?.name === sourceName);
   const overrides = at(source, "spec", "ceOverrides", "extensions") as Attributes;
-  return { type: "dev.knative.apiserver.ref.update", apiversion: apiVersion, kind, ...overrides };
+  return {
+    type: `dev.knative.apiserver.${mode}.update`,
+    apiversion: apiVersion,
+    kind,
+    ...overrides,
+  };
 }
 
 const pingEvent = (): Attributes => {
@@ -94,9 +107,14 @@ describe("manifests/knative", () => {
     ["any Pod (egress source)", "sdewan-egress", "v1", "Pod", ["egress-group-sync"]],
     ["a Namespace", "sdewan-egress", "v1", "Namespace", ["egress-group-sync"]],
     ["an Egress", "sdewan-egress", "crd.antrea.io/v1beta1", "Egress", ["egress-group-sync"]],
-  ])("%s from %s (%s %s) reaches exactly %j", (_, source, apiVersion, kind, expected) => {
-    expect(receivers(apiServerEvent(source, apiVersion, kind))).toEqual(expected);
-  });
+  ])(
+    "%s from %s (%s %s) reaches exactly %j, in Reference and in Resource mode",
+    (_, source, apiVersion, kind, expected) => {
+      expect(receivers(apiServerEvent(source, apiVersion, kind, "ref"))).toEqual(expected);
+      // A user who switches a source to Resource mode must not silently lose its events.
+      expect(receivers(apiServerEvent(source, apiVersion, kind, "resource"))).toEqual(expected);
+    },
+  );
 
   it("the PingSource resync reaches on-deployment-ready and egress-group-sync, whose intake reads it as a resync of every namespace", () => {
     expect(receivers(pingEvent())).toEqual(["egress-group-sync", "on-deployment-ready"]);
