@@ -1,4 +1,7 @@
-import { request as httpRequest } from "node:http";
+import { once } from "node:events";
+import { Agent, request as httpRequest } from "node:http";
+import { createServer as createNetServer, type Socket } from "node:net";
+import request from "supertest";
 import {
   createFunctionApp,
   startServer,
@@ -26,6 +29,38 @@ function post(running: RunningServer, name: string): Promise<Reply> {
   });
 }
 
+/** GETs `url` through a keep-alive agent and returns the socket, idle in the agent's pool. */
+function keptAliveSocket(agent: Agent, url: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { agent }, (res) => {
+      res.resume();
+      res.on("end", () => {
+        if (req.socket === null) reject(new Error("the request has no socket"));
+        else resolve(req.socket);
+      });
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+function withinMs<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`waited ${ms} ms for ${what}`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** Listens on `port` of 127.0.0.1 and closes again: rejects with EADDRINUSE while it is held. */
+function listenOn(port: number): Promise<void> {
+  const probe = createNetServer();
+  return new Promise<void>((resolve, reject) => {
+    probe.once("error", reject);
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve()));
+  });
+}
+
 /** A handler that reports when it has started and finishes only when the test says so. */
 function gatedFunction() {
   let started!: () => void;
@@ -49,15 +84,15 @@ describe("graceful shutdown: stop accepting, finish in-flight, then close", () =
   it("an in-flight event finishes with its real outcome after close() began", async () => {
     const { runtime } = capturingRuntime();
     const gated = gatedFunction();
-    const running = await startServer(createFunctionApp(gated.fn, runtime), runtime, {
-      port: 0,
-      host: "127.0.0.1",
-    });
+    const app = createFunctionApp(gated.fn, runtime);
+    const running = await startServer(app, runtime, { port: 0, host: "127.0.0.1" });
     const inFlight = post(running, "r1");
     await gated.started;
+    await request(app).get("/_/ready").expect(200);
 
     const closed = running.close();
-    expect(await runtime.isReady()).toBe(false);
+    // The closing server takes no new connection, so ask the same app through another one.
+    await request(app).get("/_/ready").expect(503);
     await expect(post(running, "late")).rejects.toMatchObject({ code: "ECONNREFUSED" });
 
     gated.release();
@@ -84,12 +119,44 @@ describe("graceful shutdown: stop accepting, finish in-flight, then close", () =
     expect(lines).toContainEqual(expect.objectContaining({ drained: false }));
   });
 
-  it("close() twice is one shutdown", async () => {
+  it("a handler that ignores its aborted signal has its connection cut, and close() resolves", async () => {
     const { runtime } = capturingRuntime();
+    let started!: () => void;
+    const startedPromise = new Promise<void>((resolve) => (started = resolve));
+    const stuck = eventFunction("stuck", () => {
+      started();
+      return new Promise<never>(() => undefined);
+    });
+    const running = await startServer(createFunctionApp(stuck, runtime), runtime, {
+      port: 0,
+      host: "127.0.0.1",
+      shutdownTimeoutMs: 50,
+    });
+    const inFlight = post(running, "r1");
+    await startedPromise;
+    await withinMs(running.close(), 3_000, "close() to resolve");
+    await expect(inFlight).rejects.toMatchObject({ code: "ECONNRESET" });
+    expect(running.server.listening).toBe(false);
+  });
+
+  it("close() twice is one shutdown: the same promise, one log line, idle keep-alive sockets closed, the port free again", async () => {
+    const { runtime, lines } = capturingRuntime();
     const running = await startServer(createFunctionApp(gatedFunction().fn, runtime), runtime, {
       port: 0,
       host: "127.0.0.1",
     });
-    await Promise.all([running.close(), running.close()]);
+    const agent = new Agent({ keepAlive: true });
+    const idle = await keptAliveSocket(agent, `${running.url}/_/health`);
+    const socketClosed = once(idle, "close");
+
+    const first = running.close();
+    expect(running.close()).toBe(first);
+    await first;
+
+    await withinMs(socketClosed, 1_000, "the idle keep-alive socket to close");
+    expect(lines.filter((l) => l.msg === "in-flight requests finished")).toHaveLength(1);
+    expect(running.server.listening).toBe(false);
+    await expect(listenOn(running.port)).resolves.toBeUndefined();
+    agent.destroy();
   });
 });

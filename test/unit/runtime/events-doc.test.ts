@@ -8,20 +8,22 @@ import {
 } from "../../../shared/runtime/outcome-doc.js";
 import { OUTCOME_TABLE } from "../../../shared/core/outcome.js";
 
-const README = readFileSync(
-  join(dirname(fileURLToPath(import.meta.url)), "../../../README.md"),
+// The reply tables live in docs/events.md, between `<!-- name:start -->` and `<!-- name:end -->`.
+const DOC_FILE = "docs/events.md";
+const DOC = readFileSync(
+  join(dirname(fileURLToPath(import.meta.url)), "../../..", DOC_FILE),
   "utf8",
 );
 
 function section(marker: string): string {
   const match = new RegExp(`<!-- ${marker}:start -->\\n([\\s\\S]*?)\\n<!-- ${marker}:end -->`).exec(
-    README,
+    DOC,
   );
-  if (match?.[1] === undefined) throw new Error(`README.md has no ${marker} section`);
+  if (match?.[1] === undefined) throw new Error(`${DOC_FILE} has no ${marker} section`);
   return match[1];
 }
 
-describe("README and the code agree on replies", () => {
+describe(`${DOC_FILE} and the code agree on replies`, () => {
   it.each([
     ["outcome-table", renderOutcomeTable],
     ["batch-order", renderBatchOrder],
@@ -33,7 +35,7 @@ describe("README and the code agree on replies", () => {
     },
   );
 
-  it("every OUTCOME_TABLE status appears in its README row", () => {
+  it("every OUTCOME_TABLE status appears in its row of the doc", () => {
     for (const [kind, reply] of Object.entries(OUTCOME_TABLE)) {
       expect(section("outcome-table")).toMatch(
         new RegExp(`\\| \`${kind}\` \\|[^\\n]*\\| ${reply.httpStatus} \\|`),
