@@ -83,8 +83,10 @@ export class Connector {
       pageSize: config.watch.pageSize,
       watchTimeoutSeconds: Math.round(config.watch.timeout / 1000),
       inactivityMs: config.watch.inactivity,
-      retryInitialMs: config.watch.backoff.initial,
-      retryMaxMs: config.watch.backoff.max,
+      backoff: {
+        initialDelayMs: config.watch.backoff.initial,
+        maxDelayMs: config.watch.backoff.max,
+      },
     };
     const observer = this.streamObserver();
     this.streams = config.routes.flatMap((route) =>

@@ -12,6 +12,7 @@ import {
   type KnownObject,
   type ObservedChange,
 } from "./plan-relist.js";
+import { backoffDelay, type BackoffBounds } from "./retry-policy.js";
 
 export interface StreamSpec {
   readonly route: string;
@@ -30,8 +31,8 @@ export interface StreamTiming {
   readonly watchTimeoutSeconds: number;
   /** A watch that delivers nothing for this long is dead. */
   readonly inactivityMs: number;
-  readonly retryInitialMs: number;
-  readonly retryMaxMs: number;
+  /** Failed lists and unhealthy watch ends back off like deliveries do (retry-policy.ts). */
+  readonly backoff: BackoffBounds;
 }
 
 export type RestartReason = "closed" | "expired" | "inactive" | "error" | "forced";
@@ -288,11 +289,7 @@ export class WatchStream {
   }
 
   private backoff(failures: number): number {
-    const ceiling = Math.min(
-      this.timing.retryMaxMs,
-      this.timing.retryInitialMs * 2 ** Math.max(0, failures - 1),
-    );
-    return Math.round(ceiling / 2 + this.random() * (ceiling / 2));
+    return backoffDelay(failures, this.timing.backoff, this.random);
   }
 
   /** Waits, but wakes at once on stop(). */
