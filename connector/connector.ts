@@ -57,7 +57,8 @@ export class Connector {
     private readonly config: ConnectorConfig,
     private readonly deps: ConnectorDeps,
   ) {
-    const api = new KubeApi(deps.kubeConfig);
+    // A request that stays silent as long as a dead watch would is dead too (a frozen connection).
+    const api = new KubeApi(deps.kubeConfig, { requestTimeoutMs: config.watch.inactivity });
     const routes = new Map<string, RouteTarget>(config.routes.map((r) => [r.name, r]));
     const log = deps.logger;
     const sender = new HttpSender({

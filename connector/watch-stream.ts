@@ -29,7 +29,10 @@ export interface StreamTiming {
   readonly pageSize: number;
   /** Asks the server to end each watch after this long (it then sends a last bookmark). */
   readonly watchTimeoutSeconds: number;
-  /** A watch that delivers nothing for this long is dead. */
+  /**
+   * A watch that delivers nothing for this long is dead. (Discovery and LIST requests are
+   * abandoned after as long: KubeApi's requestTimeoutMs.)
+   */
   readonly inactivityMs: number;
   /** Failed lists and unhealthy watch ends back off like deliveries do (retry-policy.ts). */
   readonly backoff: BackoffBounds;
@@ -130,7 +133,7 @@ export class WatchStream {
       this.resource ??= await this.api.discover(
         this.spec.apiVersion,
         this.spec.kind,
-        this.requestSignal(),
+        this.stopSignal.signal,
       );
       stage = "list";
       await this.relist(this.resource);
@@ -149,32 +152,31 @@ export class WatchStream {
     }
   }
 
-  private collectionPath(resource: ResourceInfo): string {
-    const { apiVersion, namespace } = this.spec;
-    const base = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  /** The namespace to list and watch in; undefined for every namespace. */
+  private namespaceOf(resource: ResourceInfo): string | undefined {
+    const { namespace } = this.spec;
     if (!resource.namespaced && namespace !== undefined) {
       throw new Error(`${this.spec.kind} is cluster-scoped: remove "namespaces" from its route`);
     }
-    return namespace === undefined
-      ? `${base}/${resource.plural}`
-      : `${base}/namespaces/${namespace}/${resource.plural}`;
+    return namespace;
   }
 
   private async relist(resource: ResourceInfo): Promise<void> {
     this.phase = "listing";
-    const path = this.collectionPath(resource);
+    const namespace = this.namespaceOf(resource);
     const items: KubeObject[] = [];
     let continueToken: string | undefined;
     let resourceVersion = "";
     do {
       const page = await this.api.listPage(
-        path,
+        resource,
+        namespace,
         {
           labelSelector: this.spec.labelSelector,
           limit: this.timing.pageSize,
           continue: continueToken,
         },
-        this.requestSignal(),
+        this.stopSignal.signal,
       );
       items.push(...page.items);
       // The first page's resourceVersion is the snapshot the whole paged list belongs to.
@@ -206,7 +208,8 @@ export class WatchStream {
       Math.round(this.timing.watchTimeoutSeconds * (0.9 + 0.2 * this.random())),
     );
     const handle = this.api.watch(
-      this.collectionPath(resource),
+      resource,
+      this.namespaceOf(resource),
       {
         resourceVersion: this.resourceVersion,
         allowWatchBookmarks: true,
@@ -281,11 +284,6 @@ export class WatchStream {
         return undefined;
       }
     }
-  }
-
-  /** A request that stays silent as long as a dead watch would is dead too (a frozen connection). */
-  private requestSignal(): AbortSignal {
-    return AbortSignal.any([this.stopSignal.signal, AbortSignal.timeout(this.timing.inactivityMs)]);
   }
 
   private backoff(failures: number): number {
