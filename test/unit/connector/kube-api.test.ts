@@ -1,10 +1,7 @@
 // The connector's discovery, LIST pages and watches against a plain-HTTP stand-in for the API
 // server on loopback: the requests they become, how a watch ends (closed, inactive, stopped, an
 // error) and that every failure is shared/kube's KubeError, classified as shared/kube does.
-import { once } from "node:events";
-import http from "node:http";
-import type https from "node:https";
-import type { AddressInfo } from "node:net";
+import type http from "node:http";
 import {
   KubeApi,
   type ResourceInfo,
@@ -12,61 +9,9 @@ import {
   type WatchEvent,
 } from "../../../connector/kube-api.js";
 import { KubeError } from "../../../shared/kube/errors.js";
-import type { KubeConfigSource } from "../../../shared/kube/transport.js";
+import { fakeApiServer, json, statusBody as status } from "../kube/fake-api-server.js";
 
-type Handler = (url: string, res: http.ServerResponse) => void;
-
-interface FakeApi {
-  readonly urls: string[];
-  readonly kubeConfig: KubeConfigSource;
-  handle: Handler;
-  close(): Promise<void>;
-}
-
-async function fakeApi(): Promise<FakeApi> {
-  const urls: string[] = [];
-  const server = http.createServer((req, res) => {
-    urls.push(req.url ?? "");
-    api.handle(req.url ?? "", res);
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  const api: FakeApi = {
-    urls,
-    kubeConfig: kubeConfigFor(`http://127.0.0.1:${port}/`),
-    handle: (_url, res) => json(res, 404, {}),
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, "close");
-    },
-  };
-  return api;
-}
-
-function kubeConfigFor(server: string): KubeConfigSource {
-  return {
-    getCurrentCluster: () => ({ server }),
-    applyToHTTPSOptions: (options: https.RequestOptions) => {
-      options.headers = { Authorization: "Bearer token-1" };
-      return Promise.resolve();
-    },
-  };
-}
-
-const json = (res: http.ServerResponse, status: number, body: unknown): void => {
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-};
-
-const status = (code: number, reason: string, message: string) => ({
-  kind: "Status",
-  apiVersion: "v1",
-  status: "Failure",
-  code,
-  reason,
-  message,
-});
+type FakeApi = Awaited<ReturnType<typeof fakeApiServer>>;
 
 const CONFIG_MAPS: ResourceInfo = {
   group: "",
@@ -83,12 +28,23 @@ const failure = (promise: Promise<unknown>): Promise<unknown> =>
   );
 
 let api: FakeApi;
+/** How the stand-in answers; each test sets it. */
+let answer: (url: string, res: http.ServerResponse) => void;
 beforeEach(async () => {
-  api = await fakeApi();
+  answer = (_url, res) => json(res, 404, {});
+  api = await fakeApiServer((seen, res) => answer(seen.url, res));
 });
 afterEach(() => api.close());
 
+const urls = (): string[] => api.seen.map((s) => s.url);
 const kubeApi = (requestTimeoutMs = 5_000) => new KubeApi(api.kubeConfig, { requestTimeoutMs });
+
+/** A KubeApi whose server is gone: every connection is refused. */
+async function refusedApi(): Promise<KubeApi> {
+  const gone = await fakeApiServer(() => undefined);
+  await gone.close();
+  return new KubeApi(gone.kubeConfig, { requestTimeoutMs: 5_000 });
+}
 
 describe("discovery", () => {
   const resources = {
@@ -101,7 +57,7 @@ describe("discovery", () => {
   };
 
   it("finds a kind's plural and scope in its group version, not among subresources", async () => {
-    api.handle = (_url, res) => json(res, 200, resources);
+    answer = (_url, res) => json(res, 200, resources);
     expect(await kubeApi().discover("apps/v1", "Deployment")).toEqual({
       group: "apps",
       version: "v1",
@@ -116,11 +72,11 @@ describe("discovery", () => {
       plural: "namespaces",
       namespaced: false,
     });
-    expect(api.urls).toEqual(["/apis/apps/v1", "/api/v1"]);
+    expect(urls()).toEqual(["/apis/apps/v1", "/api/v1"]);
   });
 
   it("a kind the group version does not serve (yet) is notFound", async () => {
-    api.handle = (_url, res) => json(res, 200, resources);
+    answer = (_url, res) => json(res, 200, resources);
     expect(await failure(kubeApi().discover("apps/v1", "StatefulSet"))).toMatchObject({
       name: "KubeError",
       code: "notFound",
@@ -129,7 +85,7 @@ describe("discovery", () => {
   });
 
   it("a group version that does not exist is the API's 404", async () => {
-    api.handle = (_url, res) =>
+    answer = (_url, res) =>
       json(res, 404, status(404, "NotFound", "the server could not find the requested resource"));
     expect(await failure(kubeApi().discover("example.com/v1", "Thing"))).toMatchObject({
       code: "notFound",
@@ -140,7 +96,7 @@ describe("discovery", () => {
 
 describe("LIST pages", () => {
   it("asks for a page with the selector, limit and continue token, and reads its metadata", async () => {
-    api.handle = (_url, res) =>
+    answer = (_url, res) =>
       json(res, 200, {
         metadata: { resourceVersion: "90", continue: "next" },
         items: [{ metadata: { name: "a", namespace: "ns1", uid: "u1", resourceVersion: "7" } }],
@@ -155,20 +111,20 @@ describe("LIST pages", () => {
       resourceVersion: "90",
       continueToken: "next",
     });
-    expect(api.urls).toEqual([
+    expect(urls()).toEqual([
       "/api/v1/namespaces/ns1/configmaps?labelSelector=app%3Dx&limit=2&continue=this",
     ]);
   });
 
   it("the last page (continue empty) and items: null", async () => {
-    api.handle = (_url, res) =>
+    answer = (_url, res) =>
       json(res, 200, { metadata: { resourceVersion: "91", continue: "" }, items: null });
     expect(await kubeApi().listPage(CONFIG_MAPS, undefined, {})).toEqual({
       items: [],
       resourceVersion: "91",
       continueToken: undefined,
     });
-    expect(api.urls).toEqual(["/api/v1/configmaps"]);
+    expect(urls()).toEqual(["/api/v1/configmaps"]);
   });
 
   it.each([
@@ -178,7 +134,7 @@ describe("LIST pages", () => {
     [403, "Forbidden", "forbidden"],
     [410, "Expired", "conflict"],
   ])("HTTP %i %s is a KubeError %s with that status", async (code, reason, kind) => {
-    api.handle = (_url, res) => json(res, code, status(code, reason, "no"));
+    answer = (_url, res) => json(res, code, status(code, reason, "no"));
     const error = await failure(kubeApi().listPage(CONFIG_MAPS, "ns1", {}));
     expect(error).toBeInstanceOf(KubeError);
     expect(error).toMatchObject({
@@ -190,14 +146,14 @@ describe("LIST pages", () => {
   });
 
   it("an answer that is not a list is unexpected", async () => {
-    api.handle = (_url, res) => json(res, 200, { items: "none" });
+    answer = (_url, res) => json(res, 200, { items: "none" });
     expect(await failure(kubeApi().listPage(CONFIG_MAPS, "ns1", {}))).toMatchObject({
       code: "unexpected",
     });
   });
 
   it("a server that never answers fails the page at the request timeout", async () => {
-    api.handle = () => {
+    answer = () => {
       // never answers
     };
     expect(await failure(kubeApi(200).listPage(CONFIG_MAPS, "ns1", {}))).toMatchObject({
@@ -207,10 +163,8 @@ describe("LIST pages", () => {
   });
 
   it("a refused connection is unavailable, without a status", async () => {
-    const closed = kubeApi();
-    await api.close();
-    api.close = () => Promise.resolve();
-    expect(await failure(closed.listPage(CONFIG_MAPS, "ns1", {}))).toMatchObject({
+    const refused = await refusedApi();
+    expect(await failure(refused.listPage(CONFIG_MAPS, "ns1", {}))).toMatchObject({
       code: "unavailable",
       status: undefined,
       message: expect.stringContaining("ECONNREFUSED") as string,
@@ -237,7 +191,7 @@ describe("watches", () => {
   }
 
   it("hands each line over in order and ends `closed` when the server ends the stream", async () => {
-    api.handle = (_url, res) => {
+    answer = (_url, res) => {
       res.writeHead(200, { "content-type": "application/json" });
       res.write(line("ADDED", "a", "6"));
       res.write(line("BOOKMARK", "", "7"));
@@ -251,13 +205,13 @@ describe("watches", () => {
       ["BOOKMARK", "7"],
       ["DELETED", "8"],
     ]);
-    expect(api.urls).toEqual([
+    expect(urls()).toEqual([
       "/api/v1/namespaces/ns1/configmaps?watch=true&resourceVersion=5&allowWatchBookmarks=true&timeoutSeconds=60",
     ]);
   });
 
   it("a stream silent for the inactivity deadline ends `inactive`", async () => {
-    api.handle = (_url, res) => {
+    answer = (_url, res) => {
       res.writeHead(200, { "content-type": "application/json" });
       res.write(line("ADDED", "a", "6"));
     };
@@ -269,7 +223,7 @@ describe("watches", () => {
   });
 
   it("stop() ends it `stopped`", async () => {
-    api.handle = (_url, res) => {
+    answer = (_url, res) => {
       res.writeHead(200, { "content-type": "application/json" });
       res.flushHeaders();
     };
@@ -280,7 +234,7 @@ describe("watches", () => {
   });
 
   it("410 Gone as the answer ends it with a KubeError that keeps status 410", async () => {
-    api.handle = (_url, res) => json(res, 410, status(410, "Expired", "too old resource version"));
+    answer = (_url, res) => json(res, 410, status(410, "Expired", "too old resource version"));
     const { handle, opened } = watch();
     const end: WatchEnd = await handle.done;
     expect(opened()).toBe(false);
@@ -296,7 +250,7 @@ describe("watches", () => {
   });
 
   it("a 503 ends it with an unavailable KubeError", async () => {
-    api.handle = (_url, res) => json(res, 503, status(503, "ServiceUnavailable", "later"));
+    answer = (_url, res) => json(res, 503, status(503, "ServiceUnavailable", "later"));
     expect(await watch().handle.done).toMatchObject({
       kind: "error",
       error: { code: "unavailable", status: 503 },
@@ -304,7 +258,7 @@ describe("watches", () => {
   });
 
   it("a line that is not a watch event ends it as unexpected", async () => {
-    api.handle = (_url, res) => {
+    answer = (_url, res) => {
       res.writeHead(200, { "content-type": "application/json" });
       res.write("{not json\n");
     };
@@ -315,9 +269,9 @@ describe("watches", () => {
   });
 
   it("a refused connection ends it with an unavailable KubeError", async () => {
-    await api.close();
-    api.close = () => Promise.resolve();
-    expect(await watch().handle.done).toMatchObject({
+    const refused = await refusedApi();
+    const handle = refused.watch(CONFIG_MAPS, "ns1", {}, { onEvent: () => undefined }, 5_000);
+    expect(await handle.done).toMatchObject({
       kind: "error",
       error: { code: "unavailable", status: undefined },
     });

@@ -4,8 +4,6 @@
 // a refused connection, a silent server) becomes a KubeError.
 import { once } from "node:events";
 import http from "node:http";
-import type https from "node:https";
-import type { AddressInfo } from "node:net";
 import { EGRESS_GROUPS, NAMESPACES, PODS, ruleResource } from "../../../shared/kube/resources.js";
 import { createKubeClient } from "../../../shared/kube/client.js";
 import { KubeError, toKubeError } from "../../../shared/kube/errors.js";
@@ -20,6 +18,7 @@ import {
   createTransport,
   type KubeConfigSource,
 } from "../../../shared/kube/transport.js";
+import { fakeApiServer, json, statusBody } from "./fake-api-server.js";
 
 const POLICIES = ruleResource({ kind: "Mwan3Policy", plural: "mwan3policies" });
 
@@ -104,63 +103,6 @@ describe("request paths", () => {
   });
 });
 
-interface Seen {
-  readonly method: string;
-  readonly url: string;
-  readonly contentType: string | undefined;
-  readonly authorization: string | undefined;
-  readonly body: string;
-}
-
-/** A loopback HTTP server that records requests and answers with `answer`. */
-async function fakeApiServer(answer: (seen: Seen, res: http.ServerResponse) => void) {
-  const seen: Seen[] = [];
-  let connections = 0;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const request = {
-        method: req.method ?? "",
-        url: req.url ?? "",
-        contentType: req.headers["content-type"],
-        authorization: req.headers.authorization,
-        body: Buffer.concat(chunks).toString("utf8"),
-      };
-      seen.push(request);
-      answer(request, res);
-    });
-  });
-  server.on("connection", () => (connections += 1));
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  return {
-    seen,
-    connections: () => connections,
-    kubeConfig: kubeConfigFor(`http://127.0.0.1:${port}`),
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, "close");
-    },
-  };
-}
-
-function kubeConfigFor(server: string): KubeConfigSource {
-  return {
-    getCurrentCluster: () => ({ name: "fake", server, skipTLSVerify: true }),
-    applyToHTTPSOptions: (options: https.RequestOptions) => {
-      options.headers = { Authorization: "Bearer token-1" };
-      return Promise.resolve();
-    },
-  };
-}
-
-const json = (res: http.ServerResponse, status: number, body: unknown): void => {
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-};
-
 const policy = (name: string) => ({
   apiVersion: "batch.sdewan.akraino.org/v1alpha1",
   kind: "Mwan3Policy",
@@ -237,15 +179,6 @@ describe("each client call is one plain JSON request", () => {
 });
 
 describe("failures become KubeErrors with the code callers branch on", () => {
-  const status = (code: number, reason: string, message: string) => ({
-    kind: "Status",
-    apiVersion: "v1",
-    status: "Failure",
-    code,
-    reason,
-    message,
-  });
-
   it.each([
     [404, "NotFound", 'mwan3policies "p1" not found', "notFound"],
     [409, "Conflict", "the object has been modified", "conflict"],
@@ -256,7 +189,7 @@ describe("failures become KubeErrors with the code callers branch on", () => {
     "HTTP %i %s -> %s... as %s, the message without a response dump",
     async (code, reason, message, kind) => {
       const api = await fakeApiServer((_seen, res) =>
-        json(res, code, status(code, reason, message)),
+        json(res, code, statusBody(code, reason, message)),
       );
       try {
         const patch = createKubeClient(api.kubeConfig).mergePatch(
@@ -284,7 +217,7 @@ describe("failures become KubeErrors with the code callers branch on", () => {
 
   it("a get of a missing object is undefined, a delete of one is false", async () => {
     const api = await fakeApiServer((_seen, res) =>
-      json(res, 404, status(404, "NotFound", "gone")),
+      json(res, 404, statusBody(404, "NotFound", "gone")),
     );
     try {
       const kube = createKubeClient(api.kubeConfig);
@@ -346,13 +279,7 @@ describe("a watch is a streamed GET on sockets of its own", () => {
     api = await fakeApiServer((seen, res) => {
       if (!seen.url.includes("watch=true")) return json(res, 200, policy("p1"));
       if (seen.url.includes("resourceVersion=1&")) {
-        return json(res, 410, {
-          kind: "Status",
-          status: "Failure",
-          reason: "Expired",
-          message: "too old resource version: 1 (40)",
-          code: 410,
-        });
+        return json(res, 410, statusBody(410, "Expired", "too old resource version: 1 (40)"));
       }
       res.writeHead(200, { "content-type": "application/json" });
       res.flushHeaders();
