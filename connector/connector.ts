@@ -57,7 +57,8 @@ export class Connector {
     private readonly config: ConnectorConfig,
     private readonly deps: ConnectorDeps,
   ) {
-    const api = new KubeApi(deps.kubeConfig);
+    // A request that stays silent as long as a dead watch would is dead too (a frozen connection).
+    const api = new KubeApi(deps.kubeConfig, { requestTimeoutMs: config.watch.inactivity });
     const routes = new Map<string, RouteTarget>(config.routes.map((r) => [r.name, r]));
     const log = deps.logger;
     const sender = new HttpSender({
@@ -83,8 +84,10 @@ export class Connector {
       pageSize: config.watch.pageSize,
       watchTimeoutSeconds: Math.round(config.watch.timeout / 1000),
       inactivityMs: config.watch.inactivity,
-      retryInitialMs: config.watch.backoff.initial,
-      retryMaxMs: config.watch.backoff.max,
+      backoff: {
+        initialDelayMs: config.watch.backoff.initial,
+        maxDelayMs: config.watch.backoff.max,
+      },
     };
     const observer = this.streamObserver();
     this.streams = config.routes.flatMap((route) =>

@@ -1,29 +1,27 @@
 /**
- * The connector's only door to the API server: discovery, paged LIST and streaming WATCH as raw
- * GET requests over node:http(s). Authentication and TLS come from the kubeconfig
- * (shared/kube/config.ts, `applyToHTTPSOptions`). Why not @kubernetes/client-node's
- * Watch/ListWatch (2.0.1): Watch aborts any stream silent for a fixed, private 30 s and cannot
- * ask for bookmarks; ListWatch does not send allowWatchBookmarks, stops for good on any error
- * other than 410/timeout, and keeps every object in memory. The connector needs its own inactivity deadline, bookmarks, server-side timeouts and 410 handling.
+ * The connector's reads of the API server: discovery, paged LIST and streaming WATCH, sent through
+ * shared/kube's transport (the kubeconfig's auth and TLS, kept-alive agents, the retry on a stale
+ * socket) and failing as its KubeError (410 Gone keeps its status; 429, 5xx and network failures
+ * are `unavailable`). The connector's own part: the schemas of what it reads (objects keep every
+ * field they carry), splitting a watch into events, and the watch's inactivity deadline.
+ *
+ * Why not @kubernetes/client-node's Watch/ListWatch (2.0.1): Watch aborts any stream silent for a
+ * fixed, private 30 s and cannot ask for bookmarks; ListWatch does not send allowWatchBookmarks,
+ * stops for good on any error other than 410/timeout, and keeps every object in memory. The
+ * connector needs its own inactivity deadline, bookmarks, server-side timeouts and 410 handling.
  */
-import http from "node:http";
-import https from "node:https";
 import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
 import { z } from "zod";
 import type { KubeConfigSource } from "../shared/kube/config.js";
-
-export class KubeRequestError extends Error {
-  readonly code = "kube-request";
-  constructor(
-    message: string,
-    /** HTTP status, or undefined when no answer arrived. */
-    readonly status: number | undefined,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = "KubeRequestError";
-  }
-}
+import { KubeError, toKubeError } from "../shared/kube/errors.js";
+import {
+  createTransport,
+  type ListQuery,
+  type ResourceLocation,
+  type Transport,
+  type WatchQuery,
+} from "../shared/kube/transport.js";
 
 const metadataSchema = z.looseObject({
   name: z.string(),
@@ -32,6 +30,7 @@ const metadataSchema = z.looseObject({
   resourceVersion: z.string().optional(),
 });
 
+/** List items carry no apiVersion and kind; watch objects do. */
 export const kubeObjectSchema = z.looseObject({
   apiVersion: z.string().optional(),
   kind: z.string().optional(),
@@ -65,9 +64,9 @@ export const watchEventSchema = z.object({
 });
 export type WatchEvent = z.infer<typeof watchEventSchema>;
 
-export interface ResourceInfo {
-  readonly plural: string;
-  readonly namespaced: boolean;
+/** A resource found by discovery: where its collection is, and its kind for messages. */
+export interface ResourceInfo extends ResourceLocation {
+  readonly kind: string;
 }
 
 export interface ListPage {
@@ -81,7 +80,7 @@ export type WatchEnd =
   | { readonly kind: "closed" }
   | { readonly kind: "inactive" }
   | { readonly kind: "stopped" }
-  | { readonly kind: "error"; readonly error: KubeRequestError };
+  | { readonly kind: "error"; readonly error: KubeError };
 
 export interface WatchHandlers {
   readonly onEvent: (event: WatchEvent) => void;
@@ -93,39 +92,59 @@ export interface WatchHandle {
   readonly done: Promise<WatchEnd>;
 }
 
-type Query = Record<string, string | number | boolean | undefined>;
+export interface KubeApiOptions {
+  /** Discovery and each LIST page (answer included) fail as `unavailable` after this long. */
+  readonly requestTimeoutMs: number;
+}
 
 export class KubeApi {
-  constructor(private readonly kubeConfig: KubeConfigSource) {}
+  private readonly transport: Transport;
+
+  constructor(
+    private readonly kubeConfig: KubeConfigSource,
+    options: KubeApiOptions,
+  ) {
+    this.transport = createTransport(kubeConfig, options);
+  }
 
   /** The API server URL (ApiServerSource uses it as ce-source). */
   server(): string {
-    const cluster = this.kubeConfig.getCurrentCluster();
-    if (cluster === null)
-      throw new KubeRequestError("kubeconfig has no current cluster", undefined);
-    return cluster.server;
+    return (this.kubeConfig.getCurrentCluster()?.server ?? "").replace(/\/+$/, "");
   }
 
   /** Finds the resource serving `kind` in `apiVersion` (plural and scope) from discovery. */
   async discover(apiVersion: string, kind: string, signal?: AbortSignal): Promise<ResourceInfo> {
-    const path = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-    const parsed = apiResourceListSchema.safeParse(await this.getJson(path, {}, signal));
-    if (!parsed.success)
-      throw new KubeRequestError(`unexpected discovery answer from ${path}`, 200);
+    const operation = `discover ${apiVersion}`;
+    const raw = await request(operation, () => this.transport.apiResources(apiVersion, { signal }));
+    const parsed = apiResourceListSchema.safeParse(raw);
+    if (!parsed.success) throw new KubeError("unexpected", `${operation}: unexpected answer`);
     const resource = parsed.data.resources.find((r) => r.kind === kind && !r.name.includes("/"));
     if (resource === undefined) {
-      throw new KubeRequestError(`${path} serves no kind ${kind}`, 404);
+      throw new KubeError("notFound", `${operation}: the API serves no kind ${kind}`);
     }
-    return { plural: resource.name, namespaced: resource.namespaced };
+    const [group, version] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion];
+    return {
+      group: group ?? "",
+      version: version ?? "",
+      kind,
+      plural: resource.name,
+      namespaced: resource.namespaced,
+    };
   }
 
-  async listPage(path: string, query: Query, signal?: AbortSignal): Promise<ListPage> {
-    const parsed = listSchema.safeParse(await this.getJson(path, query, signal));
+  async listPage(
+    resource: ResourceInfo,
+    namespace: string | undefined,
+    query: ListQuery,
+    signal?: AbortSignal,
+  ): Promise<ListPage> {
+    const operation = `list ${describe(resource, namespace)}`;
+    const raw = await request(operation, () =>
+      this.transport.list(resource, namespace, query, { signal }),
+    );
+    const parsed = listSchema.safeParse(raw);
     if (!parsed.success) {
-      throw new KubeRequestError(
-        `unexpected list answer from ${path}: ${parsed.error.message}`,
-        200,
-      );
+      throw new KubeError("unexpected", `${operation}: unexpected answer: ${parsed.error.message}`);
     }
     const { metadata, items } = parsed.data;
     return {
@@ -135,25 +154,19 @@ export class KubeApi {
     };
   }
 
-  async getJson(path: string, query: Query, signal?: AbortSignal): Promise<unknown> {
-    const response = await this.get(path, query, signal);
-    const text = await readAll(response).catch((error: unknown) => {
-      throw requestError(path, error, signal);
-    });
-    if (response.statusCode !== 200) throw statusError(path, response.statusCode, text);
-    try {
-      return JSON.parse(text) as unknown;
-    } catch (cause) {
-      throw new KubeRequestError(`invalid JSON from ${path}`, 200, { cause });
-    }
-  }
-
   /**
    * Opens a watch and feeds each line to `onEvent` in order (`onOpen` once the server answered
    * 200). The stream ends as `inactive` when nothing (not even a bookmark) arrives for
    * `inactivityMs`: a silent stream is treated as dead.
    */
-  watch(path: string, query: Query, handlers: WatchHandlers, inactivityMs: number): WatchHandle {
+  watch(
+    resource: ResourceInfo,
+    namespace: string | undefined,
+    query: WatchQuery,
+    handlers: WatchHandlers,
+    inactivityMs: number,
+  ): WatchHandle {
+    const operation = `watch ${describe(resource, namespace)}`;
     const abort = new AbortController();
     let ended: WatchEnd | undefined;
     let resolveEnd!: (end: WatchEnd) => void;
@@ -171,74 +184,49 @@ export class KubeApi {
       timer = setTimeout(() => finish({ kind: "inactive" }), inactivityMs);
     };
     armInactivity();
-    this.get(path, { ...query, watch: "true" }, abort.signal).then(
-      (response) => this.consumeWatch(path, response, { ...handlers, finish, armInactivity }),
-      (error: unknown) => finish(asWatchError(path, error)),
+    this.transport.watch(resource, namespace, query, { signal: abort.signal }).then(
+      (body) => consumeWatch(operation, body, { ...handlers, finish, armInactivity }),
+      (error: unknown) => finish(watchError(operation, error)),
     );
     return { stop: () => finish({ kind: "stopped" }), done };
   }
+}
 
-  private consumeWatch(
-    path: string,
-    response: http.IncomingMessage,
-    hooks: WatchHandlers & { finish: (end: WatchEnd) => void; armInactivity: () => void },
-  ): void {
-    const { onEvent, onOpen, finish, armInactivity } = hooks;
-    if (response.statusCode !== 200) {
-      void readAll(response).then(
-        (text) => finish({ kind: "error", error: statusError(path, response.statusCode, text) }),
-        (error: unknown) => finish(asWatchError(path, error)),
-      );
+/** One request; whatever it fails with becomes a KubeError naming the operation. */
+async function request(operation: string, send: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return await send();
+  } catch (error) {
+    throw toKubeError(operation, error);
+  }
+}
+
+function consumeWatch(
+  operation: string,
+  body: Readable,
+  hooks: WatchHandlers & { finish: (end: WatchEnd) => void; armInactivity: () => void },
+): void {
+  const { onEvent, onOpen, finish, armInactivity } = hooks;
+  armInactivity();
+  onOpen?.();
+  body.on("data", armInactivity);
+  body.on("error", (error) => finish(watchError(operation, error)));
+  const lines = createInterface({ input: body, crlfDelay: Infinity });
+  lines.on("error", (error) => finish(watchError(operation, error)));
+  lines.on("line", (line) => {
+    if (line.trim() === "") return;
+    const event = watchEventSchema.safeParse(safeJson(line));
+    if (!event.success) {
+      finish({
+        kind: "error",
+        error: new KubeError("unexpected", `${operation}: unreadable watch line`),
+      });
       return;
     }
-    armInactivity();
-    onOpen?.();
-    response.on("data", armInactivity);
-    response.on("error", (error) => finish(asWatchError(path, error)));
-    const lines = createInterface({ input: response, crlfDelay: Infinity });
-    lines.on("error", (error) => finish(asWatchError(path, error)));
-    lines.on("line", (line) => {
-      if (line.trim() === "") return;
-      const parsed = safeJson(line);
-      const event = watchEventSchema.safeParse(parsed);
-      if (!event.success) {
-        finish({
-          kind: "error",
-          error: new KubeRequestError(`unreadable watch line on ${path}`, 200),
-        });
-        return;
-      }
-      onEvent(event.data);
-    });
-    // `close` follows the last `line`, so every event is handed over before the end is reported.
-    lines.on("close", () => finish({ kind: "closed" }));
-  }
-
-  private async get(
-    path: string,
-    query: Query,
-    signal?: AbortSignal,
-  ): Promise<http.IncomingMessage> {
-    const url = new URL(this.server().replace(/\/+$/, "") + path);
-    for (const [name, value] of Object.entries(query)) {
-      if (value !== undefined) url.searchParams.set(name, String(value));
-    }
-    const options: https.RequestOptions = {
-      method: "GET",
-      headers: { Accept: "application/json" },
-    };
-    await this.kubeConfig.applyToHTTPSOptions(options);
-    const transport = url.protocol === "http:" ? http : https;
-    return new Promise((resolve, reject) => {
-      const request = transport.request(
-        url,
-        { ...options, ...(signal ? { signal } : {}) },
-        resolve,
-      );
-      request.on("error", (error) => reject(requestError(path, error, signal)));
-      request.end();
-    });
-  }
+    onEvent(event.data);
+  });
+  // `close` follows the last `line`, so every event is handed over before the end is reported.
+  lines.on("close", () => finish({ kind: "closed" }));
 }
 
 function safeJson(line: string): unknown {
@@ -249,49 +237,11 @@ function safeJson(line: string): unknown {
   }
 }
 
-async function readAll(response: http.IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of response) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-function statusError(path: string, status: number | undefined, body: string): KubeRequestError {
-  let detail = body.slice(0, 300);
-  try {
-    const parsed = JSON.parse(body) as { message?: unknown };
-    if (typeof parsed.message === "string") detail = parsed.message;
-  } catch {
-    // not a Status object; keep the raw start of the body
-  }
-  return new KubeRequestError(`GET ${path}: HTTP ${status ?? "?"}: ${detail}`, status);
-}
-
-/** Names the cause once: a timeout or a stop (our abort), else the socket's own error. */
-function requestError(path: string, error: unknown, signal: AbortSignal | undefined): Error {
-  if (error instanceof KubeRequestError) return error;
-  const reason: unknown = signal?.aborted ? signal.reason : undefined;
-  if (reason instanceof Error && reason.name === "TimeoutError") {
-    return new KubeRequestError(`GET ${path}: no answer in time (connection silent)`, undefined, {
-      cause: error,
-    });
-  }
-  if (reason !== undefined) {
-    const aborted = new Error(`GET ${path}: aborted`, { cause: error });
-    aborted.name = "AbortError";
-    return aborted;
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return new KubeRequestError(`GET ${path}: ${message}`, undefined, { cause: error });
-}
-
-function asWatchError(path: string, error: unknown): WatchEnd {
+/** Our own abort (a stop, the inactivity deadline) ended it: not a failure. */
+function watchError(operation: string, error: unknown): WatchEnd {
   if (error instanceof Error && error.name === "AbortError") return { kind: "stopped" };
-  const message = error instanceof Error ? error.message : String(error);
-  return {
-    kind: "error",
-    error:
-      error instanceof KubeRequestError
-        ? error
-        : new KubeRequestError(`watch ${path}: ${message}`, undefined, { cause: error }),
-  };
+  return { kind: "error", error: toKubeError(operation, error) };
 }
+
+const describe = (resource: ResourceInfo, namespace: string | undefined): string =>
+  `${resource.kind} in ${namespace === undefined ? "all namespaces" : namespace}`;

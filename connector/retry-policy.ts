@@ -6,11 +6,16 @@
  * errors. Other answers (400, 401, 403, 413, 422, 3xx ...) are final: dead-lettered at once.
  */
 
-export interface RetryPolicy {
-  /** Delay before the 2nd attempt; doubles per failed attempt. */
+/** The two bounds of an exponential backoff (see backoffDelay). */
+export interface BackoffBounds {
+  /** Delay after the first failure; doubles per further failure. */
   readonly initialDelayMs: number;
   /** Cap of the exponential part. */
   readonly maxDelayMs: number;
+}
+
+/** Deliveries: initialDelayMs is the delay before the 2nd attempt; then the attempt budgets. */
+export interface RetryPolicy extends BackoffBounds {
   /** Total attempts including the first; then dead-letter. */
   readonly maxAttempts: number;
   /** Dead-letter when the next attempt would start later than this after the event was observed. */
@@ -103,15 +108,16 @@ function utc(year: Maybe, month: Maybe, day: Maybe, [h, min, s]: [Maybe, Maybe, 
 /**
  * Exponential backoff with equal jitter: after the n-th failed attempt the ceiling is
  * min(maxDelay, initialDelay * 2^(n-1)) and the delay is uniform in [ceiling/2, ceiling], so retries
- * spread out but never collapse to zero.
+ * spread out but never collapse to zero. The connector's one backoff: failed deliveries
+ * (planAfterFailure) and failed lists and watches (watch-stream.ts) both wait this long.
  */
 export function backoffDelay(
   failedAttempts: number,
-  policy: RetryPolicy,
+  bounds: BackoffBounds,
   random: () => number,
 ): number {
   const exponent = Math.max(0, failedAttempts - 1);
-  const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** exponent);
+  const ceiling = Math.min(bounds.maxDelayMs, bounds.initialDelayMs * 2 ** exponent);
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 

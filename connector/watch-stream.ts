@@ -12,6 +12,7 @@ import {
   type KnownObject,
   type ObservedChange,
 } from "./plan-relist.js";
+import { backoffDelay, type BackoffBounds } from "./retry-policy.js";
 
 export interface StreamSpec {
   readonly route: string;
@@ -28,10 +29,13 @@ export interface StreamTiming {
   readonly pageSize: number;
   /** Asks the server to end each watch after this long (it then sends a last bookmark). */
   readonly watchTimeoutSeconds: number;
-  /** A watch that delivers nothing for this long is dead. */
+  /**
+   * A watch that delivers nothing for this long is dead. (Discovery and LIST requests are
+   * abandoned after as long: KubeApi's requestTimeoutMs.)
+   */
   readonly inactivityMs: number;
-  readonly retryInitialMs: number;
-  readonly retryMaxMs: number;
+  /** Failed lists and unhealthy watch ends back off like deliveries do (retry-policy.ts). */
+  readonly backoff: BackoffBounds;
 }
 
 export type RestartReason = "closed" | "expired" | "inactive" | "error" | "forced";
@@ -129,7 +133,7 @@ export class WatchStream {
       this.resource ??= await this.api.discover(
         this.spec.apiVersion,
         this.spec.kind,
-        this.requestSignal(),
+        this.stopSignal.signal,
       );
       stage = "list";
       await this.relist(this.resource);
@@ -148,32 +152,31 @@ export class WatchStream {
     }
   }
 
-  private collectionPath(resource: ResourceInfo): string {
-    const { apiVersion, namespace } = this.spec;
-    const base = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+  /** The namespace to list and watch in; undefined for every namespace. */
+  private namespaceOf(resource: ResourceInfo): string | undefined {
+    const { namespace } = this.spec;
     if (!resource.namespaced && namespace !== undefined) {
       throw new Error(`${this.spec.kind} is cluster-scoped: remove "namespaces" from its route`);
     }
-    return namespace === undefined
-      ? `${base}/${resource.plural}`
-      : `${base}/namespaces/${namespace}/${resource.plural}`;
+    return namespace;
   }
 
   private async relist(resource: ResourceInfo): Promise<void> {
     this.phase = "listing";
-    const path = this.collectionPath(resource);
+    const namespace = this.namespaceOf(resource);
     const items: KubeObject[] = [];
     let continueToken: string | undefined;
     let resourceVersion = "";
     do {
       const page = await this.api.listPage(
-        path,
+        resource,
+        namespace,
         {
           labelSelector: this.spec.labelSelector,
           limit: this.timing.pageSize,
           continue: continueToken,
         },
-        this.requestSignal(),
+        this.stopSignal.signal,
       );
       items.push(...page.items);
       // The first page's resourceVersion is the snapshot the whole paged list belongs to.
@@ -205,7 +208,8 @@ export class WatchStream {
       Math.round(this.timing.watchTimeoutSeconds * (0.9 + 0.2 * this.random())),
     );
     const handle = this.api.watch(
-      this.collectionPath(resource),
+      resource,
+      this.namespaceOf(resource),
       {
         resourceVersion: this.resourceVersion,
         allowWatchBookmarks: true,
@@ -282,17 +286,8 @@ export class WatchStream {
     }
   }
 
-  /** A request that stays silent as long as a dead watch would is dead too (a frozen connection). */
-  private requestSignal(): AbortSignal {
-    return AbortSignal.any([this.stopSignal.signal, AbortSignal.timeout(this.timing.inactivityMs)]);
-  }
-
   private backoff(failures: number): number {
-    const ceiling = Math.min(
-      this.timing.retryMaxMs,
-      this.timing.retryInitialMs * 2 ** Math.max(0, failures - 1),
-    );
-    return Math.round(ceiling / 2 + this.random() * (ceiling / 2));
+    return backoffDelay(failures, this.timing.backoff, this.random);
   }
 
   /** Waits, but wakes at once on stop(). */

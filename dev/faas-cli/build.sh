@@ -16,51 +16,29 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-force=0
-print_path=0
-for arg in "$@"; do
-  case "$arg" in
-    --force) force=1 ;;
-    --print-path) print_path=1 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "build.sh: unknown argument: $arg" >&2; exit 2 ;;
-  esac
-done
-
-log() { printf '[faas-cli build] %s\n' "$*" >&2; }
-
-if [[ -n "${FAAS_CLI:-}" ]]; then
-  if [[ ! -x "$FAAS_CLI" ]]; then log "FAAS_CLI=$FAAS_CLI is not executable"; exit 1; fi
-  log "using FAAS_CLI=$FAAS_CLI; nothing to build"
-  echo "$FAAS_CLI"
-  exit 0
-fi
+# shellcheck source=../lib/go-tool.sh
+source "$here/../lib/go-tool.sh"
+go_tool_init faas-cli
+go_tool_parse_args --print-path 2,16 "$@"
+go_tool_use_env_binary FAAS_CLI
 
 mod="$here/go"
-version="$(awk '$1 == "require" && $2 == "github.com/openfaas/faas-cli" { print $3 }' "$mod/go.mod")"
-if [[ -z "$version" ]]; then log "cannot read the faas-cli version from $mod/go.mod"; exit 1; fi
-out_dir="${XDG_CACHE_HOME:-$HOME/.cache}/sdewan-functions/faas-cli-$version"
+go_mod_require version "$mod/go.mod" github.com/openfaas/faas-cli faas-cli
+out_dir="$(go_tool_cache_dir "faas-cli-$version")"
 bin="$out_dir/faas-cli"
-if [[ $print_path == 1 ]]; then echo "$bin"; exit 0; fi
-if [[ $force == 0 && -x "$bin" ]]; then log "cached: $bin"; echo "$bin"; exit 0; fi
+if [[ $print_only == 1 ]]; then echo "$bin"; exit 0; fi
+go_tool_exit_if_cached "$bin" "$bin"
 
-GO="${GO:-go}"
-if ! command -v "$GO" >/dev/null; then log "'$GO' not found: install Go 1.26 or newer, or set FAAS_CLI"; exit 1; fi
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -buildvcs=false"
-
-mkdir -p "$out_dir"
-exec 9>"$out_dir/.build.lock"
-flock 9
-if [[ $force == 0 && -x "$bin" ]]; then log "cached (built by another process): $bin"; echo "$bin"; exit 0; fi
+go_tool_find_go 1.26 "set FAAS_CLI"
+# No -mod=readonly: go.sum is resolved (in a scratch copy of the module, below).
+go_tool_environment
+go_tool_lock "$out_dir" "$bin" "$bin"
 rm -f "$out_dir/UNAVAILABLE"
-
-start=$SECONDS
-elapsed() { local s=$((SECONDS - start)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 
 # A scratch copy of the wrapper module: go.sum is resolved there, never in the repository.
 work="$out_dir/module"
 rm -rf "$work" && mkdir -p "$work" && cp "$mod/go.mod" "$mod/tools.go" "$work/"
-log "faas-cli $version: resolving modules ($(elapsed) elapsed)"
+log "faas-cli $version: resolving modules ($(go_tool_elapsed) elapsed)"
 resolve_log="$out_dir/resolve.log"
 if ! (cd "$work" && "$GO" mod tidy) >"$resolve_log" 2>&1; then
   if grep -Eq '(403 Forbidden|404 Not Found|410 Gone|not available|unknown revision)' "$resolve_log"; then
@@ -76,16 +54,12 @@ if ! (cd "$work" && "$GO" mod tidy) >"$resolve_log" 2>&1; then
   log "resolving modules failed (see above)"
   exit 1
 fi
-total="$(cd "$work" && "$GO" list -deps github.com/openfaas/faas-cli | wc -l)"
-log "compiling up to $total packages ($(elapsed) elapsed)"
-( while sleep 30 && kill -0 $$ 2>/dev/null; do log "still compiling ($(elapsed) elapsed)"; done ) >/dev/null &
-ticker=$!
-status=0
-(cd "$work" && "$GO" build -p "${GO_BUILD_PARALLEL:-2}" -trimpath -ldflags "-s -w" \
-  -o "$bin.tmp" github.com/openfaas/faas-cli) || status=$?
-kill "$ticker" 2>/dev/null || true
-wait "$ticker" 2>/dev/null || true
-if [[ $status != 0 ]]; then rm -f "$bin.tmp"; log "go build failed"; exit 1; fi
-mv -f "$bin.tmp" "$bin"
-log "built $bin in $(elapsed): $("$bin" version --short-version 2>/dev/null || echo "version unknown")"
+total="$(go_tool_count_deps "$work" github.com/openfaas/faas-cli)"
+log "compiling up to $total packages ($(go_tool_elapsed) elapsed)"
+still_compiling() { log "still compiling ($(go_tool_elapsed) elapsed)"; }
+if ! go_tool_build "$work" github.com/openfaas/faas-cli "$bin" "-s -w" still_compiling; then
+  log "go build failed"
+  exit 1
+fi
+log "built $bin in $(go_tool_elapsed): $("$bin" version --short-version 2>/dev/null || echo "version unknown")"
 echo "$bin"

@@ -4,7 +4,7 @@
  */
 import type { CallCounters } from "../core/context.js";
 import { loadKubeConfig } from "./config.js";
-import { KubeError, isKubeError, kubeErrorFromResponse } from "./errors.js";
+import { KubeError, isKubeError, toKubeError } from "./errors.js";
 import type { KubeObject } from "../core/objects.js";
 import type { KnownFinalizers } from "./plan-finalizers.js";
 
@@ -14,7 +14,6 @@ import { retryOnConflict } from "./retry.js";
 import { apiVersionOf, type ResourceType } from "./resources.js";
 import { formatLabelSelector, type LabelSelectorInput } from "./selectors.js";
 import {
-  ApiStatusError,
   createTransport,
   type KubeConfigSource,
   type ObjectKey,
@@ -341,31 +340,4 @@ class ApiClient implements KubeClient {
       `${operation}: the object does not match the ${type.kind} schema: ${issues}`,
     );
   }
-}
-
-function toKubeError(operation: string, error: unknown): KubeError {
-  if (error instanceof KubeError) return error;
-  // No cause: the status, reason and message are all there is to say about an answer.
-  if (error instanceof ApiStatusError) {
-    return kubeErrorFromResponse(operation, error.status, error.body, undefined);
-  }
-  const detail = describeFailure(error);
-  return new KubeError("unavailable", `${operation}: ${detail}`, undefined, undefined, {
-    cause: error,
-  });
-}
-
-/**
- * A socket error's message already names the address ("connect ECONNREFUSED 127.0.0.1:6443"); a
- * timeout adds its cause. Structural, not instanceof: node's errors may come from another realm.
- */
-function describeFailure(error: unknown): string {
-  const messageOf = (value: unknown): string | undefined =>
-    typeof value === "object" && value !== null && "message" in value
-      ? String(value.message)
-      : undefined;
-  const message = messageOf(error);
-  if (message === undefined) return String(error);
-  const cause = messageOf((error as { cause?: unknown }).cause);
-  return cause === undefined ? message : `${message}: ${cause}`;
 }

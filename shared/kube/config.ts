@@ -4,7 +4,7 @@
  * wins: $KUBECONFIG (a list of files, merged as kubectl merges them), ~/.kube/config, the pod's
  * service account. A user authenticated by `exec` or `auth-provider`, or a cluster behind a
  * `proxy-url`, loads client-node on the first request and lets it authenticate (and pick the
- * proxy agent, which the connector uses; shared/kube's transport refuses proxies).
+ * proxy agent, which the transport then sends every request through).
  */
 import { readFileSync, statSync } from "node:fs";
 import type { OutgoingHttpHeaders } from "node:http";

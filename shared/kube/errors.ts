@@ -38,6 +38,17 @@ export class KubeError extends Error {
   }
 }
 
+/** The API server answered with a status that is not 2xx; `body` is its text (a metav1.Status). */
+export class ApiStatusError extends Error {
+  override readonly name = "ApiStatusError";
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(`HTTP ${status}`);
+  }
+}
+
 export const isKubeError = (error: unknown, code?: KubeErrorCode): error is KubeError =>
   error instanceof KubeError && (code === undefined || error.code === code);
 
@@ -82,4 +93,36 @@ export function kubeErrorFromResponse(
     reason,
     { cause },
   );
+}
+
+/**
+ * What the transport threw (an ApiStatusError, a socket error, a timeout) as a KubeError naming
+ * `operation` (e.g. "get Pod ns1/p1"): 410, 429, 5xx and network failures the same way for every
+ * caller (the KubeClient, the connector's list and watch).
+ */
+export function toKubeError(operation: string, error: unknown): KubeError {
+  if (error instanceof KubeError) return error;
+  // No cause: the status, reason and message are all there is to say about an answer.
+  if (error instanceof ApiStatusError) {
+    return kubeErrorFromResponse(operation, error.status, error.body, undefined);
+  }
+  const detail = describeFailure(error);
+  return new KubeError("unavailable", `${operation}: ${detail}`, undefined, undefined, {
+    cause: error,
+  });
+}
+
+/**
+ * A socket error's message already names the address ("connect ECONNREFUSED 127.0.0.1:6443"); a
+ * timeout adds its cause. Structural, not instanceof: node's errors may come from another realm.
+ */
+function describeFailure(error: unknown): string {
+  const messageOf = (value: unknown): string | undefined =>
+    typeof value === "object" && value !== null && "message" in value
+      ? String(value.message)
+      : undefined;
+  const message = messageOf(error);
+  if (message === undefined) return String(error);
+  const cause = messageOf((error as { cause?: unknown }).cause);
+  return cause === undefined ? message : `${message}: ${cause}`;
 }

@@ -16,7 +16,25 @@ export interface ListQuery {
   readonly fieldSelector?: string;
   /** "0": any version the API server's watch cache holds, served without a consistency wait. */
   readonly resourceVersion?: string;
+  /** Page size; the answer's metadata.continue then asks for the next page. */
+  readonly limit?: number;
+  /** metadata.continue of the previous page. */
+  readonly continue?: string;
 }
+
+export interface WatchQuery {
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** Events after this version (a list's); absent: every current object as ADDED first. */
+  readonly resourceVersion?: string;
+  /** Ask for BOOKMARK events: the version moves on while no object changes. */
+  readonly allowWatchBookmarks?: boolean;
+  /** The server ends the watch after this long. */
+  readonly timeoutSeconds?: number;
+}
+
+/** Enough of a ResourceType to build its collection's path. */
+export type ResourceLocation = Pick<ResourceType, "group" | "version" | "plural" | "namespaced">;
 
 export type Subresource = "" | "status";
 
@@ -24,9 +42,9 @@ const segment = (value: string): string => encodeURIComponent(value);
 
 /**
  * The collection's path: `/api/v1/namespaces/ns1/pods`, `/apis/g/v/plural`. A namespaced kind
- * without a namespace is the collection across every namespace (lists only).
+ * without a namespace is the collection across every namespace (lists and watches only).
  */
-export function collectionPath(type: ResourceType, namespace: string | undefined): string {
+export function collectionPath(type: ResourceLocation, namespace: string | undefined): string {
   const root = type.group === "" ? `/api/${type.version}` : `/apis/${type.group}/${type.version}`;
   const scope = type.namespaced && namespace ? `/namespaces/${segment(namespace)}` : "";
   return `${root}${scope}/${type.plural}`;
@@ -47,10 +65,36 @@ export function objectPath(type: ResourceType, key: ObjectKey, sub: Subresource 
 
 /** `?labelSelector=...&fieldSelector=...&resourceVersion=...`, URL-encoded; "" for none. */
 export function listQueryString(query: ListQuery): string {
+  const { labelSelector, fieldSelector, resourceVersion, limit } = query;
+  return queryString({
+    labelSelector,
+    fieldSelector,
+    resourceVersion,
+    limit,
+    continue: query.continue,
+  });
+}
+
+/** `?watch=true&...`, URL-encoded. */
+export function watchQueryString(query: WatchQuery): string {
+  const { labelSelector, fieldSelector, resourceVersion, allowWatchBookmarks, timeoutSeconds } =
+    query;
+  return queryString({
+    watch: true,
+    labelSelector,
+    fieldSelector,
+    resourceVersion,
+    allowWatchBookmarks,
+    timeoutSeconds,
+  });
+}
+
+/** Parameters in the order given; absent and empty ones are left out. */
+function queryString(parameters: Record<string, string | number | boolean | undefined>): string {
   const params = new URLSearchParams();
-  if (query.labelSelector) params.set("labelSelector", query.labelSelector);
-  if (query.fieldSelector) params.set("fieldSelector", query.fieldSelector);
-  if (query.resourceVersion) params.set("resourceVersion", query.resourceVersion);
+  for (const [name, value] of Object.entries(parameters)) {
+    if (value !== undefined && value !== "") params.set(name, String(value));
+  }
   const text = params.toString();
   return text === "" ? "" : `?${text}`;
 }

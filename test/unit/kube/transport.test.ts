@@ -1,15 +1,24 @@
 // shared/kube's own HTTP transport against a plain-HTTP stand-in for the API server on loopback:
-// the request each client call becomes, one kept-alive connection for many calls, and how every
-// failure (an answer, a refused connection, a silent server) becomes a KubeError.
+// the request each client call becomes, one kept-alive connection for many calls, watches as
+// streams on sockets of their own, a proxy-url cluster's agent, and how every failure (an answer,
+// a refused connection, a silent server) becomes a KubeError.
 import { once } from "node:events";
 import http from "node:http";
-import type https from "node:https";
-import type { AddressInfo } from "node:net";
 import { EGRESS_GROUPS, NAMESPACES, PODS, ruleResource } from "../../../shared/kube/resources.js";
 import { createKubeClient } from "../../../shared/kube/client.js";
-import { KubeError } from "../../../shared/kube/errors.js";
-import { collectionPath, listQueryString, objectPath } from "../../../shared/kube/paths.js";
-import type { KubeConfigSource } from "../../../shared/kube/transport.js";
+import { KubeError, toKubeError } from "../../../shared/kube/errors.js";
+import {
+  collectionPath,
+  listQueryString,
+  objectPath,
+  watchQueryString,
+} from "../../../shared/kube/paths.js";
+import {
+  MAX_SOCKETS,
+  createTransport,
+  type KubeConfigSource,
+} from "../../../shared/kube/transport.js";
+import { fakeApiServer, json, statusBody } from "./fake-api-server.js";
 
 const POLICIES = ruleResource({ kind: "Mwan3Policy", plural: "mwan3policies" });
 
@@ -69,67 +78,30 @@ describe("request paths", () => {
       { labelSelector: "sdewanPurpose", resourceVersion: "0" },
       "?labelSelector=sdewanPurpose&resourceVersion=0",
     ],
+    [{ limit: 500 }, "?limit=500"],
+    [{ limit: 500, continue: "" }, "?limit=500"],
+    [
+      { labelSelector: "app=x", limit: 2, continue: "eyJ2Ijo=" },
+      "?labelSelector=app%3Dx&limit=2&continue=eyJ2Ijo%3D",
+    ],
   ])("list query %j -> %s", (query, expected) => {
     expect(listQueryString(query)).toBe(expected);
   });
-});
 
-interface Seen {
-  readonly method: string;
-  readonly url: string;
-  readonly contentType: string | undefined;
-  readonly authorization: string | undefined;
-  readonly body: string;
-}
-
-/** A loopback HTTP server that records requests and answers with `answer`. */
-async function fakeApiServer(answer: (seen: Seen, res: http.ServerResponse) => void) {
-  const seen: Seen[] = [];
-  let connections = 0;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      const request = {
-        method: req.method ?? "",
-        url: req.url ?? "",
-        contentType: req.headers["content-type"],
-        authorization: req.headers.authorization,
-        body: Buffer.concat(chunks).toString("utf8"),
-      };
-      seen.push(request);
-      answer(request, res);
-    });
+  it.each([
+    [{}, "?watch=true"],
+    [
+      { resourceVersion: "41", allowWatchBookmarks: true, timeoutSeconds: 300 },
+      "?watch=true&resourceVersion=41&allowWatchBookmarks=true&timeoutSeconds=300",
+    ],
+    [
+      { labelSelector: "tier in (a,b)", resourceVersion: "" },
+      "?watch=true&labelSelector=tier+in+%28a%2Cb%29",
+    ],
+  ])("watch query %j -> %s", (query, expected) => {
+    expect(watchQueryString(query)).toBe(expected);
   });
-  server.on("connection", () => (connections += 1));
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  return {
-    seen,
-    connections: () => connections,
-    kubeConfig: kubeConfigFor(`http://127.0.0.1:${port}`),
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, "close");
-    },
-  };
-}
-
-function kubeConfigFor(server: string): KubeConfigSource {
-  return {
-    getCurrentCluster: () => ({ name: "fake", server, skipTLSVerify: true }),
-    applyToHTTPSOptions: (options: https.RequestOptions) => {
-      options.headers = { Authorization: "Bearer token-1" };
-      return Promise.resolve();
-    },
-  };
-}
-
-const json = (res: http.ServerResponse, status: number, body: unknown): void => {
-  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-};
+});
 
 const policy = (name: string) => ({
   apiVersion: "batch.sdewan.akraino.org/v1alpha1",
@@ -207,15 +179,6 @@ describe("each client call is one plain JSON request", () => {
 });
 
 describe("failures become KubeErrors with the code callers branch on", () => {
-  const status = (code: number, reason: string, message: string) => ({
-    kind: "Status",
-    apiVersion: "v1",
-    status: "Failure",
-    code,
-    reason,
-    message,
-  });
-
   it.each([
     [404, "NotFound", 'mwan3policies "p1" not found', "notFound"],
     [409, "Conflict", "the object has been modified", "conflict"],
@@ -226,7 +189,7 @@ describe("failures become KubeErrors with the code callers branch on", () => {
     "HTTP %i %s -> %s... as %s, the message without a response dump",
     async (code, reason, message, kind) => {
       const api = await fakeApiServer((_seen, res) =>
-        json(res, code, status(code, reason, message)),
+        json(res, code, statusBody(code, reason, message)),
       );
       try {
         const patch = createKubeClient(api.kubeConfig).mergePatch(
@@ -254,7 +217,7 @@ describe("failures become KubeErrors with the code callers branch on", () => {
 
   it("a get of a missing object is undefined, a delete of one is false", async () => {
     const api = await fakeApiServer((_seen, res) =>
-      json(res, 404, status(404, "NotFound", "gone")),
+      json(res, 404, statusBody(404, "NotFound", "gone")),
     );
     try {
       const kube = createKubeClient(api.kubeConfig);
@@ -305,3 +268,167 @@ describe("failures become KubeErrors with the code callers branch on", () => {
     }
   });
 });
+
+describe("a watch is a streamed GET on sockets of its own", () => {
+  const CONFIG_MAPS = { group: "", version: "v1", plural: "configmaps", namespaced: true };
+  /** Open watch answers, ended by the test. */
+  let streams: http.ServerResponse[];
+  let api: Awaited<ReturnType<typeof fakeApiServer>>;
+  beforeEach(async () => {
+    streams = [];
+    api = await fakeApiServer((seen, res) => {
+      if (!seen.url.includes("watch=true")) return json(res, 200, policy("p1"));
+      if (seen.url.includes("resourceVersion=1&")) {
+        return json(res, 410, statusBody(410, "Expired", "too old resource version: 1 (40)"));
+      }
+      res.writeHead(200, { "content-type": "application/json" });
+      res.flushHeaders();
+      streams.push(res);
+    });
+  });
+  afterEach(() => api.close());
+
+  const line = (type: string, name: string) =>
+    `${JSON.stringify({ type, object: { metadata: { name, resourceVersion: "42" } } })}\n`;
+
+  it("sends watch=true with the query and the token, and hands the body over as it arrives", async () => {
+    const abort = new AbortController();
+    const body = await createTransport(api.kubeConfig).watch(
+      CONFIG_MAPS,
+      "ns1",
+      { resourceVersion: "41", allowWatchBookmarks: true, timeoutSeconds: 60 },
+      { signal: abort.signal },
+    );
+    expect(api.seen).toEqual([
+      expect.objectContaining({
+        method: "GET",
+        url: "/api/v1/namespaces/ns1/configmaps?watch=true&resourceVersion=41&allowWatchBookmarks=true&timeoutSeconds=60",
+        authorization: "Bearer token-1",
+      }),
+    ]);
+    const text: string[] = [];
+    body.on("data", (chunk: Buffer) => text.push(chunk.toString("utf8")));
+    streams[0]?.write(line("ADDED", "a"));
+    await waitFor(() => text.join("").includes('"a"'));
+    streams[0]?.end(line("DELETED", "a"));
+    await once(body, "end");
+    expect(text.join("")).toBe(line("ADDED", "a") + line("DELETED", "a"));
+  });
+
+  it(`${MAX_SOCKETS + 8} open watches leave every socket of the request pool free`, async () => {
+    const abort = new AbortController();
+    const transport = createTransport(api.kubeConfig);
+    const watches = Array.from({ length: MAX_SOCKETS + 8 }, () =>
+      transport.watch(CONFIG_MAPS, undefined, {}, { signal: abort.signal }),
+    );
+    await Promise.all(watches);
+    expect(streams).toHaveLength(MAX_SOCKETS + 8);
+    const kube = createKubeClient(api.kubeConfig, { requestTimeoutMs: 2_000 });
+    const policies = Array.from({ length: 4 }, () =>
+      kube.get(POLICIES, { namespace: "ns1", name: "p1" }),
+    );
+    expect((await Promise.all(policies)).map((p) => p?.metadata.name)).toEqual([
+      "p1",
+      "p1",
+      "p1",
+      "p1",
+    ]);
+    abort.abort();
+  });
+
+  it("an answer that is not 2xx is read and thrown; a 410 keeps its status as a KubeError", async () => {
+    const error = await createTransport(api.kubeConfig)
+      .watch(
+        CONFIG_MAPS,
+        "ns1",
+        { resourceVersion: "1", timeoutSeconds: 5 },
+        {
+          signal: new AbortController().signal,
+        },
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => toKubeError("watch ConfigMap in ns1", e),
+      );
+    expect(error).toMatchObject({
+      code: "conflict",
+      status: 410,
+      reason: "Expired",
+      message: "watch ConfigMap in ns1: 410 Expired: too old resource version: 1 (40)",
+    });
+  });
+
+  it("aborting the signal ends the stream and closes its socket", async () => {
+    const abort = new AbortController();
+    const body = await createTransport(api.kubeConfig).watch(
+      CONFIG_MAPS,
+      "ns1",
+      {},
+      {
+        signal: abort.signal,
+      },
+    );
+    const closed = once(streams[0] as http.ServerResponse, "close");
+    const failed = once(body, "error").then(([error]) => error as Error);
+    abort.abort();
+    // Once the answer has begun, node reports the cut stream as "aborted" (ECONNRESET).
+    expect(await failed).toMatchObject({ message: "aborted", code: "ECONNRESET" });
+    await closed;
+  });
+});
+
+describe("a cluster behind a proxy-url", () => {
+  it("sends every request through the agent its kubeconfig source supplies", async () => {
+    const api = await fakeApiServer((_seen, res) => json(res, 200, policy("p1")));
+    try {
+      let connections = 0;
+      // Stands in for client-node's proxy agent: it connects, so it counts.
+      const agent = new (class extends http.Agent {
+        override createConnection(...args: Parameters<http.Agent["createConnection"]>) {
+          connections += 1;
+          return super.createConnection(...args);
+        }
+      })();
+      const server = api.kubeConfig.getCurrentCluster()?.server ?? "";
+      const kubeConfig: KubeConfigSource = {
+        getCurrentCluster: () => ({ server, proxyUrl: "http://127.0.0.1:3128" }),
+        applyToHTTPSOptions: (options) => {
+          options.agent = agent;
+          return Promise.resolve();
+        },
+      };
+      const policy1 = await createKubeClient(kubeConfig).get(POLICIES, {
+        namespace: "ns1",
+        name: "p1",
+      });
+      expect(policy1?.metadata.name).toBe("p1");
+      expect(connections).toBe(1);
+      agent.destroy();
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("is refused when the source supplies no agent, rather than bypassing the proxy", async () => {
+    const kubeConfig: KubeConfigSource = {
+      getCurrentCluster: () => ({
+        server: "http://127.0.0.1:1",
+        proxyUrl: "http://127.0.0.1:3128",
+      }),
+      applyToHTTPSOptions: () => Promise.resolve(),
+    };
+    await expect(
+      createKubeClient(kubeConfig).get(POLICIES, { namespace: "ns1", name: "p1" }),
+    ).rejects.toMatchObject({
+      code: "unavailable",
+      message: expect.stringContaining("supplies no proxy agent") as string,
+    });
+  });
+});
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  expect(condition()).toBe(true);
+}

@@ -1,0 +1,166 @@
+# shellcheck shell=bash
+# The steps every Go-tool bootstrap shares, sourced by dev/control-plane/build.sh,
+# dev/faas-cli/build.sh and dev/kustomize/build.sh. Each script keeps its own interface (options,
+# environment overrides, cache directory, what it prints, why it may skip); this file is how:
+#
+#   go_tool_init <label>                         log lines start "[<label> build]"
+#   go_tool_parse_args <print option> <help lines> "$@"
+#                                                sets $force and $print_only; --help prints the
+#                                                script's header lines, an unknown option exits 2
+#   go_tool_use_env_binary <VAR>                 $VAR names a binary: check it, print it, exit 0
+#   go_mod_require <var> <go.mod> <module> <what>   sets <var> to the version go.mod requires
+#   go_tool_cache_dir <name>                     ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/<name>
+#   go_tool_exit_if_cached <result> <binary>...  unless --force: every binary there -> print, exit 0
+#   go_tool_find_go <Go version> <alternative>   $GO (default "go") or exit 1 saying what to do
+#   go_tool_environment [GOFLAGS...]             GOTOOLCHAIN=local, CGO_ENABLED=0, GOFLAGS, -p
+#   go_tool_lock <dir> <result> <binary>...      one build per cache dir; exit 0 if the other
+#                                                process built it meanwhile
+#   go_tool_elapsed                              "1m05s" since the lock was taken
+#   go_tool_count_deps <module dir> <package>    how many packages the build may compile
+#   go_tool_build <module dir> <package> <output> <ldflags> <heartbeat> [--count-packages]
+#                                                builds beside <output>, then moves it there;
+#                                                <heartbeat> (a command) runs every 30 s meanwhile
+#
+# Output conventions, as the callers (.ci/run, the tests, dev/control-plane/binaries.ts) rely on:
+# progress goes to stderr, the result is the last line of stdout.
+
+go_tool_label=""
+
+go_tool_init() {
+  go_tool_label="$1"
+}
+
+log() { printf '[%s build] %s\n' "$go_tool_label" "$*" >&2; }
+
+go_tool_parse_args() {
+  local print_option="$1" help_lines="$2" arg
+  shift 2
+  force=0
+  print_only=0
+  for arg in "$@"; do
+    case "$arg" in
+      --force) force=1 ;;
+      "$print_option") print_only=1 ;;
+      -h|--help) sed -n "${help_lines}p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+      *) echo "build.sh: unknown argument: $arg" >&2; exit 2 ;;
+    esac
+  done
+}
+
+go_tool_use_env_binary() {
+  local var="$1"
+  local value="${!var:-}"
+  if [[ -z "$value" ]]; then return 0; fi
+  if [[ ! -x "$value" ]]; then log "$var=$value is not executable"; exit 1; fi
+  log "using $var=$value; nothing to build"
+  echo "$value"
+  exit 0
+}
+
+go_mod_require() {
+  local _go_mod="$2" _module="$3" _what="$4" _required
+  _required="$(awk -v m="$_module" '$1 == "require" && $2 == m { print $3 }' "$_go_mod")"
+  if [[ -z "$_required" ]]; then log "cannot read the $_what version from $_go_mod"; exit 1; fi
+  # Underscored locals: the caller's variable may be called "version" or "module".
+  printf -v "$1" '%s' "$_required"
+}
+
+go_tool_cache_dir() {
+  echo "${XDG_CACHE_HOME:-$HOME/.cache}/sdewan-functions/$1"
+}
+
+go_tool_have() {
+  local binary
+  for binary in "$@"; do [[ -x "$binary" ]] || return 1; done
+}
+
+go_tool_exit_if_cached() {
+  local result="$1"
+  shift
+  if [[ $force == 0 ]] && go_tool_have "$@"; then
+    log "cached: $result"
+    echo "$result"
+    exit 0
+  fi
+}
+
+go_tool_find_go() {
+  GO="${GO:-go}"
+  if ! command -v "$GO" >/dev/null; then
+    log "'$GO' not found: install Go $1 or newer, or $2"
+    exit 1
+  fi
+}
+
+go_tool_environment() {
+  local extra=""
+  if [[ $# -gt 0 ]]; then extra=" $*"; fi
+  export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-}$extra -buildvcs=false"
+  go_tool_parallel="${GO_BUILD_PARALLEL:-2}"
+}
+
+go_tool_lock() {
+  local dir="$1" result="$2"
+  shift 2
+  mkdir -p "$dir"
+  # Two runs starting together (test runs, CI steps) must not both compile.
+  exec 9>"$dir/.build.lock"
+  if ! flock -n 9; then
+    log "another build holds $dir/.build.lock; waiting for it"
+    flock 9
+  fi
+  if [[ $force == 0 ]] && go_tool_have "$@"; then
+    log "cached (built by another process): $result"
+    echo "$result"
+    exit 0
+  fi
+  go_tool_start=$SECONDS
+}
+
+go_tool_elapsed() {
+  local s=$((SECONDS - go_tool_start))
+  printf '%dm%02ds' $((s / 60)) $((s % 60))
+}
+
+go_tool_count_deps() {
+  (cd "$1" && "$GO" list -deps "$2" | wc -l)
+}
+
+# Packages compiled so far by a --count-packages build (for its heartbeat).
+go_tool_compiled() {
+  cat "$go_tool_count_file" 2>/dev/null
+}
+
+go_tool_build() {
+  local dir="$1" pkg="$2" out="$3" ldflags="$4" heartbeat="$5" mode="${6:-}"
+  local tmp="$out.tmp.$$" status=0 ticker line n=0
+  go_tool_count_file="$out.count.$$"
+  echo 0 >"$go_tool_count_file"
+  # A heartbeat for the long quiet stretches (big packages, the link).
+  ( while sleep 30 && kill -0 $$ 2>/dev/null; do "$heartbeat"; done ) >/dev/null &
+  ticker=$!
+  if [[ "$mode" == --count-packages ]]; then
+    # go build -v names each package as it is compiled (cached ones are not named).
+    { (cd "$dir" && "$GO" build -p "$go_tool_parallel" -v -trimpath -ldflags "$ldflags" \
+        -o "$tmp" "$pkg" 2>&1) |
+      while IFS= read -r line; do
+        if [[ "$line" =~ ^[A-Za-z0-9_./~-]+$ ]]; then
+          n=$((n + 1))
+          echo "$n" >"$go_tool_count_file"
+        else
+          printf '%s\n' "$line" >&2
+        fi
+      done; } || status=$?
+  else
+    (cd "$dir" && "$GO" build -p "$go_tool_parallel" -trimpath -ldflags "$ldflags" \
+      -o "$tmp" "$pkg") || status=$?
+  fi
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  rm -f "$go_tool_count_file"
+  if [[ $status != 0 || ! -x "$tmp" ]]; then
+    rm -f "$tmp"
+    return 1
+  fi
+  mv -f "$tmp" "$out"
+}
