@@ -27,39 +27,6 @@ export default tseslint.config(
     },
   },
   {
-    // Import direction: rules is the bottom layer and knows nothing of I/O.
-    files: ["shared/rules/**/*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: [
-            "../kube/*",
-            "../cnf/*",
-            "../runtime/*",
-            "../sync/*",
-            "../admission/*",
-            "../egress/*",
-            "express",
-            "@kubernetes/client-node",
-          ],
-        },
-      ],
-    },
-  },
-  {
-    // Pure planners import no client, no HTTP framework.
-    files: ["shared/**/plan*.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        {
-          patterns: ["express", "cloudevents", "@kubernetes/client-node", "../kube/*", "../cnf/*"],
-        },
-      ],
-    },
-  },
-  {
     files: ["test/**/*.ts", "bench/**/*.ts", "dev/**/*.ts"],
     rules: { "@typescript-eslint/explicit-module-boundary-types": "off", complexity: "off" },
   },

@@ -23,20 +23,9 @@ import {
   type WatchQuery,
 } from "../shared/kube/transport.js";
 
-const metadataSchema = z.looseObject({
-  name: z.string(),
-  namespace: z.string().optional(),
-  uid: z.string().optional(),
-  resourceVersion: z.string().optional(),
-});
+import { kubeObjectSchema, type KubeObject } from "./objects.js";
 
-/** List items carry no apiVersion and kind; watch objects do. */
-export const kubeObjectSchema = z.looseObject({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
-  metadata: metadataSchema,
-});
-export type KubeObject = z.infer<typeof kubeObjectSchema>;
+export { kubeObjectSchema, type KubeObject } from "./objects.js";
 
 const listSchema = z.looseObject({
   metadata: z.looseObject({

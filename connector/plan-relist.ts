@@ -7,7 +7,7 @@
  * - applyWatchEvent: one watch event -> the event to emit and the new memory.
  */
 import type { WatchAction } from "../shared/events/types.js";
-import type { KubeObject } from "./kube-api.js";
+import type { KubeObject } from "./objects.js";
 
 export interface KnownObject {
   readonly namespace: string;
