@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { compileLabelSelector, labelSelectorQuery } from "../shared/core/label-selector.js";
 
 const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
 const DURATION = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/;
@@ -55,15 +56,13 @@ const labelSelectorObject = z.strictObject({
 });
 export type LabelSelectorObject = z.infer<typeof labelSelectorObject>;
 
-/** metav1.LabelSelector -> the string form the API's labelSelector parameter takes. */
-export function labelSelectorToString(selector: LabelSelectorObject): string {
-  const terms = Object.entries(selector.matchLabels ?? {}).map(([key, value]) => `${key}=${value}`);
-  for (const { key, operator, values = [] } of selector.matchExpressions ?? []) {
-    if (operator === "Exists") terms.push(key);
-    else if (operator === "DoesNotExist") terms.push(`!${key}`);
-    else terms.push(`${key} ${operator === "In" ? "in" : "notin"} (${values.join(",")})`);
-  }
-  return terms.join(",");
+/** metav1.LabelSelector -> the labelSelector query string, through shared/core's one selector module. */
+function selectorQuery(selector: LabelSelectorObject, ctx: z.RefinementCtx): string {
+  const compiled = compileLabelSelector(selector, "selector");
+  if (compiled.ok) return labelSelectorQuery(compiled.selector) ?? "";
+  for (const error of compiled.errors)
+    ctx.addIssue({ code: "custom", message: `${error.path}: ${error.message}` });
+  return z.NEVER;
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -77,7 +76,8 @@ const resourceSchema = z.strictObject({
   kind: z.string().regex(/^[A-Z][A-Za-z0-9]*$/, { message: "kind must be a Kind name like Pod" }),
   /** "app=x,tier in (a,b)" or a metav1.LabelSelector object, as in ApiServerSource. */
   selector: z
-    .union([z.string(), labelSelectorObject.transform(labelSelectorToString)])
+    .union([z.string(), labelSelectorObject])
+    .transform((s, ctx) => (typeof s === "string" ? s : selectorQuery(s, ctx)))
     .optional()
     .transform((s) => (s === "" ? undefined : s)),
   /** Absent: all namespaces with one watch (and the only form for cluster-scoped kinds). */

@@ -4,7 +4,6 @@ import { fileURLToPath } from "node:url";
 import { parse as parseYaml } from "yaml";
 import {
   ConfigError,
-  labelSelectorToString,
   loadConfig,
   parseConfig,
   parseDuration,
@@ -36,19 +35,31 @@ describe("parseDuration", () => {
   });
 });
 
-describe("labelSelectorToString", () => {
-  it("writes matchLabels and every operator the way the API's labelSelector parameter reads them", () => {
-    expect(
-      labelSelectorToString({
-        matchLabels: { app: "cnf" },
-        matchExpressions: [
-          { key: "sdewanPurpose", operator: "Exists" },
-          { key: "legacy", operator: "DoesNotExist" },
-          { key: "tier", operator: "In", values: ["a", "b"] },
-          { key: "zone", operator: "NotIn", values: ["x"] },
-        ],
-      }),
-    ).toBe("app=cnf,sdewanPurpose,!legacy,tier in (a,b),zone notin (x)");
+describe("a LabelSelector object in a route", () => {
+  const withSelector = (selector: unknown) =>
+    parseConfig({
+      ...minimal,
+      routes: [{ ...minimal.routes[0], resources: [{ apiVersion: "v1", kind: "Pod", selector }] }],
+    });
+
+  it("becomes the labelSelector query string, every operator included", () => {
+    const selector = {
+      matchLabels: { app: "cnf" },
+      matchExpressions: [
+        { key: "sdewanPurpose", operator: "Exists" },
+        { key: "legacy", operator: "DoesNotExist" },
+        { key: "tier", operator: "In", values: ["a", "b"] },
+        { key: "zone", operator: "NotIn", values: ["x"] },
+      ],
+    };
+    expect(withSelector(selector).routes[0]?.resources[0]?.selector).toBe(
+      "app=cnf,!legacy,sdewanPurpose,tier in (a,b),zone notin (x)",
+    );
+  });
+
+  it("an In without values is refused at load, naming the field, not sent as 'tier in ()'", () => {
+    const selector = { matchExpressions: [{ key: "tier", operator: "In", values: [] }] };
+    expect(() => withSelector(selector)).toThrow(/selector\.matchExpressions\[0\]\.values/);
   });
 });
 
