@@ -60,7 +60,7 @@ export function rowPasses(row: RowResult): boolean {
 
 const escapeCell = (text: string): string => text.replaceAll("|", "\\|").replaceAll("\n", " ");
 
-/** A Markdown table: readable in a terminal, and the README copies it as it is. */
+/** A Markdown table: readable in a terminal, and docs/benchmarks.md copies it as it is. */
 export function renderTable(rows: readonly RowResult[]): string {
   const header = ["metric", "target", "measured", "requests that explain it", "result"];
   const body = rows.map((r) => [

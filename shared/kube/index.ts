@@ -1,11 +1,11 @@
 /**
  * API access. Owns kubeconfig loading (our own reader; @kubernetes/client-node is imported only
  * on demand, for `exec` / `auth-provider` users and `proxy-url` clusters), every request over
- * one kept-alive HTTPS agent per process, typed get/list (validated with zod) of rule kinds,
- * Deployments, ReplicaSets, Pods, Namespaces, Egresses and EgressGroups, writes, status merge
- * patches, conflict-safe finalizer changes, the per-event API call count, and one error type
- * (KubeError). It does not decide anything: no reconcile logic, no retry policy beyond a
- * finalizer's re-read on conflict.
+ * one kept-alive HTTPS agent per process (watches on a second, uncapped one), typed get/list
+ * (validated with zod) of rule kinds, Deployments, ReplicaSets, Pods, Namespaces, Egresses and
+ * EgressGroups, writes, status merge patches, conflict-safe finalizer changes, the one
+ * conflict-retry loop (retryOnConflict), the per-event API call count, and one error type
+ * (KubeError). It does not decide anything: no reconcile logic, no retry policy of its own.
  *
  * Example:
  *   const kube = defaultKubeClient().withCalls(ctx.calls);  // counts into HandlerContext.calls.api
@@ -15,7 +15,8 @@
  *   await kube.patchStatus(ruleResource(entry), { namespace, name }, { inSync: true });
  *
  * Nothing here imports @kubernetes/client-node statically: its import alone costs a function
- * process about a second of start-up and 80 MB.
+ * process about a second of start-up and ~50 MB of RSS (measured: the compiled server listened
+ * after 535 ms instead of 1.4-1.9 s, and idled at 97 MB instead of 148 MB, once it was dropped).
  */
 export { createKubeClient, defaultKubeClient } from "./client.js";
 export type {

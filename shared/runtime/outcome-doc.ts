@@ -1,6 +1,6 @@
 /**
- * The README's reply tables, rendered from OUTCOME_TABLE and INTAKE_ERROR_STATUS so the docs
- * cannot drift: test/unit/runtime/readme.test.ts fails when README.md differs from these.
+ * The reply tables of docs/events.md, rendered from OUTCOME_TABLE and INTAKE_ERROR_STATUS so the
+ * docs cannot drift: test/unit/runtime/events-doc.test.ts fails when that file differs.
  */
 import { INTAKE_ERROR_STATUS } from "../events/errors.js";
 import { OUTCOME_TABLE, type OutcomeKind } from "../core/outcome.js";
@@ -54,7 +54,7 @@ export function renderIntakeErrorTable(): string {
   return table(["`X-Sdewan-Code`", "HTTP"], rows);
 }
 
-/** "error > retry > permanent > ..." as the README states the batch rule. */
+/** "error > retry > permanent > ..." as docs/events.md states the batch rule. */
 export const renderBatchOrder = (): string =>
   BATCH_SEVERITY_ORDER.map((label) => `\`${label}\``).join(" > ");
 
