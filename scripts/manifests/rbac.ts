@@ -16,6 +16,12 @@ import {
 
 const SOURCE = "scripts/manifests/rbac.ts";
 
+/** Kubernetes Events on the rules: created once, then their series counted (a patch). */
+const EVENTS_RULE = `  # Events on the rules it manages (kubectl describe); never deleted, never read in bulk.
+  - apiGroups: ["events.k8s.io"]
+    resources: ["events"]
+    verbs: ["create", "get", "patch"]`;
+
 export function renderReconcileRuleRbac(kinds: readonly KindNames[] = registryKinds()): string {
   return `${generatedHeader(SOURCE)}
 # Identity of reconcile-rule: reads a rule and its CNF (Deployment + Pods), writes the rule's
@@ -55,6 +61,7 @@ ${blockList(6, statusResourcesOf(kinds))}
   - apiGroups: [""]
     resources: ["pods"]
     verbs: ["get", "list"]
+${EVENTS_RULE}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -108,6 +115,7 @@ ${blockList(6, statusResourcesOf(kinds))}
   - apiGroups: [""]
     resources: ["pods"]
     verbs: ["get", "list"]
+${EVENTS_RULE}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
