@@ -10,6 +10,21 @@ const ok: StoreResult = { ok: true };
 /** Generic creates lose the conflict message upstream: the body is `{"message":""}`. */
 const genericConflict: StoreResult = { ok: false, status: 409, message: "" };
 
+/**
+ * libuci refuses a section name outside [A-Za-z0-9_] (uci_validate_name), so such an object is
+ * never stored: a name as Kubernetes allows it ("http-rule") must be mapped before it is sent.
+ */
+function badSectionNames(...names: string[]): StoreResult | undefined {
+  const bad = names.find((name) => !/^[A-Za-z0-9_]+$/.test(name));
+  return bad === undefined
+    ? undefined
+    : {
+        ok: false,
+        status: 400,
+        message: `invalid UCI section name ${bad}: letters, digits and _ only`,
+      };
+}
+
 /** One section per object. Named sections are keyed by the object name in the config's id space. */
 export function uciStore(config: UciConfig, type: string, anonymous: boolean): SectionStore {
   const view = (section: UciSection): Record<string, unknown> =>
@@ -25,6 +40,10 @@ export function uciStore(config: UciConfig, type: string, anonymous: boolean): S
       // Upstream checks `uci:get_all(config, name)`: anonymous sections never match, so a
       // duplicate firewall object is accepted and stored twice.
       if (config.byId(name) !== undefined) return genericConflict;
+      if (!anonymous) {
+        const bad = badSectionNames(name);
+        if (bad !== undefined) return bad;
+      }
       config.add(type, anonymous ? null : name, anonymous ? value : withoutName(value));
       return ok;
     },
@@ -52,6 +71,8 @@ export function mwan3PolicyStore(mwan3: UciConfig): SectionStore {
       const name = String(value["name"]);
       // The policy's own create keeps its message, unlike the generic one.
       if (mwan3.byId(name) !== undefined) return { ok: false, status: 409, message: "Conflict" };
+      const bad = badSectionNames(name);
+      if (bad !== undefined) return bad;
       const members = recordList(value["members"]);
       const memberIds = members.map((member) => `${name}_${String(member["interface"])}`);
       if (new Set(memberIds).size !== memberIds.length) {
@@ -108,6 +129,8 @@ export function ipsecRemoteStore(ipsec: UciConfig): SectionStore {
         if (taken.has(id) || ipsec.byId(id) !== undefined) return genericConflict;
         taken.add(id);
       }
+      const bad = badSectionNames(...taken);
+      if (bad !== undefined) return bad;
       const { connections: _connections, ...options } = withoutName(value);
       const idsOf = (type: string): string[] =>
         connections.filter((c) => c["conn_type"] === type).map((c) => String(c["name"]));

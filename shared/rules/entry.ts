@@ -103,6 +103,8 @@ export interface NameRule {
   readonly maxLength?: number;
   /** Why, for the error message. */
   readonly reason: string;
+  /** How the name is stored on the CNF, when not as it is (UCI section names: fields.ts). */
+  readonly cnfName?: (name: string) => string;
 }
 
 /** Names the i-th generated rule of a kind this one references (the generator wraps i). */
@@ -163,6 +165,8 @@ export interface RuleKindEntry {
   /** The CNF request body; never mutates `cr`. Throws InvalidRuleSpecError or NetworkNotMappedError. */
   toCnf(cr: RuleCrInput, ctx: ConversionContext): CnfObject;
   /** Whether a CNF object (from a GET list) is one this kind manages; kinds sharing a collection differ here. */
+  /** The name of the rule's object on the CNF ("-" mapped for UCI section names). */
+  cnfObjectName(name: string): string;
   ownsCnfObject(obj: Readonly<Record<string, unknown>>): boolean;
   normaliseCnf(obj: unknown): NormalisedRecord;
   /** True when the CNF holds `desired` (normalised comparison). */
@@ -189,6 +193,9 @@ export interface RuleKindDefinition<Spec extends Readonly<Record<string, unknown
   readonly ownsCnfObject?: (obj: Readonly<Record<string, unknown>>) => boolean;
   readonly example: RuleExample<Spec>;
 }
+
+const cnfObjectName = (rule: NameRule | null, name: string): string =>
+  rule?.cnfName === undefined ? name : rule.cnfName(name);
 
 function nameProblem(rule: NameRule | null, name: string): string | null {
   if (rule === null) return null;
@@ -257,7 +264,9 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
     parseCr: (raw) => toResult(crSchema.safeParse(raw, PARSE_OPTIONS), "", def.kind),
     references: (spec) => def.references(specOrThrow(spec)),
     networks: (spec) => (def.networks === undefined ? [] : def.networks(specOrThrow(spec))),
-    toCnf: (cr, ctx) => def.toCnf(cr.metadata.name, specOrThrow(cr.spec), ctx),
+    cnfObjectName: (name) => cnfObjectName(def.nameRule, name),
+    toCnf: (cr, ctx) =>
+      def.toCnf(cnfObjectName(def.nameRule, cr.metadata.name), specOrThrow(cr.spec), ctx),
     ownsCnfObject: def.ownsCnfObject ?? (() => true),
     normaliseCnf: (obj) => normaliseCnfObject(shape, obj),
     cnfEqual: (desired, actual) => diffCnfObjects(shape, desired, actual).length === 0,

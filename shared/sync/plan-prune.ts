@@ -48,7 +48,8 @@ export const RULE_COLLECTIONS: readonly string[] = [...KIND_OF_COLLECTION.keys()
 
 function declaredObject(rule: ScopeRule): CnfObjectId | undefined {
   const entry = ALL_RULE_KINDS.find((e) => e.kind === rule.kind);
-  return entry === undefined ? undefined : { collection: collectionId(entry), name: rule.name };
+  if (entry === undefined) return undefined;
+  return { collection: collectionId(entry), name: entry.cnfObjectName(rule.name) };
 }
 
 /** Reads a ledger: one "module/collection/name" a line; lines naming no rule collection are ignored. */

@@ -32,7 +32,7 @@ export function planDeletionTarget(kind: string, name: string): RuleTarget {
     key: ruleKey({ kind, name }),
     kind,
     collection: collectionId(entry),
-    objectName: name,
+    objectName: entry.cnfObjectName(name),
     service: entry.cnf.restartService,
     rank: entry.applyRank,
     desired: null,

@@ -163,20 +163,20 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
       },
       true,
     );
-    const policy = await world.readRule("Mwan3Policy", "balance1");
+    const policy = await world.readRule("Mwan3Policy", "balance-1");
     expect(policy?.status?.appliedTime).toBeUndefined();
     expect(policy?.status?.appliedGeneration).toBeUndefined();
   });
 
   it("Deployment deleted (Reference mode): rules being deleted lose their finalizer, the others say no CNF", async () => {
     await world.syncCnf(cnf);
-    await world.deleteRule("Mwan3Rule", "httprule");
+    await world.deleteRule("Mwan3Rule", "http-rule");
     await world.deleteDeployment(cnf);
 
     expect(await world.cnfObjectEvent("Deployment", cnf.name, { action: "delete" })).toMatchObject({
       kind: "done",
     });
-    expect(await world.readRule("Mwan3Rule", "httprule")).toBeUndefined();
+    expect(await world.readRule("Mwan3Rule", "http-rule")).toBeUndefined();
     await expectEveryRule(
       world,
       {

@@ -26,10 +26,19 @@ export const positiveIntText = (description: string): z.ZodOptional<z.ZodString>
 export const nameList = (description: string): z.ZodArray<z.ZodString> =>
   z.array(z.string().min(1)).describe(description);
 
-/** Kubernetes names are lowercase DNS subdomains; UCI section names allow only [A-Za-z0-9_]. */
+/**
+ * A Kubernetes name as the CNF stores it when the name is a UCI section name ([A-Za-z0-9_]):
+ * "-" becomes "_". Kubernetes names never hold "_", so the mapping is one-to-one and a name
+ * without "-" is stored as it is (no rule written before the mapping changes on the CNF).
+ */
+export const uciSectionName = (name: string): string => name.replaceAll("-", "_");
+
+/** Kubernetes names are lowercase DNS subdomains; "." has no UCI counterpart and is refused. */
 export const UCI_SECTION_NAME_RULE = {
-  pattern: /^[a-z0-9]+$/,
-  reason: "the CNF stores it as a UCI section name: letters and digits only, no - or .",
+  pattern: /^[a-z0-9-]+$/,
+  reason:
+    "the CNF stores it as a UCI section name: lowercase letters, digits and - (stored as _), no .",
+  cnfName: uciSectionName,
 } as const;
 
 /** Translates a network name through the CNF Deployment's nfn-network map. */

@@ -6,7 +6,14 @@
 import { z } from "zod";
 import { bodyFromShape, type CnfObject, type CnfRecord, type CnfShape } from "../cnf-shape.js";
 import { defineRuleKind, type RuleKindEntry, type RuleReference } from "../entry.js";
-import { UCI_SECTION_NAME_RULE, exampleOctets, flag, nameList, opt } from "./fields.js";
+import {
+  UCI_SECTION_NAME_RULE,
+  exampleOctets,
+  flag,
+  nameList,
+  opt,
+  uciSectionName,
+} from "./fields.js";
 
 // ---- IpsecProposal
 
@@ -226,12 +233,23 @@ const remoteShape: CnfShape = {
 
 type RemoteSpec = IpsecSiteSpec | IpsecHostSpec;
 
+/** Proposals are IpsecProposals, stored under their UCI section names; none is left out. */
+const proposalsOf = (names: readonly string[] | undefined): CnfRecord =>
+  names === undefined || names.length === 0 ? {} : { crypto_proposal: names.map(uciSectionName) };
+
 function remoteToCnf(name: string, spec: RemoteSpec): CnfObject {
   const connections: CnfRecord[] = spec.connections.map((c) => ({
     ...bodyFromShape(connectionShape, c),
     name: c.name,
+    ...proposalsOf(c.crypto_proposal),
   }));
-  return { ...bodyFromShape(remoteShape, spec), name, gateway: spec.remote, connections };
+  return {
+    ...bodyFromShape(remoteShape, spec),
+    name,
+    gateway: spec.remote,
+    ...proposalsOf(spec.crypto_proposal),
+    connections,
+  };
 }
 
 function proposalReferences(spec: RemoteSpec): RuleReference[] {

@@ -7,6 +7,7 @@ import { bodyFromShape, type CnfObject, type CnfShape } from "../cnf-shape.js";
 import { defineRuleKind, type RuleKindEntry } from "../entry.js";
 import {
   UCI_SECTION_NAME_RULE,
+  uciSectionName,
   exampleOctets,
   examplePort,
   flag,
@@ -175,7 +176,12 @@ export const mwan3Rule: RuleKindEntry = defineRuleKind<Mwan3RuleSpec>({
   applyRank: 1,
   nameRule: UCI_SECTION_NAME_RULE,
   references: (spec) => [{ kind: "Mwan3Policy", name: spec.policy, field: "spec.policy" }],
-  toCnf: (name, spec): CnfObject => ({ ...bodyFromShape(mwan3RuleShape, spec), name }),
+  // The policy is a Mwan3Policy, stored under its UCI section name.
+  toCnf: (name, spec): CnfObject => ({
+    ...bodyFromShape(mwan3RuleShape, spec),
+    name,
+    policy: uciSectionName(spec.policy),
+  }),
   example: {
     namePrefix: "rule",
     spec: (i, ref) => ({

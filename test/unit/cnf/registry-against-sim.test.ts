@@ -76,7 +76,9 @@ describe("registry conversion against the CNF simulator (manifests/samples)", ()
     for (const rule of sortForApply(rules)) {
       const { entry, body } = desired(rule);
       await client.update(entry.cnf, body, { item: entry.cnfObjectSchema });
-      const actual = await client.get(entry.cnf, rule.name, { item: entry.cnfObjectSchema });
+      const actual = await client.get(entry.cnf, entry.cnfObjectName(rule.name), {
+        item: entry.cnfObjectSchema,
+      });
       expect({ rule: `${rule.kind}/${rule.name}`, diff: entry.cnfDiff(body, actual) }).toEqual({
         rule: `${rule.kind}/${rule.name}`,
         diff: [],
@@ -91,7 +93,9 @@ describe("registry conversion against the CNF simulator (manifests/samples)", ()
     sim.resetCounters();
     for (const rule of sortForApply(rules)) {
       const { entry, body } = desired(rule);
-      const actual = await client.get(entry.cnf, rule.name, { item: entry.cnfObjectSchema });
+      const actual = await client.get(entry.cnf, entry.cnfObjectName(rule.name), {
+        item: entry.cnfObjectSchema,
+      });
       expect(entry.cnfEqual(body, actual)).toBe(true);
     }
     expect(totalWrites(sim.counters())).toBe(0);
@@ -99,7 +103,8 @@ describe("registry conversion against the CNF simulator (manifests/samples)", ()
 
   it("deletes every sample in reverse dependency order, leaving the CNF empty", async () => {
     for (const rule of sortForDelete(rules)) {
-      expect(await client.delete(requireKind(rule.kind).cnf, rule.name)).toBe("deleted");
+      const entry = requireKind(rule.kind);
+      expect(await client.delete(entry.cnf, entry.cnfObjectName(rule.name))).toBe("deleted");
     }
     expect(Object.values(sim.state().collections).flat()).toEqual([]);
   });

@@ -298,7 +298,7 @@ describe("invalid specs are rejected with precise messages", () => {
   it.each([
     ["FirewallZone", "verylongname", "at most 11"],
     ["IpsecProposal", "proposal.1", "UCI section name"],
-    ["Mwan3Policy", "balance-1", "UCI section name"],
+    ["Mwan3Policy", "balance.1", "no ."],
   ] as const)("%s named %s is refused: %s", (kind, name, fragment) => {
     expect(requireKind(kind).checkName(name)).toContain(fragment);
   });
@@ -307,6 +307,8 @@ describe("invalid specs are rejected with precise messages", () => {
     ["FirewallZone", "lan1"],
     ["FirewallSNAT", "snat-lan1.v2"],
     ["Mwan3Policy", "balance1"],
+    ["Mwan3Policy", "balance-1"],
+    ["Mwan3Rule", "http-rule"],
   ] as const)("%s named %s is accepted", (kind, name) => {
     expect(requireKind(kind).checkName(name)).toBeNull();
   });

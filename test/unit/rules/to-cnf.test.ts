@@ -296,6 +296,44 @@ describe("toCnf: CR -> CNF object body", () => {
     expect(spec.members[0]?.metric).toBe(1);
   });
 
+  it("names as users write them: http-rule with policy balance-1 is stored as http_rule -> balance_1", () => {
+    const rule = requireKind("Mwan3Rule");
+    const body = rule.toCnf(
+      cr("http-rule", { policy: "balance-1", dest_ip: "0.0.0.0/0", proto: "tcp" }),
+      { networks },
+    );
+    expect(body).toMatchObject({ name: "http_rule", policy: "balance_1" });
+    expect(rule.cnfObjectName("http-rule")).toBe("http_rule");
+    // Names without "-" are stored as they are: nothing written before the mapping changes.
+    expect(rule.cnfObjectName("rule1")).toBe("rule1");
+  });
+
+  it("an IpsecSite's proposals are stored under their UCI section names, in the connections too", () => {
+    const body = requireKind("IpsecSite").toCnf(
+      cr("site-a", {
+        remote: "%any",
+        authentication_method: "psk",
+        pre_shared_key: "k",
+        crypto_proposal: ["prop-1"],
+        connections: [
+          {
+            name: "c1",
+            conn_type: "tunnel",
+            mode: "start",
+            local_subnet: "172.12.0.0/24",
+            crypto_proposal: ["prop-2"],
+          },
+        ],
+      }),
+      { networks },
+    );
+    expect(body).toMatchObject({
+      name: "site_a",
+      crypto_proposal: ["prop_1"],
+      connections: [expect.objectContaining({ crypto_proposal: ["prop_2"] })],
+    });
+  });
+
   it("leaves out empty strings and empty lists, which the CNF treats as absent", () => {
     const body = requireKind("FirewallRule").toCnf(
       cr("r", { src: "", target: "ACCEPT", icmp_type: [] }),

@@ -29,7 +29,8 @@ describe("planRuleTarget over the samples", () => {
       const result = planRuleTarget(cr, networks);
       if (!result.ok) throw new Error(result.message);
       const { target } = result;
-      expect(target.desired?.name).toBe(cr.metadata.name);
+      // The CNF object is named after the rule, "-" stored as "_" where the CNF needs it.
+      expect(target.desired?.name).toBe(target.objectName);
       const echoed = holdingsOf(new Map([[target.collection, [target.desired!]]]));
       expect(planPodWrites([target], echoed).writes).toEqual([]);
       expect(planPodWrites([target], holdingsOf(new Map())).writes.map((w) => w.op)).toEqual([
@@ -37,6 +38,15 @@ describe("planRuleTarget over the samples", () => {
       ]);
     },
   );
+
+  it("the sample http-rule (policy balance-1) targets the CNF object http_rule, naming balance_1", () => {
+    const rule = samples.find((cr) => cr.kind === "Mwan3Rule");
+    const result = rule && planRuleTarget(rule, networks);
+    expect(result?.ok && [result.target.objectName, result.target.desired?.["policy"]]).toEqual([
+      "http_rule",
+      "balance_1",
+    ]);
+  });
 
   it("a rule being deleted wants its object absent", () => {
     const cr = {
