@@ -88,7 +88,9 @@ export async function checkCnfs(
       for (const [collection, wanted] of collections) {
         const held = state[collection] ?? [];
         const heldNames = held.map((o) => String(o["name"])).sort();
-        const wantedNames = wanted.map((r) => r.metadata.name).sort();
+        const wantedNames = wanted
+          .map((r) => requireKind(r.kind).cnfObjectName(r.metadata.name))
+          .sort();
         const where = `${cnf.namespace}/${cnf.name} pod ${index} ${collection}`;
         if (heldNames.join(",") !== wantedNames.join(",")) {
           problems.push(
@@ -104,7 +106,7 @@ export async function checkCnfs(
         }
         for (const rule of wanted) {
           const entry = requireKind(rule.kind);
-          const actual = held.find((o) => o["name"] === rule.metadata.name);
+          const actual = held.find((o) => o["name"] === entry.cnfObjectName(rule.metadata.name));
           const desired = entry.toCnf(rule, { networks });
           if (!entry.cnfEqual(desired, actual)) {
             problems.push(

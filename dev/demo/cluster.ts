@@ -123,7 +123,8 @@ export class DemoCluster {
       for (const rule of await this.kube.list(ruleResource(entry), { namespace })) {
         const status = (rule as { status?: { inSync?: boolean } }).status;
         const held = this.cnf === undefined ? [] : this.fleet.held(this.cnf, collection);
-        const holding = held.filter((names) => names.includes(rule.metadata.name)).length;
+        const onCnf = entry.cnfObjectName(rule.metadata.name);
+        const holding = held.filter((names) => names.includes(onCnf)).length;
         const name = `${entry.kind}/${rule.metadata.name}`;
         rows.push({ rule: name, inSync: status?.inSync, holding, pods: this.pods.length });
       }

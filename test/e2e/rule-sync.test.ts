@@ -47,10 +47,10 @@ const SAMPLES = [
 
 type Held = (o: Record<string, unknown>) => boolean;
 
-const samplesConverged = (expectHeld: { httprule?: Held; lan1?: Held; proposal1?: Held } = {}) =>
+const samplesConverged = (expectHeld: { "http-rule"?: Held; lan1?: Held; proposal1?: Held } = {}) =>
   firstPending([
-    () => world.pending("Mwan3Policy", "balance1"),
-    () => world.pending("Mwan3Rule", "httprule", expectHeld.httprule),
+    () => world.pending("Mwan3Policy", "balance-1"),
+    () => world.pending("Mwan3Rule", "http-rule", expectHeld["http-rule"]),
     () => world.pending("FirewallZone", "lan1", expectHeld.lan1),
     () => world.pending("FirewallZone", "wan1"),
     () => world.pending("FirewallForwarding", "lan1-to-wan1"),
@@ -58,7 +58,7 @@ const samplesConverged = (expectHeld: { httprule?: Held; lan1?: Held; proposal1?
   ]);
 
 const UPDATED = {
-  httprule: (o: Record<string, unknown>) => o["src_ip"] === "192.168.1.9",
+  "http-rule": (o: Record<string, unknown>) => o["src_ip"] === "192.168.1.9",
   lan1: (o: Record<string, unknown>) => o["input"] === "REJECT",
   proposal1: (o: Record<string, unknown>) => o["encryption_algorithm"] === "aes256",
 };
@@ -95,7 +95,7 @@ describe("a user's rules reach both CNF pods and report inSync", () => {
   });
 
   scenario("editing three kinds of rule updates both pods and the applied generation", async () => {
-    await world.patchRule("Mwan3Rule", "httprule", { src_ip: "192.168.1.9" });
+    await world.patchRule("Mwan3Rule", "http-rule", { src_ip: "192.168.1.9" });
     await world.patchRule("FirewallZone", "lan1", { input: "REJECT" });
     await world.patchRule("IpsecProposal", "proposal1", { encryption_algorithm: "aes256" });
     timings["update"] = await waitFor("updates converged", () => samplesConverged(UPDATED));
@@ -115,21 +115,21 @@ describe("a user's rules reach both CNF pods and report inSync", () => {
     "deleting rules (dependents first) removes them from both pods, then from the API",
     async () => {
       const from = Date.now();
-      await world.deleteRule("Mwan3Rule", "httprule");
+      await world.deleteRule("Mwan3Rule", "http-rule");
       await world.deleteRule("FirewallForwarding", "lan1-to-wan1");
       await world.deleteRule("IpsecProposal", "proposal1");
       await waitFor("dependents deleted", () =>
         firstPending([
-          () => world.pendingDeletion("Mwan3Rule", "httprule"),
+          () => world.pendingDeletion("Mwan3Rule", "http-rule"),
           () => world.pendingDeletion("FirewallForwarding", "lan1-to-wan1"),
           () => world.pendingDeletion("IpsecProposal", "proposal1"),
         ]),
       );
-      await world.deleteRule("Mwan3Policy", "balance1");
+      await world.deleteRule("Mwan3Policy", "balance-1");
       await world.deleteRule("FirewallZone", "wan1");
       await waitFor("the rest deleted", () =>
         firstPending([
-          () => world.pendingDeletion("Mwan3Policy", "balance1"),
+          () => world.pendingDeletion("Mwan3Policy", "balance-1"),
           () => world.pendingDeletion("FirewallZone", "wan1"),
         ]),
       );

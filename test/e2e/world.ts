@@ -432,10 +432,11 @@ export class E2eWorld {
 
   /** What simulator `index` holds for rule `kind/name` (CNF shape), or undefined. */
   held(index: number, kind: RuleKindName, name: string): Record<string, unknown> | undefined {
-    const { module, collection } = requireKind(kind).cnf;
+    const entry = requireKind(kind);
+    const { module, collection } = entry.cnf;
     const objects =
       this.cluster.pods[index]?.sim.state().collections[`${module}/${collection}`] ?? [];
-    return objects.find((o) => o["name"] === name);
+    return objects.find((o) => o["name"] === entry.cnfObjectName(name));
   }
 
   /**

@@ -23,9 +23,9 @@ const SAMPLES = sampleRules().length;
 function allSamplesHeld(): Record<string, string[]> {
   const held: Record<string, string[]> = {};
   for (const sample of sampleRules()) {
-    const { module, collection: name } = requireKind(sample.kind).cnf;
-    const collection = `${module}/${name}`;
-    held[collection] = [...(held[collection] ?? []), sample.name].sort();
+    const entry = requireKind(sample.kind);
+    const collection = `${entry.cnf.module}/${entry.cnf.collection}`;
+    held[collection] = [...(held[collection] ?? []), entry.cnfObjectName(sample.name)].sort();
   }
   return held;
 }

@@ -19,7 +19,7 @@ interface KindCase {
 
 const CASES: Readonly<Record<(typeof RULE_KIND_NAMES)[number], KindCase>> = {
   Mwan3Policy: {
-    name: "balance1",
+    name: "balance-1",
     update: {
       members: [
         { network: "ovn-net1", metric: 2, weight: 5 },
@@ -33,7 +33,7 @@ const CASES: Readonly<Record<(typeof RULE_KIND_NAMES)[number], KindCase>> = {
       ],
     },
   },
-  Mwan3Rule: { name: "httprule", update: { dest_port: "443" }, updated: { dest_port: "443" } },
+  Mwan3Rule: { name: "http-rule", update: { dest_port: "443" }, updated: { dest_port: "443" } },
   FirewallZone: { name: "lan1", update: { input: "REJECT" }, updated: { input: "REJECT" } },
   FirewallSNAT: {
     name: "snat-lan1",
@@ -101,7 +101,7 @@ describe("every rule kind on a two-pod CNF: create, unchanged re-delivery, updat
 
       world.resetObservations();
       expect(await world.reconcile(kind, name)).toEqual({ kind: "done", result: "created" });
-      const created = world.heldObjects(cnf, collection, name);
+      const created = world.heldObjects(cnf, collection, requireKind(kind).cnfObjectName(name));
       expect(created.every((o) => o !== undefined)).toBe(true);
       expect(world.serviceRestarts(cnf)).toEqual(
         service === null ? [[], []] : [[service], [service]],
@@ -121,7 +121,11 @@ describe("every rule kind on a two-pod CNF: create, unchanged re-delivery, updat
 
       await world.patchRuleSpec(kind, name, { ...structuredClone(sample.spec), ...update });
       expect(await world.reconcile(kind, name)).toEqual({ kind: "done", result: "updated" });
-      for (const object of world.heldObjects(cnf, collection, name)) {
+      for (const object of world.heldObjects(
+        cnf,
+        collection,
+        requireKind(kind).cnfObjectName(name),
+      )) {
         expect(object).toMatchObject(updated);
       }
       expect(await world.ruleView(kind, name)).toMatchObject({
@@ -136,15 +140,20 @@ describe("every rule kind on a two-pod CNF: create, unchanged re-delivery, updat
 
       await world.deleteRule(kind, name);
       expect(await world.reconcile(kind, name)).toEqual({ kind: "done", result: "deleted" });
-      expect(world.heldObjects(cnf, collection, name)).toEqual([undefined, undefined]);
+      expect(world.heldObjects(cnf, collection, requireKind(kind).cnfObjectName(name))).toEqual([
+        undefined,
+        undefined,
+      ]);
       expect(await world.readRule(kind, name)).toBeUndefined();
       // What it depended on is untouched.
       const holdings = world.holdings(cnf);
       for (const dependency of dependencies) {
         const [depKind = "", depName = ""] = dependency.split("/");
-        const dep = requireKind(depKind).cnf;
+        const dep = requireKind(depKind);
         for (const pod of holdings) {
-          expect(pod[`${dep.module}/${dep.collection}`]).toContain(depName);
+          expect(pod[`${dep.cnf.module}/${dep.cnf.collection}`]).toContain(
+            dep.cnfObjectName(depName),
+          );
         }
       }
       // A delete re-delivered after the finalizer went is done, and touches nothing.
