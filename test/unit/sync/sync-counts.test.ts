@@ -19,7 +19,7 @@ function scope(
     sync: rules.length === 0 ? undefined : { rules, pods: [], outcome: done("x") },
     pruned: 0,
     outcomes,
-  } as unknown as ScopeReport;
+  };
 }
 
 const report = (...scopes: ScopeReport[]): CnfBatchReport => ({ scopes, outcome: done("x") });
