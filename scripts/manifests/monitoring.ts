@@ -148,6 +148,18 @@ export function dashboardPanels(): PanelSpec[] {
       ],
     },
     {
+      title: "Kubernetes Events on rules",
+      description:
+        "Events written on the objects the functions manage (kubectl describe shows them), and those given up on (best-effort: never the function's outcome).",
+      unit: "ops",
+      queries: [
+        {
+          expr: "sum by (function, result) (rate(sdewan_kube_events_total[$__rate_interval]))",
+          legend: "{{function}} {{result}}",
+        },
+      ],
+    },
+    {
       title: "Webhook latency (p99) against its budget",
       description: `validate-admission's p99; the budget is half the webhook's timeoutSeconds (${budget} s).`,
       unit: "s",
