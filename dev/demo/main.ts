@@ -5,7 +5,9 @@
  * connector as child processes, applies manifests/samples, waits until every rule reports
  * inSync=true on both pods and the EgressGroup is written, prints a table, shows the webhook
  * deny a dangling reference, restarts one CNF and waits until it is healed, and tears
- * everything down (with --keep: after Ctrl-C).
+ * everything down (with --keep: after Ctrl-C). When Prometheus is installed (Debian's package),
+ * it also runs one on loopback that scrapes the functions, the webhook and the connector and
+ * evaluates the shipped alerts (manifests/monitoring/sdewan-alerts.rules.yml), and prints its URL.
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -22,6 +24,12 @@ import { httpsStatus, startChild, waitForHttp, type Child } from "./children.js"
 import { DemoCluster, type RuleRow } from "./cluster.js";
 import { createDemoIdentities } from "./identities.js";
 import { buildWebhookConfiguration } from "../../shared/admission/index.js";
+import {
+  prometheusBinary,
+  startPrometheus,
+  type RunningPrometheus,
+  type ScrapeTarget,
+} from "../prometheus/index.js";
 
 const keep = process.argv.includes("--keep");
 const started = Date.now();
@@ -82,7 +90,43 @@ interface Running {
   controlPlane?: ControlPlane;
   cluster?: DemoCluster;
   children: Child[];
+  prometheus?: RunningPrometheus;
   workDir?: string;
+}
+
+/** The shipped alerts, as an operator would load them with `rule_files:`. */
+const RULES_FILE = path.join(repoRoot, "manifests/monitoring/sdewan-alerts.rules.yml");
+
+/**
+ * Prometheus on loopback scraping every process of the demo every 5 s with the shipped rules,
+ * or nothing (said once) when it is not installed.
+ */
+async function startDemoPrometheus(
+  work: string,
+  targets: readonly ScrapeTarget[],
+): Promise<RunningPrometheus | undefined> {
+  if (prometheusBinary() === undefined) {
+    say("Prometheus not installed (apt-get install prometheus): running without it");
+    return undefined;
+  }
+  const prometheus = await startPrometheus({
+    workDir: path.join(work, "prometheus"),
+    targets,
+    ruleFiles: [RULES_FILE],
+    interval: "5s",
+  });
+  const deadline = Date.now() + 20_000;
+  let health = await prometheus.targetHealth();
+  while (
+    (health.length < targets.length || health.some((t) => t.health !== "up")) &&
+    Date.now() < deadline
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    health = await prometheus.targetHealth();
+  }
+  const state = health.map((t) => `${t.job} ${t.health}${t.lastError ? ` (${t.lastError})` : ""}`);
+  say(`Prometheus at ${prometheus.url} with the shipped alerts; scraping: ${state.join(", ")}`);
+  return prometheus;
 }
 
 /**
@@ -101,6 +145,7 @@ async function tearDown(running: Running): Promise<void> {
     say(`stopped ${child.name}: ${how}`);
   };
   await stop(connector);
+  await running.prometheus?.stop();
   await running.controlPlane?.stop();
   await Promise.all(servers.map(stop));
   await running.cluster?.close();
@@ -194,6 +239,14 @@ async function run(running: Running): Promise<void> {
   await waitForHttp(`http://127.0.0.1:${connectorPort}/readyz`, connector, 60_000);
   say(`connector ready (log ${connector.logPath})`);
 
+  const caFile = path.join(work, "webhook-ca.pem");
+  await writeFile(caFile, serving.caPem);
+  running.prometheus = await startDemoPrometheus(work, [
+    { job: "functions", url: functionsUrl },
+    { job: "validate-admission", url: webhookUrl, caFile },
+    { job: "connector", url: `http://127.0.0.1:${connectorPort}` },
+  ]);
+
   const samples = (await readdir(path.join(repoRoot, "manifests/samples")))
     .filter((f) => f.endsWith(".yaml") && f !== "cnf-deployment.yaml")
     .sort();
@@ -218,8 +271,20 @@ async function run(running: Running): Promise<void> {
   await cluster.waitConverged(namespace, 120_000, (pending) => say(`healing: ${pending}`));
   say(`healed ${seconds(restartAt)} after the restart: every rule is back on both pods`);
 
+  if (running.prometheus !== undefined) {
+    const firing = (await running.prometheus.alerts()).map(
+      (a) => `${a.labels["alertname"] ?? "?"} (${a.state})`,
+    );
+    say(`alerts now: ${firing.length === 0 ? "none" : firing.join(", ")}`);
+  }
+
   if (keep) {
     console.log(`export KUBECONFIG=${cp.kubeconfigPath}`);
+    if (running.prometheus !== undefined) {
+      const prom = running.prometheus.url;
+      console.log(`Prometheus: ${prom}/alerts  ${prom}/targets  ${prom}/graph`);
+      console.log(`curl -s '${prom}/api/v1/query?query=sdewan_rules_not_in_sync'`);
+    }
     console.log(`kubectl -n ${namespace} get mwan3policies,firewallzones -o wide`);
     console.log(
       `curl -i ${functionsUrl}/reconcile-rule -H 'Content-Type: application/json' ` +

@@ -34,6 +34,7 @@ export function createOnDeploymentReady(given: Partial<FunctionDeps> = {}): Even
           now: () => deps.now().toISOString(),
           podConcurrency,
           events: eventRecorder(deps, "on-deployment-ready", ctx.calls),
+          onCnfsSynced: (counts, complete) => ctx.metrics?.setRulesNotInSync(counts, complete),
         },
         cnfConcurrency,
       ),

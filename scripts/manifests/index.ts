@@ -8,13 +8,21 @@ import { renderWebhookManifest } from "../../shared/admission/webhook-config.js"
 import { renderCrdFiles } from "../../shared/rules/crd.js";
 import { renderConnectorConfig } from "./connector-config.js";
 import { renderApiServerSources } from "./knative.js";
+import { renderMonitoring } from "./monitoring.js";
 import {
   renderEventSourcesRbac,
   renderOnDeploymentReadyRbac,
   renderReconcileRuleRbac,
 } from "./rbac.js";
 
-export const GENERATED_GROUPS = ["crds", "webhook", "rbac", "knative", "connector"] as const;
+export const GENERATED_GROUPS = [
+  "crds",
+  "webhook",
+  "rbac",
+  "knative",
+  "connector",
+  "monitoring",
+] as const;
 export type GeneratedGroup = (typeof GENERATED_GROUPS)[number];
 
 export interface GeneratedSet {
@@ -57,6 +65,10 @@ export const GENERATED: readonly GeneratedSet[] = [
   {
     group: "connector",
     render: () => new Map([["manifests/connector/config.yaml", renderConnectorConfig()]]),
+  },
+  {
+    group: "monitoring",
+    render: renderMonitoring,
   },
 ];
 

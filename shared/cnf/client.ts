@@ -14,6 +14,7 @@ import {
   CnfError,
   CnfHttpError,
   CnfLoginError,
+  cnfFailureReason,
   isRetryableNow,
   type CnfCallSite,
 } from "./errors.js";
@@ -45,6 +46,8 @@ export type CnfServiceAction = "start" | "stop" | "restart" | "reload";
 /** Where CNF calls are counted: HandlerContext.calls fits. */
 export interface CnfCallCounter {
   cnf: number;
+  /** Failed logical calls by reason (cnfFailureReason); created on the first failure. */
+  cnfFailures?: Record<string, number>;
 }
 
 /** pino-compatible subset; the client logs logins (debug) and retries (warn), never secrets. */
@@ -225,6 +228,7 @@ export class CnfClient {
     } catch (error) {
       if (error instanceof CnfError) {
         error.attempts = attempts;
+        this.countFailure(error);
         throw error;
       }
       // p-retry rejects with the signal's reason when the caller aborts during a back-off.
@@ -232,6 +236,15 @@ export class CnfClient {
         throw new CnfAbortedError(this.site(call.method, call.path));
       throw error;
     }
+  }
+
+  /** Counts a failed call for the metrics; an abort or a 404 (absent is an answer) is no failure. */
+  private countFailure(error: CnfError): void {
+    const calls = this.options.calls;
+    const reason = cnfFailureReason(error);
+    if (calls === undefined || reason === undefined) return;
+    const failures = (calls.cnfFailures ??= {});
+    failures[reason] = (failures[reason] ?? 0) + 1;
   }
 
   /** One request with the session cookie; on 403, one fresh login and one more try (as upstream). */

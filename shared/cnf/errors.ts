@@ -191,6 +191,18 @@ export function isRetryableNow(error: unknown, idempotent: boolean): boolean {
   return false;
 }
 
+/**
+ * The reason label of a failed CNF call in sdewan_cnf_failures_total: the rejection for an HTTP
+ * error (invalid, server-error, ...), else the error's code (unreachable, timeout, login-failed,
+ * bad-reply). Undefined for what is no failure of the CNF: an abort, or a 404 (an answer: absent).
+ */
+export function cnfFailureReason(error: CnfError): string | undefined {
+  if (error instanceof CnfHttpError)
+    return error.rejection === "not-found" ? undefined : error.rejection;
+  if (error.code === "aborted") return undefined;
+  return error.code;
+}
+
 export function isCnfError(error: unknown): error is CnfError {
   return error instanceof CnfError;
 }

@@ -64,6 +64,7 @@ export {
   CnfTimeoutError,
   CnfUnreachableError,
   classifyCnfFailure,
+  cnfFailureReason,
   isCnfError,
   isRetryableNow,
   isTransient,

@@ -7,6 +7,12 @@ export interface CallCounters {
   /** Kubernetes Events written (best-effort, not counted in `api`) and given up on. */
   eventsRecorded?: number;
   eventsDropped?: number;
+  /**
+   * CNF calls that failed after the client's in-process retry, by reason (unreachable, timeout,
+   * login-failed, bad-reply, or the CNF's rejection: invalid, server-error, ...). Present only once
+   * a call failed; exported as sdewan_cnf_failures_total.
+   */
+  cnfFailures?: Record<string, number>;
 }
 
 /** Minimal structured logger (pino-compatible subset); every line carries the event's correlation id. */

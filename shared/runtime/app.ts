@@ -193,7 +193,13 @@ async function runEvent(
   let thrown: unknown;
   try {
     result = checkedOutcome(
-      await fn.handle(event, { correlationId: event.id, log, calls, signal }),
+      await fn.handle(event, {
+        correlationId: event.id,
+        log,
+        calls,
+        signal,
+        metrics: runtime.metrics,
+      }),
     );
   } catch (error) {
     thrown = error;

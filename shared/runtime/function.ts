@@ -6,6 +6,7 @@
 import type { IntakeEvent } from "../events/types.js";
 import type { CallCounters, Log } from "../core/context.js";
 import type { Outcome } from "../core/outcome.js";
+import type { FunctionMetrics } from "./metrics.js";
 
 export type { CallCounters, Log } from "../core/context.js";
 
@@ -15,6 +16,8 @@ export interface HandlerContext {
   readonly calls: CallCounters;
   /** Aborted when the runtime shuts down or the request is abandoned. */
   readonly signal: AbortSignal;
+  /** Gauges a function sets from what it computed (the runtime's metrics); absent in some tests. */
+  readonly metrics?: FunctionMetrics;
 }
 
 /** A CloudEvent-triggered function: reconcile-rule, on-deployment-ready, egress-group-sync. */

@@ -3,7 +3,7 @@
  * one process) never collide on metric names.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { CallCounters } from "./function.js";
+import type { CallCounters } from "../core/context.js";
 
 export interface EventSample {
   readonly fn: string;
@@ -15,7 +15,24 @@ export interface EventSample {
   readonly calls: CallCounters;
 }
 
-export class RuntimeMetrics {
+/** One CNF's rules after a sync of it: how many are not in sync on every ready pod. */
+export interface CnfSyncCount {
+  readonly namespace: string;
+  /** The CNF's sdewanPurpose label. */
+  readonly cnf: string;
+  readonly notInSync: number;
+}
+
+/** What a function may report besides its outcome (HandlerContext.metrics). */
+export interface FunctionMetrics {
+  /**
+   * Sets sdewan_rules_not_in_sync for the CNFs just synced. `complete`: the counts cover every
+   * CNF of the cluster (a cluster-wide resync), so CNFs not listed are forgotten.
+   */
+  setRulesNotInSync(counts: readonly CnfSyncCount[], complete: boolean): void;
+}
+
+export class RuntimeMetrics implements FunctionMetrics {
   readonly registry = new Registry();
   private readonly events: Counter<"function" | "type" | "outcome">;
   private readonly durations: Histogram<"function" | "outcome">;
@@ -23,6 +40,8 @@ export class RuntimeMetrics {
   private readonly cnfCalls: Counter<"function">;
   private readonly intakeErrors: Counter<"function" | "code">;
   private readonly kubeEvents: Counter<"function" | "result">;
+  private readonly cnfFailures: Counter<"function" | "reason">;
+  private readonly rulesNotInSync: Gauge<"namespace" | "cnf">;
   readonly inFlight: Gauge;
 
   constructor(options: { readonly defaultMetrics?: boolean } = {}) {
@@ -50,6 +69,18 @@ export class RuntimeMetrics {
       name: "sdewan_cnf_calls_total",
       help: "CNF REST requests made while handling events",
       labelNames: ["function"],
+      registers,
+    });
+    this.cnfFailures = new Counter({
+      name: "sdewan_cnf_failures_total",
+      help: "CNF REST calls that failed after the in-process retry, by reason: unreachable, timeout, login-failed, bad-reply, or the CNF's rejection (invalid, server-error, busy, ...)",
+      labelNames: ["function", "reason"],
+      registers,
+    });
+    this.rulesNotInSync = new Gauge({
+      name: "sdewan_rules_not_in_sync",
+      help: "Rules of a CNF (namespace, sdewanPurpose) not in sync on every ready pod after its last sync: rejected, failing, stalled or waiting for the CNF",
+      labelNames: ["namespace", "cnf"],
       registers,
     });
     this.intakeErrors = new Counter({
@@ -81,6 +112,14 @@ export class RuntimeMetrics {
       this.kubeEvents.inc({ function: fn, result: "recorded" }, calls.eventsRecorded);
     if (calls.eventsDropped)
       this.kubeEvents.inc({ function: fn, result: "dropped" }, calls.eventsDropped);
+    for (const [reason, n] of Object.entries(calls.cnfFailures ?? {}))
+      this.cnfFailures.inc({ function: fn, reason }, n);
+  }
+
+  setRulesNotInSync(counts: readonly CnfSyncCount[], complete: boolean): void {
+    if (complete) this.rulesNotInSync.reset();
+    for (const { namespace, cnf, notInSync } of counts)
+      this.rulesNotInSync.set({ namespace, cnf }, notInSync);
   }
 
   recordIntakeError(fn: string, code: string): void {

@@ -13,6 +13,7 @@ import { observeRuleAndCnf } from "./observe.js";
 import { parseRuleObject } from "./observed.js";
 import { cnfObjectKind, planObjectWork, planResyncWork, type CnfWork } from "./plan-scope.js";
 import { runCnfWork, type CnfBatchReport } from "./resync.js";
+import { coversCluster, notInSyncCounts } from "./sync-counts.js";
 import { syncRules, type SyncContext } from "./sync.js";
 
 type ObjectEvent = Extract<IntakeEvent, { type: "object" }>;
@@ -102,6 +103,7 @@ async function syncCnfs(
   }
   const report = await runCnfWork(ctx, work, { cnfConcurrency });
   logReport(ctx, work, report);
+  ctx.onCnfsSynced?.(notInSyncCounts(report), coversCluster(work.kind, report));
   return report.outcome;
 }
 

@@ -18,7 +18,8 @@
  *     readMode: "items", whileWaiting: "retry" });
  */
 export { syncRules } from "./sync.js";
-export type { RuleReport, SyncContext, SyncReport, SyncRequest } from "./sync.js";
+export type { CnfRuleCount, RuleReport, SyncContext, SyncReport, SyncRequest } from "./sync.js";
+export { isOutOfSync, notInSyncCounts } from "./sync-counts.js";
 export { runCnfWork } from "./resync.js";
 export type { CnfBatchReport, CnfSyncOptions, ScopeReport } from "./resync.js";
 export { observeCnf, observeCnfOf, observeRuleAndCnf, listRulesOfScope } from "./observe.js";

@@ -125,16 +125,19 @@ interface Verdict {
   readonly result: string;
 }
 
+/** The done result of a rule whose CNF has no ready pod, in a batch that answers done (resync). */
+export const WAITING_FOR_CNF = "waiting for CNF";
+
 function waiting(input: RulePlanInput, reason: string, message: string): Verdict {
   const outcome =
-    input.whileWaiting === "retry" ? retryLater(message, RETRY_SECONDS) : done("waiting for CNF");
+    input.whileWaiting === "retry" ? retryLater(message, RETRY_SECONDS) : done(WAITING_FOR_CNF);
   return {
     condition: { type: "Reconciling", reason, message },
     inSync: false,
     applied: false,
     finalizer: "keep",
     outcome,
-    result: "waiting for CNF",
+    result: WAITING_FOR_CNF,
   };
 }
 

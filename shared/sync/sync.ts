@@ -62,6 +62,19 @@ export interface SyncContext {
   readonly podConcurrency?: number;
   /** Where rule Events go (shared/kube's recorder); none when absent. */
   readonly events?: EventRecorder;
+  /**
+   * Told, after a CNF-wide sync, how many rules of each CNF synced are not in sync (the
+   * sdewan_rules_not_in_sync gauge); `complete` when the counts cover every CNF of the cluster.
+   */
+  readonly onCnfsSynced?: (counts: readonly CnfRuleCount[], complete: boolean) => void;
+}
+
+/** One CNF's rules after a sync of it (sync-counts.ts). */
+export interface CnfRuleCount {
+  readonly namespace: string;
+  /** The CNF's sdewanPurpose label. */
+  readonly cnf: string;
+  readonly notInSync: number;
 }
 
 export interface SyncRequest {

@@ -10,6 +10,7 @@ import {
   CnfUnreachableError,
   DEFAULT_CNF_TUNING,
   classifyCnfFailure,
+  cnfFailureReason,
   isTransient,
   type CnfClientOptions,
 } from "../../../shared/cnf/index.js";
@@ -154,5 +155,43 @@ describe("CNF client: transient failures, retry and typed errors", () => {
       .get(zones, "lan0")
       .catch((e: unknown) => e)) as Error;
     expect(error.message).toBe(`CNF ${sim.url} GET sdewan/firewall/v1/zones/lan0: HTTP 500 boom`);
+  });
+});
+
+describe("CNF client: failed calls counted by reason for sdewan_cnf_failures_total", () => {
+  let sim: CnfSim;
+  beforeEach(async () => {
+    sim = await startCnfSim({ host: "127.0.0.43" });
+  });
+  afterEach(() => sim.close());
+
+  it("counts one failure per logical call after the retry, by rejection or error code; a 404 is an answer", async () => {
+    const calls: { cnf: number; cnfFailures?: Record<string, number> } = { cnf: 0 };
+    const client = new CnfClient({
+      baseUrl: sim.url,
+      credentials: new CnfCredentials("root", ""),
+      sessions: new CnfSessionCache(),
+      retry: { retries: 1, minDelayMs: 1, maxDelayMs: 2 },
+      calls,
+    });
+    expect(await client.list(zones)).toEqual([]);
+    expect(calls.cnfFailures).toBeUndefined();
+    sim.failNext({ kind: "status", status: 500, collection: "zones", count: 2 });
+    await expect(client.list(zones)).rejects.toBeInstanceOf(CnfHttpError);
+    sim.failNext({ kind: "status", status: 400, message: "bad", collection: "zones", count: 1 });
+    await expect(client.list(zones)).rejects.toBeInstanceOf(CnfHttpError);
+    expect(await client.delete(zones, "absent-zone")).toBe("absent");
+    expect(calls.cnfFailures).toEqual({ "server-error": 1, invalid: 1 });
+  });
+
+  it("names an unreachable CNF", () => {
+    expect(
+      cnfFailureReason(
+        new CnfUnreachableError({ endpoint: "e", operation: "o" }, "ECONNREFUSED", null),
+      ),
+    ).toBe("unreachable");
+    expect(
+      cnfFailureReason(new CnfAbortedError({ endpoint: "e", operation: "o" })),
+    ).toBeUndefined();
   });
 });

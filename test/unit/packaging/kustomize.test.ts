@@ -44,6 +44,7 @@ describe("kustomize availability", () => {
   "manifests/knative",
   "manifests/openfaas",
   "manifests/webhook",
+  "manifests/monitoring",
 ])("kustomize build %s", (folder) => {
   it("succeeds and emits every object its files declare, once", () => {
     const output = execFileSync(binary, ["build", repoPath(folder)], {

@@ -1,0 +1,32 @@
+/**
+ * How many rules of each CNF a CNF-wide sync left out of sync: the value of the
+ * sdewan_rules_not_in_sync gauge (set by the runtime through SyncContext.onCnfsSynced).
+ *
+ * A rule is out of sync when its outcome is not done (a retry: the CNF rejected it for now, is
+ * unreachable or failing; permanent: Stalled), or when it is done only because its CNF has no
+ * ready pod (the resync answers "waiting for CNF" so as not to be redelivered). A scope whose
+ * reads failed says nothing about its rules and is left out; so is pruning, which is no rule.
+ */
+import type { Outcome } from "../core/outcome.js";
+import { WAITING_FOR_CNF } from "./plan-status.js";
+import type { CnfBatchReport } from "./resync.js";
+import type { CnfRuleCount } from "./sync.js";
+
+export function isOutOfSync(outcome: Outcome): boolean {
+  return outcome.kind !== "done" || outcome.result === WAITING_FOR_CNF;
+}
+
+export function notInSyncCounts(report: CnfBatchReport): CnfRuleCount[] {
+  return report.scopes
+    .filter((scope) => scope.situation !== "failed")
+    .map((scope) => ({
+      namespace: scope.scope.namespace,
+      cnf: scope.scope.purpose,
+      notInSync: (scope.sync?.rules ?? []).filter((rule) => isOutOfSync(rule.outcome)).length,
+    }));
+}
+
+/** Whether the counts cover every CNF of the cluster: a cluster-wide sync where no scope failed. */
+export function coversCluster(workKind: string, report: CnfBatchReport): boolean {
+  return workKind === "all" && report.scopes.every((scope) => scope.situation !== "failed");
+}
