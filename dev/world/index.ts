@@ -27,6 +27,7 @@ export {
   type SimOptions,
 } from "./fleet.js";
 export {
+  holdingsOf,
   sampleDocuments,
   sampleFiles,
   sampleRule,

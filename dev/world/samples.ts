@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { repoRoot } from "../control-plane/binaries.js";
-import { isRuleKind, type RuleKindName } from "../../shared/rules/index.js";
+import { isRuleKind, requireKind, type RuleKindName } from "../../shared/rules/index.js";
 
 const SAMPLES_DIR = path.join(repoRoot, "manifests/samples");
 
@@ -59,4 +59,20 @@ export function sampleRule(kind: string, name?: string): SampleRule {
   );
   if (found === undefined) throw new Error(`no sample ${kind} ${name ?? ""} in manifests/samples`);
   return found;
+}
+
+/**
+ * What a pod holds once it has `rules`: CNF object names (as the CNF stores them: http_rule for
+ * http-rule) per collection ("mwan3/rules"), sorted, as CnfFleet.holdings reports them.
+ */
+export function holdingsOf(rules: readonly SampleRule[] = sampleRules()): Record<string, string[]> {
+  const held: Record<string, string[]> = {};
+  for (const rule of rules) {
+    const entry = requireKind(rule.kind);
+    (held[`${entry.cnf.module}/${entry.cnf.collection}`] ??= []).push(
+      entry.cnfObjectName(rule.name),
+    );
+  }
+  for (const names of Object.values(held)) names.sort();
+  return held;
 }

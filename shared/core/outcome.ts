@@ -8,7 +8,10 @@
 export type Outcome =
   /** The work is done, or there was nothing to do. `result` reads as a sentence fragment ("created", "unchanged"). */
   | { readonly kind: "done"; readonly result: string }
-  /** Try again later: CNF not ready, CNF/API error after the short in-process retry, conflict storm. */
+  /**
+   * Try again later: CNF/API error after the short in-process retry, a dependency not there yet,
+   * conflict storm. Not for a CNF without ready pods: its readiness event brings the rule back.
+   */
   | { readonly kind: "retry"; readonly reason: string; readonly retryAfterSeconds: number }
   /** The object can never be applied as it is; recorded as Stalled on its status. Not redelivered. */
   | { readonly kind: "permanent"; readonly code: string; readonly reason: string }

@@ -8,7 +8,7 @@ import { BATCH_SEVERITY_ORDER } from "./reply.js";
 
 const OUTCOME_MEANING: Readonly<Record<OutcomeKind, string>> = {
   done: "done, or nothing to do",
-  retry: "try again later (CNF not ready, CNF/API error, conflict storm)",
+  retry: "try again later (CNF/API error, a dependency not there yet, conflict storm)",
   permanent: "the object can never be applied as it is",
   malformed: "the event is unusable (decided by the function)",
 };

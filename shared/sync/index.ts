@@ -15,7 +15,7 @@
  * Example:
  *   const { rule, cnf } = await observeRuleAndCnf(kube, key);
  *   const report = await syncRules(ctx, { observation: cnf, rules: [parseRuleObject(rule)],
- *     readMode: "items", whileWaiting: "retry" });
+ *     readMode: "items" });
  */
 export { syncRules } from "./sync.js";
 export type { CnfRuleCount, RuleReport, SyncContext, SyncReport, SyncRequest } from "./sync.js";

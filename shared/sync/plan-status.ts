@@ -68,8 +68,6 @@ export interface RulePlanInput {
    * reference it, e.g. ["Mwan3Rule rule1"]. Empty: no rule declares what uses it. Absent: unknown.
    */
   readonly stillUsedBy?: readonly string[];
-  /** How to answer while waiting for CNF pods: reconcile-rule retries, a CNF-wide sync is done. */
-  readonly whileWaiting: "retry" | "done";
   readonly now: string;
 }
 
@@ -125,12 +123,17 @@ interface Verdict {
   readonly result: string;
 }
 
-/** The done result of a rule whose CNF has no ready pod, in a batch that answers done (resync). */
+/**
+ * The done result of a rule whose CNF is missing ready pods. Waiting is recorded on the rule's
+ * status and answered done, never retry: the CNF's comeback is a Pod or Deployment event that
+ * on-deployment-ready answers for every rule of the CNF, and the resync backs it up. A retry
+ * would only spend delivery budgets (Knative's adapter gives up after 5 quick retries, a
+ * Trigger's retries end in the dead-letter sink) on an outage no redelivery can shorten.
+ */
 export const WAITING_FOR_CNF = "waiting for CNF";
 
-function waiting(input: RulePlanInput, reason: string, message: string): Verdict {
-  const outcome =
-    input.whileWaiting === "retry" ? retryLater(message, RETRY_SECONDS) : done(WAITING_FOR_CNF);
+function waiting(_input: RulePlanInput, reason: string, message: string): Verdict {
+  const outcome = done(WAITING_FOR_CNF);
   return {
     condition: { type: "Reconciling", reason, message },
     inSync: false,

@@ -136,7 +136,6 @@ async function syncScope(
     observation,
     rules,
     readMode: "collections",
-    whileWaiting: "done",
     extraTargets,
   });
   let pruned = 0;

@@ -81,7 +81,6 @@ export interface SyncRequest {
   readonly observation: CnfObservation;
   readonly rules: readonly ObservedRuleCr[];
   readonly readMode: ReadMode;
-  readonly whileWaiting: "retry" | "done";
   /**
    * Objects no rule declares that must be absent on every ready pod (pruning, plan-prune.ts).
    * Their keys must not look like a rule key; their results land in `pods` only.
@@ -230,7 +229,6 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
           unappliable: rule.unappliable,
           needs: rule.needs,
           stillUsedBy: usedBy.get(rule.observed.key),
-          whileWaiting: request.whileWaiting,
           now,
         });
         const result = await applyRuleDecision(

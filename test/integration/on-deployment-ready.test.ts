@@ -2,7 +2,7 @@
 // or Pod event converges every rule of that CNF in one call, whatever happened to its pods.
 import { jest } from "@jest/globals";
 import { ALL_RULE_KINDS, requireKind } from "../../shared/rules/index.js";
-import { sampleRules, type Cnf } from "../../dev/world/index.js";
+import { holdingsOf, sampleRules, type Cnf } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";
 
 jest.setTimeout(60_000);
@@ -18,17 +18,6 @@ async function createAllSamples(world: SyncWorld): Promise<void> {
 
 /** How many sample rules there are, as the function's result line counts them. */
 const SAMPLES = sampleRules().length;
-
-/** The holdings of a pod that has every sample rule, per CNF collection (e.g. "mwan3/rules"). */
-function allSamplesHeld(): Record<string, string[]> {
-  const held: Record<string, string[]> = {};
-  for (const sample of sampleRules()) {
-    const entry = requireKind(sample.kind);
-    const collection = `${entry.cnf.module}/${entry.cnf.collection}`;
-    held[collection] = [...(held[collection] ?? []), entry.cnfObjectName(sample.name)].sort();
-  }
-  return held;
-}
 
 /** Every rule of the namespace matches `expected`; `finalized`: each carries its kind's finalizer. */
 async function expectEveryRule(
@@ -58,7 +47,7 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
 
   it("applies every sample rule on both pods, then an unchanged repeat writes nothing", async () => {
     expect(await world.syncCnf(cnf)).toEqual({ kind: "done", result: `${SAMPLES} created` });
-    expect(world.holdings(cnf)).toEqual([allSamplesHeld(), allSamplesHeld()]);
+    expect(world.holdings(cnf)).toEqual([holdingsOf(), holdingsOf()]);
     await expectEveryRule(
       world,
       {
@@ -95,7 +84,7 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
       kind: "done",
       result: `${SAMPLES} created`,
     });
-    expect(world.holdings(cnf)).toEqual([allSamplesHeld(), allSamplesHeld()]);
+    expect(world.holdings(cnf)).toEqual([holdingsOf(), holdingsOf()]);
     expect(world.cnfWrites(cnf)[cnf.pods.indexOf(healthy)]).toBe(0);
     expect(healthy.sim.serviceActions()).toEqual([]);
     expect(restarted.sim.serviceActions().map((a) => a.service)).toEqual([
@@ -116,7 +105,7 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
 
     expect(await world.syncCnf(cnf)).toMatchObject({ kind: "done" });
     const byPod = world.holdings(cnf);
-    expect(byPod[cnf.pods.indexOf(ready)]).toEqual(allSamplesHeld());
+    expect(byPod[cnf.pods.indexOf(ready)]).toEqual(holdingsOf());
     expect(late.sim.requests()).toEqual([]);
     await expectEveryRule(world, {
       inSync: false,
@@ -128,7 +117,7 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
     world.resetObservations();
     await world.setPodReady(late, true);
     expect(await world.cnfObjectEvent("Pod", late.name)).toMatchObject({ kind: "done" });
-    expect(world.holdings(cnf)).toEqual([allSamplesHeld(), allSamplesHeld()]);
+    expect(world.holdings(cnf)).toEqual([holdingsOf(), holdingsOf()]);
     expect(world.cnfWrites(cnf)[cnf.pods.indexOf(ready)]).toBe(0);
     await expectEveryRule(
       world,

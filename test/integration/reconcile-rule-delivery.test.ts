@@ -54,10 +54,8 @@ describe("delivery: duplicates, concurrency and order", () => {
         kind: "done",
         result: "unchanged",
       });
-      expect(world.holdings(cnf)).toEqual([
-        { [collection]: [sample.name] },
-        { [collection]: [sample.name] },
-      ]);
+      const onCnf = entry.cnfObjectName(sample.name);
+      expect(world.holdings(cnf)).toEqual([{ [collection]: [onCnf] }, { [collection]: [onCnf] }]);
       expect(await world.ruleView(kind, sample.name)).toMatchObject({
         inSync: true,
         appliedCurrent: true,

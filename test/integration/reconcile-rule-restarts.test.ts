@@ -70,7 +70,10 @@ describe("a failed service restart is owed until a delivery makes it", () => {
     expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "retry" });
     pod2.sim.clearFaults();
     for (const pod of cnf.pods) await world.setPodReady(pod, false);
-    expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "retry" });
+    expect(await world.reconcile("Mwan3Policy", "policy1")).toEqual({
+      kind: "done",
+      result: "waiting for CNF",
+    });
     const down = await world.ruleView("Mwan3Policy", "policy1");
     expect(down?.condition).toMatchObject({ reason: "CNFNotReady" });
     expect(down?.status?.conditions?.[1]).toMatchObject({ reason: "RestartPending" });

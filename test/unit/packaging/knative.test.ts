@@ -142,6 +142,25 @@ describe("manifests/knative", () => {
     }
   });
 
+  it("a failure that lasts 10 minutes (a CNF answering 503) never reaches the dead-letter sink", () => {
+    // Knative's exponential backoff waits backoffDelay * 2^n before retry n (n from 0); the
+    // event is dead-lettered only after the last retry fails.
+    const seconds = (iso: string): number => Number(/^PT([\d.]+)S$/.exec(iso)?.[1] ?? NaN);
+    for (const trigger of triggers) {
+      const delivery = at(trigger, "spec", "delivery") as Record<string, unknown>;
+      const delay = seconds(String(delivery["backoffDelay"]));
+      const retries = Number(delivery["retry"]);
+      const window = Array.from({ length: retries }, (_, n) => delay * 2 ** n).reduce(
+        (a, b) => a + b,
+        0,
+      );
+      expect({ trigger: trigger.metadata?.name, window: window > 600 }).toEqual({
+        trigger: trigger.metadata?.name,
+        window: true,
+      });
+    }
+  });
+
   it("each event function has a Service serving it (FUNCTIONS) where its Triggers post (uri /<name>)", () => {
     for (const name of EVENT_FUNCTIONS) {
       const service = ofKind(docs, "Service").find((s) => s.metadata?.name === name) as Doc;

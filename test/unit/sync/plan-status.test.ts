@@ -44,7 +44,6 @@ function decide(over: Partial<RulePlanInput>) {
     rule: rule(),
     cnf: cnf(2),
     podResults: [held(true), held(true)],
-    whileWaiting: "retry",
     now: NOW,
     ...over,
   });
@@ -107,29 +106,22 @@ describe("planRuleDecision for a live rule", () => {
     });
   });
 
-  it.each([
-    ["reconcile-rule retries", "retry" as const, "retry"],
-    ["a CNF-wide sync is done and waits for the readiness event", "done" as const, "done"],
-  ])(
-    "CNF with no ready pod: %s, inSync false, appliedVersion cleared",
-    (_t, whileWaiting, kind) => {
-      const applied = decide({}).status!;
-      const d = decide({
-        rule: rule({ hasFinalizer: true, status: applied }),
-        cnf: cnf(0),
-        podResults: [],
-        whileWaiting,
-      });
-      expect(d.outcome.kind).toBe(kind);
-      expect(d.status?.inSync).toBe(false);
-      expect(d.status?.appliedVersion).toBeUndefined();
-      expect(d.status?.message).toBe("CNF cnf-1 has 0/2 pods ready");
-      expect(d.finalizer).toBe("keep");
-    },
-  );
+  it("CNF with no ready pod: done (the readiness event brings it back), inSync false, appliedVersion cleared", () => {
+    const applied = decide({}).status!;
+    const d = decide({
+      rule: rule({ hasFinalizer: true, status: applied }),
+      cnf: cnf(0),
+      podResults: [],
+    });
+    expect(d.outcome).toEqual({ kind: "done", result: "waiting for CNF" });
+    expect(d.status?.inSync).toBe(false);
+    expect(d.status?.appliedVersion).toBeUndefined();
+    expect(d.status?.message).toBe("CNF cnf-1 has 0/2 pods ready");
+    expect(d.finalizer).toBe("keep");
+  });
 
   it("1 of 2 pods ready: applied on the ready pod, inSync false, message says 1/2", () => {
-    const d = decide({ cnf: cnf(1), podResults: [held(true)], whileWaiting: "done" });
+    const d = decide({ cnf: cnf(1), podResults: [held(true)] });
     expect(d.status?.inSync).toBe(false);
     expect(d.status?.message).toContain("CNF cnf-1 has 1/2 pods ready");
     expect(d.outcome.kind).toBe("done");
@@ -200,10 +192,10 @@ describe("planRuleDecision for a rule being deleted", () => {
     expect(d.finalizer).toBe("remove");
   });
 
-  it("CNF not ready: finalizer kept, 503", () => {
+  it("CNF not ready: finalizer kept, done until the CNF comes back", () => {
     const d = decide({ rule: deleting, cnf: cnf(0), podResults: [] });
     expect(d.finalizer).toBe("keep");
-    expect(d.outcome.kind).toBe("retry");
+    expect(d.outcome).toEqual({ kind: "done", result: "waiting for CNF" });
   });
 
   it("only some pods ready: finalizer kept until every pod is clean", () => {
@@ -290,7 +282,6 @@ describe("planRuleDecision across partial readiness and drift", () => {
       rule: rule({ hasFinalizer: true }),
       cnf: cnf(1),
       podResults: [held(true)],
-      whileWaiting: "done",
       now: NOW,
     });
     expect(d.finalizer).toBe("keep");
