@@ -22,3 +22,4 @@ export * from "./observed.js";
 export * from "./plan-tables.js";
 export * from "./compile.js";
 export * from "./decide.js";
+export * from "./table-objects.js";
