@@ -23,3 +23,7 @@ export * from "./plan-tables.js";
 export * from "./compile.js";
 export * from "./decide.js";
 export * from "./table-objects.js";
+export * from "./plan-scope.js";
+export * from "./apply-event.js";
+export * from "./kube-store.js";
+export * from "./sync-event.js";

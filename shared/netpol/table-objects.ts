@@ -11,6 +11,8 @@ import {
   NETPOL_PEER_SET_KIND,
   netpolEndpointSchema,
   netpolPeerSetSchema,
+  type EndpointSpec,
+  type PeerSetSpec,
 } from "../rules/netpol-kinds.js";
 import type { DesiredEndpoint, DesiredPeerSet } from "./plan-tables.js";
 
@@ -130,4 +132,41 @@ export function storedTable(
       ? contentOf(parsed.data.spec, parsed.data.status ?? { problems: [] }, ownerUid)
       : null,
   };
+}
+
+/**
+ * Stored objects as `decide` reads them (decide.ts's StoredTables), keyed "<namespace>/<name>".
+ * Objects that do not parse are left out: a missing endpoint table means "not isolated" only if
+ * it was never written; the caller reports unreadable ones.
+ */
+export function storedTablesFromObjects(
+  endpoints: readonly unknown[],
+  peerSets: readonly unknown[],
+): {
+  endpoints: Map<string, EndpointSpec>;
+  peerSets: Map<string, PeerSetSpec>;
+  unreadable: number;
+} {
+  let unreadable = 0;
+  const endpointMap = new Map<string, EndpointSpec>();
+  for (const object of endpoints) {
+    const parsed = netpolEndpointSchema.safeParse(object);
+    if (!parsed.success) unreadable += 1;
+    else
+      endpointMap.set(
+        `${parsed.data.metadata.namespace}/${parsed.data.metadata.name}`,
+        parsed.data.spec,
+      );
+  }
+  const peerSetMap = new Map<string, PeerSetSpec>();
+  for (const object of peerSets) {
+    const parsed = netpolPeerSetSchema.safeParse(object);
+    if (!parsed.success) unreadable += 1;
+    else
+      peerSetMap.set(
+        `${parsed.data.metadata.namespace}/${parsed.data.metadata.name}`,
+        parsed.data.spec,
+      );
+  }
+  return { endpoints: endpointMap, peerSets: peerSetMap, unreadable };
 }
