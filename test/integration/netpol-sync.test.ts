@@ -2,11 +2,15 @@
 // into stored tables, packets judged from those tables alone, events without memory (duplicates
 // write nothing, a relabel moves a Pod out of an address group, deletions remove tables), and
 // two instances racing on duplicated, shuffled events ending where one full recompute ends.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { checkPacket, formatDecision } from "../../dev/netpol/check.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import type { IntakeEvent } from "../../shared/events/types.js";
 import { NETPOL_ENDPOINTS, NETPOL_PEER_SETS } from "../../shared/kube/index.js";
 import type { Packet } from "../../shared/netpol/index.js";
 import { NetpolWorld } from "./netpol-harness.js";
+import { clusterInfo } from "./support/cluster.js";
 
 const world = new NetpolWorld();
 // A /16 of its own per run: peer addresses must not collide with other files' Pods.
@@ -65,6 +69,32 @@ describe("a default deny plus one allow, judged from the stored tables alone", (
     expect(await world.allows(ingress(ns, "web", other, 8080))).toBe(false);
     expect(await world.allows(ingress(ns, "client", other, 80))).toBe(false);
     expect(await world.allows(ingress(ns, "web", NODE_IP, 8080))).toBe(true);
+  });
+
+  it("`netpol check` answers from the stored tables and names the rule bits that allowed", async () => {
+    const allowed = ingress(ns, "web", client, 8080);
+    expect(formatDecision(allowed, await checkPacket(world.kube, allowed))).toBe(
+      `allow ${ns}/web ingress from ${client} TCP/8080 (allowed by rules: ${ns}:web-from-clients_ingress_0)`,
+    );
+    const run = promisify(execFile);
+    const args = [
+      "--import",
+      "tsx",
+      "dev/netpol/main.ts",
+      "check",
+      `${ns}/web`,
+      "ingress",
+      other,
+      "tcp",
+      "8080",
+    ];
+    const denied = await run(process.execPath, args, {
+      env: { ...process.env, KUBECONFIG: clusterInfo().kubeconfigPath },
+    }).catch((error: { code: number; stdout: string }) => error);
+    expect(denied).toMatchObject({
+      code: 1,
+      stdout: `deny ${ns}/web ingress from ${other} TCP/8080 (no rule allows it)\n`,
+    });
   });
 
   it("stores one table per selected Pod and one peer set per policy", async () => {
