@@ -1,7 +1,7 @@
 /**
- * The effectful shell around the pure compiler: re-read the world (NetworkPolicies, Pods,
- * Namespaces), compile every table, read only the stored tables the trigger can change
- * (plan-scope.ts), and write only those that differ, replaces at the resourceVersion read.
+ * The effectful shell around the pure compiler: read only the stored tables the trigger can
+ * change (plan-scope.ts), then re-read the world (NetworkPolicies, Pods, Namespaces), compile
+ * every table, and write only those that differ, replaces at the resourceVersion read.
  * Peer sets are written before endpoint tables, so a new reference finds its address group.
  * Knows nothing of HTTP or of the Kubernetes client: kube-store.ts implements NetpolStore.
  */
@@ -17,6 +17,7 @@ import {
   type TableWrite,
 } from "./plan-scope.js";
 import {
+  EGRESS_NAMED_PORTS_LABEL,
   desiredEndpointTable,
   desiredPeerSetTable,
   type DesiredTable,
@@ -30,8 +31,12 @@ export interface NetpolStore {
   /** Pods that have not terminated, in every namespace. */
   listPods(): Promise<readonly unknown[]>;
   listNamespaces(): Promise<readonly unknown[]>;
-  /** Stored tables of a kind in one namespace, or every namespace (null). */
-  listTables(kind: TableKind, namespace: string | null): Promise<StoredTable[]>;
+  /** Stored tables of a kind in one namespace, or every namespace (null), maybe by label. */
+  listTables(
+    kind: TableKind,
+    namespace: string | null,
+    labelSelector?: string,
+  ): Promise<StoredTable[]>;
   getTable(kind: TableKind, namespace: string, name: string): Promise<StoredTable | null>;
   createTable(desired: DesiredTable): Promise<void>;
   /** Replaces the table read at `resourceVersion`; fails (conflict) if it changed since. */
@@ -61,20 +66,25 @@ async function readTables(
   reads: TableReads,
   limit: Limit,
 ): Promise<StoredTable[]> {
-  const listed =
-    reads.list === null
-      ? []
-      : await store.listTables(
-          kind,
-          reads.list.namespace === EVERY.namespace ? null : reads.list.namespace,
-        );
-  const single = await Promise.all(
-    reads.keys.map((key) => {
-      const [namespace = "", name = ""] = key.split("/");
-      return limit(() => store.getTable(kind, namespace, name));
-    }),
-  );
-  return [...listed, ...single.flatMap((t) => (t === null ? [] : [t]))];
+  const { list } = reads;
+  const namespace = list === null || list.namespace === EVERY.namespace ? null : list.namespace;
+  const [listed, labelled, single] = await Promise.all([
+    list === null ? [] : limit(() => store.listTables(kind, namespace)),
+    reads.labelled
+      ? limit(() => store.listTables(kind, null, `${EGRESS_NAMED_PORTS_LABEL}=true`))
+      : [],
+    Promise.all(
+      reads.keys.map((key) => {
+        const [ns = "", name = ""] = key.split("/");
+        return limit(() => store.getTable(kind, ns, name));
+      }),
+    ),
+  ]);
+  const byKey = new Map<string, StoredTable>();
+  for (const table of [...listed, ...labelled, ...single]) {
+    if (table !== null) byKey.set(`${table.namespace}/${table.name}`, table);
+  }
+  return [...byKey.values()];
 }
 
 function write(store: NetpolStore, w: TableWrite): Promise<void> {
@@ -94,6 +104,12 @@ export async function applyNetpolTrigger(
   options: NetpolApplyOptions = {},
 ): Promise<NetpolEventResult> {
   const limit = pLimit(options.concurrency ?? 8);
+  // Tables before the world: see planTableScope.
+  const scope = planTableScope(trigger);
+  const [storedPeerSets, storedEndpoints] = await Promise.all([
+    readTables(store, "peerSet", scope.peerSets, limit),
+    readTables(store, "endpoint", scope.endpoints, limit),
+  ]);
   const [policies, pods, namespaces] = await Promise.all([
     store.listPolicies(),
     store.listPods(),
@@ -105,11 +121,6 @@ export async function applyNetpolTrigger(
     ...compiled.peerSets.map(desiredPeerSetTable),
     ...compiled.endpoints.map(desiredEndpointTable),
   ];
-  const scope = planTableScope(trigger, world);
-  const [storedPeerSets, storedEndpoints] = await Promise.all([
-    readTables(store, "peerSet", scope.peerSets, limit),
-    readTables(store, "endpoint", scope.endpoints, limit),
-  ]);
   const phases = [
     planTableWrites("peerSet", scope.peerSets, desired, storedPeerSets),
     planTableWrites("endpoint", scope.endpoints, desired, storedEndpoints),

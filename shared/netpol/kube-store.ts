@@ -23,10 +23,13 @@ export function kubeNetpolStore(kube: KubeClient): NetpolStore {
     listPolicies: () => kube.list(NETWORK_POLICIES),
     listPods: () => kube.list(PODS, { fieldSelector: RUNNING_OR_PENDING }),
     listNamespaces: () => kube.list(NAMESPACES),
-    listTables: async (kind, namespace) =>
-      (await kube.list(resourceOf(kind), namespace === null ? {} : { namespace })).map((o) =>
-        stored(kind, o),
-      ),
+    listTables: async (kind, namespace, labelSelector) =>
+      (
+        await kube.list(resourceOf(kind), {
+          ...(namespace === null ? {} : { namespace }),
+          ...(labelSelector === undefined ? {} : { labelSelector }),
+        })
+      ).map((o) => stored(kind, o)),
     getTable: async (kind, namespace, name) => {
       const object = await kube.get(resourceOf(kind), { namespace, name });
       return object === undefined ? null : stored(kind, object);

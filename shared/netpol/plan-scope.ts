@@ -6,15 +6,13 @@
  *
  * What an event can change (ADR 0005 consequences):
  * - a Pod: its own endpoint table; every peer set (it may join or leave any address group); the
- *   endpoints of policies with egress named ports (a split may gain or lose a port number);
- * - a Namespace: every peer set, and those split endpoints; its own tables go with it;
+ *   endpoints of policies with egress named ports (a split may gain or lose a port number), found
+ *   by their EGRESS_NAMED_PORTS_LABEL;
+ * - a Namespace: every peer set, and those labelled endpoints; its own tables go with it;
  * - a NetworkPolicy: its peer set and every endpoint table of its namespace;
  * - a resync: every table.
  */
-import { compileLabelSelector, selectorMatches } from "../core/label-selector.js";
 import type { IntakeEvent } from "../events/types.js";
-import type { NetpolPolicy } from "./observed.js";
-import type { NetpolWorld } from "./plan-tables.js";
 import type { DesiredTable, StoredTable, TableKind } from "./table-objects.js";
 
 export type NetpolTrigger =
@@ -58,11 +56,13 @@ export function netpolTriggerFromEvent(event: IntakeEvent): NetpolTriggerClassif
   return { ok: true, trigger: { kind: known.kind, namespace, name } };
 }
 
-/** A set of stored tables of one kind: listed (all, or one namespace), plus single keys. */
+/** A set of stored tables of one kind: listed (all, or one namespace), labelled, single keys. */
 export interface TableReads {
   /** One namespace, every namespace (EVERY), or no list at all. */
   readonly list: { readonly namespace: string } | null;
-  /** "<namespace>/<name>" keys read one by one (those not covered by `list`). */
+  /** Also every endpoint table carrying EGRESS_NAMED_PORTS_LABEL, in every namespace. */
+  readonly labelled: boolean;
+  /** "<namespace>/<name>" keys read one by one. */
   readonly keys: readonly string[];
 }
 
@@ -71,51 +71,33 @@ export interface TableScope {
   readonly peerSets: TableReads;
 }
 
-/** A list of every namespace. */
+/** A list of every namespace ("*" is no namespace name). */
 export const EVERY = { namespace: "*" } as const;
 
 export const tableKeyOf = (namespace: string, name: string): string => `${namespace}/${name}`;
 
-const hasEgressNamedPorts = (policy: NetpolPolicy): boolean =>
-  policy.egressIsolation &&
-  policy.egress.some((rule) => rule.ports?.some((p) => typeof p.port === "string") ?? false);
+const NOTHING: TableReads = { list: null, labelled: false, keys: [] };
+const ALL: TableReads = { list: EVERY, labelled: false, keys: [] };
 
-/** Endpoints whose egress bits split by destination: selected by a policy with egress named ports. */
-function splitEndpoints(world: NetpolWorld): string[] {
-  const keys = new Set<string>();
-  for (const policy of world.policies.filter(hasEgressNamedPorts)) {
-    const compiled = compileLabelSelector(policy.podSelector, "spec.podSelector");
-    if (!compiled.ok) continue;
-    for (const pod of world.pods) {
-      if (pod.namespace === policy.namespace && selectorMatches(compiled.selector, pod.labels)) {
-        keys.add(tableKeyOf(pod.namespace, pod.name));
-      }
-    }
-  }
-  return [...keys].sort();
-}
-
-export function planTableScope(trigger: NetpolTrigger, world: NetpolWorld): TableScope {
+/**
+ * From the trigger alone, so the stored tables can be read before the world: a table written
+ * after that read then fails our resourceVersion precondition instead of being overwritten
+ * with a world older than its writer's.
+ */
+export function planTableScope(trigger: NetpolTrigger): TableScope {
   switch (trigger.kind) {
     case "resync":
-      return { endpoints: { list: EVERY, keys: [] }, peerSets: { list: EVERY, keys: [] } };
+      return { endpoints: ALL, peerSets: ALL };
     case "policy":
       return {
-        endpoints: { list: { namespace: trigger.namespace }, keys: [] },
-        peerSets: { list: null, keys: [tableKeyOf(trigger.namespace, trigger.name)] },
+        endpoints: { ...NOTHING, list: { namespace: trigger.namespace } },
+        peerSets: { ...NOTHING, keys: [tableKeyOf(trigger.namespace, trigger.name)] },
       };
     case "namespace":
-      return {
-        endpoints: { list: null, keys: splitEndpoints(world) },
-        peerSets: { list: EVERY, keys: [] },
-      };
+      return { endpoints: { ...NOTHING, labelled: true }, peerSets: ALL };
     case "pod": {
       const own = tableKeyOf(trigger.namespace, trigger.name);
-      const keys = new Set([own, ...splitEndpoints(world)]);
-      return {
-        endpoints: { list: null, keys: [...keys].sort() },
-        peerSets: { list: EVERY, keys: [] },
-      };
+      return { endpoints: { list: null, labelled: true, keys: [own] }, peerSets: ALL };
     }
   }
 }
@@ -125,15 +107,17 @@ export type TableWrite =
   | { readonly action: "replace"; readonly desired: DesiredTable; readonly resourceVersion: string }
   | { readonly action: "delete"; readonly stored: StoredTable };
 
-function inScope(reads: TableReads, namespace: string, name: string): boolean {
+function inScope(reads: TableReads, table: DesiredTable): boolean {
   const listed = reads.list?.namespace;
-  if (listed === EVERY.namespace || listed === namespace) return true;
-  return reads.keys.includes(tableKeyOf(namespace, name));
+  if (listed === EVERY.namespace || listed === table.namespace) return true;
+  if (reads.labelled && table.labelled) return true;
+  return reads.keys.includes(tableKeyOf(table.namespace, table.name));
 }
 
 /**
  * The writes that make the stored tables in scope equal the desired ones: create the missing,
- * replace (at the read resourceVersion) the different, delete the undesired. Sorted by key.
+ * replace (at the read resourceVersion) the different, delete the undesired. `stored` holds only
+ * what `reads` read, so every stored table is in scope. Sorted by key.
  */
 export function planTableWrites(
   kind: TableKind,
@@ -145,7 +129,7 @@ export function planTableWrites(
   const writes: TableWrite[] = [];
   const wanted = new Set<string>();
   for (const table of desired) {
-    if (table.kind !== kind || !inScope(reads, table.namespace, table.name)) continue;
+    if (table.kind !== kind || !inScope(reads, table)) continue;
     const key = tableKeyOf(table.namespace, table.name);
     wanted.add(key);
     const current = storedByKey.get(key);
@@ -155,7 +139,7 @@ export function planTableWrites(
     }
   }
   for (const [key, current] of storedByKey) {
-    if (!wanted.has(key) && inScope(reads, current.namespace, current.name)) {
+    if (!wanted.has(key)) {
       writes.push({ action: "delete", stored: current });
     }
   }

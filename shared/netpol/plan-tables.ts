@@ -63,6 +63,11 @@ export interface DesiredEndpoint {
   readonly podUid: string;
   readonly spec: EndpointSpec;
   readonly problems: readonly NetpolProblem[];
+  /**
+   * A policy with egress named ports applies: its bits split by destination Pods, so other Pods'
+   * events can change this table (plan-scope.ts finds such tables by a label).
+   */
+  readonly egressNamedPorts: boolean;
 }
 
 export interface DesiredPeerSet {
@@ -573,6 +578,11 @@ export function compileNetworkPolicies(world: NetpolWorld): CompiledNetpol {
         egress: table("egress"),
       },
       problems,
+      egressNamedPorts: selecting.some(
+        (p) =>
+          p.compiled.policy.egressIsolation &&
+          p.compiled.egress.some((r) => r.ports?.some((port) => typeof port.port === "string")),
+      ),
     });
   }
   const peerSets = plans.map((p) => ({

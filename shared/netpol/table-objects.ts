@@ -18,11 +18,19 @@ import type { DesiredEndpoint, DesiredPeerSet } from "./plan-tables.js";
 
 export type TableKind = "endpoint" | "peerSet";
 
+/**
+ * On NetworkPolicyEndpoints a policy with egress named ports applies to: any Pod or Namespace
+ * event may change them, and this label finds them without listing every endpoint.
+ */
+export const EGRESS_NAMED_PORTS_LABEL = "netpol.sdewan.akraino.org/egress-named-ports";
+
 /** A desired table object, with the canonical content the store's copy is compared with. */
 export interface DesiredTable {
   readonly kind: TableKind;
   readonly namespace: string;
   readonly name: string;
+  /** Carries EGRESS_NAMED_PORTS_LABEL. */
+  readonly labelled: boolean;
   readonly object: Readonly<Record<string, unknown>> & {
     readonly metadata: { readonly name: string; readonly namespace: string };
   };
@@ -62,24 +70,31 @@ interface Owner {
 const ownerReferences = (owner: Owner): Record<string, unknown> =>
   owner.uid === "" ? {} : { ownerReferences: [{ ...owner, controller: true }] };
 
-const contentOf = (spec: unknown, status: unknown, ownerUid: string): string =>
-  canonicalJson({ spec, status, ownerUid });
+const contentOf = (spec: unknown, status: unknown, ownerUid: string, labelled: boolean): string =>
+  canonicalJson({ spec, status, ownerUid, labelled });
 
 export function desiredEndpointTable(desired: DesiredEndpoint): DesiredTable {
   const status = { problems: desired.problems };
   const owner = { apiVersion: "v1", kind: "Pod", name: desired.name, uid: desired.podUid };
+  const labelled = desired.egressNamedPorts;
   return {
     kind: "endpoint",
     namespace: desired.namespace,
     name: desired.name,
+    labelled,
     object: {
       apiVersion: NETPOL_API_VERSION,
       kind: NETPOL_ENDPOINT_KIND,
-      metadata: { name: desired.name, namespace: desired.namespace, ...ownerReferences(owner) },
+      metadata: {
+        name: desired.name,
+        namespace: desired.namespace,
+        ...(labelled ? { labels: { [EGRESS_NAMED_PORTS_LABEL]: "true" } } : {}),
+        ...ownerReferences(owner),
+      },
       spec: desired.spec,
       status,
     },
-    content: contentOf(desired.spec, status, desired.podUid),
+    content: contentOf(desired.spec, status, desired.podUid, labelled),
   };
 }
 
@@ -95,6 +110,7 @@ export function desiredPeerSetTable(desired: DesiredPeerSet): DesiredTable {
     kind: "peerSet",
     namespace: desired.namespace,
     name: desired.name,
+    labelled: false,
     object: {
       apiVersion: NETPOL_API_VERSION,
       kind: NETPOL_PEER_SET_KIND,
@@ -102,7 +118,7 @@ export function desiredPeerSetTable(desired: DesiredPeerSet): DesiredTable {
       spec: desired.spec,
       status,
     },
-    content: contentOf(desired.spec, status, desired.policyUid),
+    content: contentOf(desired.spec, status, desired.policyUid, false),
   };
 }
 
@@ -111,6 +127,7 @@ interface RawTable {
     readonly name: string;
     readonly namespace?: string;
     readonly resourceVersion?: string;
+    readonly labels?: Readonly<Record<string, string>>;
     readonly ownerReferences?: readonly { readonly uid: string }[];
   };
 }
@@ -123,13 +140,14 @@ export function storedTable(
   const schema = kind === "endpoint" ? netpolEndpointSchema : netpolPeerSetSchema;
   const parsed = schema.safeParse(object);
   const ownerUid = object.metadata.ownerReferences?.[0]?.uid ?? "";
+  const labelled = object.metadata.labels?.[EGRESS_NAMED_PORTS_LABEL] === "true";
   return {
     kind,
     namespace: object.metadata.namespace ?? "",
     name: object.metadata.name,
     resourceVersion: object.metadata.resourceVersion ?? "",
     content: parsed.success
-      ? contentOf(parsed.data.spec, parsed.data.status ?? { problems: [] }, ownerUid)
+      ? contentOf(parsed.data.spec, parsed.data.status ?? { problems: [] }, ownerUid, labelled)
       : null,
   };
 }

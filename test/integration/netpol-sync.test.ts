@@ -149,6 +149,37 @@ describe("a default deny plus one allow, judged from the stored tables alone", (
   });
 });
 
+describe("an egress named port resolves on each destination Pod", () => {
+  it("a new destination's Pod event gives the labelled source table a bit for its port", async () => {
+    const ns = await world.namespace("named");
+    const [app, db1, db2] = [`${net}.20`, `${net}.21`, `${net}.22`];
+    await world.pod(ns, "app", { app: "app" }, { ip: app });
+    await world.pod(ns, "db-1", { app: "db" }, { ip: db1, ports: [{ name: "sql", port: 5432 }] });
+    await world.policy(ns, "app-to-sql", {
+      podSelector: { matchLabels: { app: "app" } },
+      policyTypes: ["Egress"],
+      egress: [{ to: [{ podSelector: { matchLabels: { app: "db" } } }], ports: [{ port: "sql" }] }],
+    });
+    await deliver(world.policyEvent(ns, "app-to-sql", "add"));
+    const toDb = (peerIP: string, port: number): Packet => ({
+      namespace: ns,
+      pod: "app",
+      direction: "egress",
+      peerIP,
+      protocol: "TCP",
+      port,
+    });
+    expect(await world.allows(toDb(db1, 5432))).toBe(true);
+
+    await world.pod(ns, "db-2", { app: "db" }, { ip: db2, ports: [{ name: "sql", port: 6432 }] });
+    expect(await world.allows(toDb(db2, 6432))).toBe(false); // no event yet: tables unchanged
+    expect((await deliver(world.podEvent(ns, "db-2", "add"))).kind).toBe("done");
+    expect(await world.allows(toDb(db2, 6432))).toBe(true);
+    expect(await world.allows(toDb(db2, 5432))).toBe(false);
+    expect(await world.allows(toDb(db1, 6432))).toBe(false);
+  });
+});
+
 /** A small seeded PRNG (mulberry32), so a failing order can be replayed. */
 function prng(seed: number): () => number {
   let state = seed >>> 0;

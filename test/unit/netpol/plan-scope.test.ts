@@ -1,6 +1,7 @@
 // Which tables an event makes network-policy-sync read and compare, and the writes that follow.
 import type { IntakeEvent } from "../../../shared/events/types.js";
 import {
+  compileNetworkPolicies,
   compileObjects,
   desiredEndpointTable,
   EVERY,
@@ -58,18 +59,25 @@ describe("the tables an event can change", () => {
     ],
   });
 
-  it("a Pod: its own table, the tables of egress named-port policies, every peer set", () => {
-    expect(planTableScope({ kind: "pod", namespace: "web", name: "db" }, world)).toEqual({
-      endpoints: { list: null, keys: ["web/api", "web/db"] },
-      peerSets: { list: EVERY, keys: [] },
+  it("a Pod: its own table, the labelled tables of egress named-port policies, every peer set", () => {
+    expect(planTableScope({ kind: "pod", namespace: "web", name: "db" })).toEqual({
+      endpoints: { list: null, labelled: true, keys: ["web/db"] },
+      peerSets: { list: EVERY, labelled: false, keys: [] },
     });
   });
 
   it("a NetworkPolicy: the endpoint tables of its namespace and its own peer set", () => {
-    expect(planTableScope({ kind: "policy", namespace: "web", name: "to-db" }, world)).toEqual({
-      endpoints: { list: { namespace: "web" }, keys: [] },
-      peerSets: { list: null, keys: ["web/to-db"] },
+    expect(planTableScope({ kind: "policy", namespace: "web", name: "to-db" })).toEqual({
+      endpoints: { list: { namespace: "web" }, labelled: false, keys: [] },
+      peerSets: { list: null, labelled: false, keys: ["web/to-db"] },
     });
+  });
+
+  it("labels the tables an egress named-port policy applies to, and only those", () => {
+    const compiled = compileNetworkPolicies(world);
+    expect(compiled.endpoints.map((e) => [e.name, desiredEndpointTable(e).labelled])).toEqual([
+      ["api", true],
+    ]);
   });
 });
 
@@ -88,7 +96,7 @@ describe("writes", () => {
     resourceVersion: "7",
     content,
   });
-  const reads = { list: { namespace: "web" }, keys: [] };
+  const reads = { list: { namespace: "web" }, labelled: false, keys: [] };
 
   it("creates a missing table, replaces a different one at its version, leaves an equal one", () => {
     expect(planTableWrites("endpoint", reads, [api], [])).toEqual([
@@ -100,14 +108,12 @@ describe("writes", () => {
     expect(planTableWrites("endpoint", reads, [api], [stored(api.content)])).toEqual([]);
   });
 
-  it("deletes a stored table nobody wants, only inside the scope read", () => {
+  it("deletes a stored table nobody wants, and creates none outside the scope read", () => {
     const orphan = stored("{}", "gone");
     expect(planTableWrites("endpoint", reads, [api], [stored(api.content), orphan])).toEqual([
       { action: "delete", stored: orphan },
     ]);
-    const elsewhere = { list: null, keys: ["web/api"] };
-    expect(planTableWrites("endpoint", elsewhere, [api], [stored(api.content), orphan])).toEqual(
-      [],
-    );
+    const elsewhere = { list: null, labelled: false, keys: ["web/other"] };
+    expect(planTableWrites("endpoint", elsewhere, [api], [])).toEqual([]);
   });
 });
