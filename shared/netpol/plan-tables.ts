@@ -185,6 +185,29 @@ function compilePolicy(policy: NetpolPolicy): CompiledPolicy {
 interface PeerContext {
   readonly policyNamespace: string;
   readonly namespaceLabels: ReadonlyMap<string, Labels>;
+  /** Eligible Pods by namespace, in name order. */
+  readonly podsByNamespace: ReadonlyMap<string, readonly NetpolPod[]>;
+  readonly allPods: readonly NetpolPod[];
+}
+
+/**
+ * The Pods a rule's peers can select, so a rule does not test every Pod of the cluster: all of
+ * them when a peer is an ipBlock or there are no peers, else those of the namespaces the
+ * selector peers reach (a Pod whose Namespace is unknown has no namespace labels, as below).
+ */
+function candidatePods(rule: CompiledRule, ctx: PeerContext): readonly NetpolPod[] {
+  if (rule.peers === null || rule.peers.some((p) => p.kind === "ipBlock")) return ctx.allPods;
+  const namespaces = new Set<string>();
+  for (const peer of rule.peers) {
+    if (peer.kind !== "selector") continue;
+    if (peer.namespaces === null) namespaces.add(ctx.policyNamespace);
+    else {
+      for (const ns of ctx.podsByNamespace.keys()) {
+        if (selectorMatches(peer.namespaces, ctx.namespaceLabels.get(ns))) namespaces.add(ns);
+      }
+    }
+  }
+  return [...namespaces].flatMap((ns) => ctx.podsByNamespace.get(ns) ?? []);
 }
 
 function selectorPeerMatches(peer: CompiledPeer, pod: NetpolPod, ctx: PeerContext): boolean {
@@ -233,15 +256,11 @@ type SplitBuckets = ReadonlyMap<
   { protocol: Protocol; port: number; addresses: readonly string[] }
 >;
 
-function egressSplits(
-  rule: CompiledRule,
-  pods: readonly NetpolPod[],
-  ctx: PeerContext,
-): SplitBuckets {
+function egressSplits(rule: CompiledRule, ctx: PeerContext): SplitBuckets {
   const named = rule.ports === null ? [] : namedPorts(rule.ports);
   const buckets = new Map<string, { protocol: Protocol; port: number; addresses: string[] }>();
   if (named.length === 0) return buckets;
-  for (const pod of pods) {
+  for (const pod of candidatePods(rule, ctx)) {
     const bySelector =
       rule.peers === null || rule.peers.some((p) => selectorPeerMatches(p, pod, ctx));
     const addresses = pod.ips.filter((ip) => {
@@ -286,15 +305,14 @@ function hasMainBit(direction: Direction, rule: CompiledRule): boolean {
 
 function planPolicy(
   compiled: CompiledPolicy,
-  eligible: readonly NetpolPod[],
-  namespaceLabels: ReadonlyMap<string, Labels>,
+  pods: Omit<PeerContext, "policyNamespace">,
 ): PolicyPlan {
-  const ctx: PeerContext = { policyNamespace: compiled.policy.namespace, namespaceLabels };
+  const ctx: PeerContext = { ...pods, policyNamespace: compiled.policy.namespace };
   const groups: AddressGroup[] = [];
   const plan = (direction: Direction, rule: CompiledRule): RulePlan => {
     const hasMainGroup = hasSelectorPeers(rule) && hasMainBit(direction, rule);
     if (hasMainGroup) {
-      const addresses = eligible
+      const addresses = candidatePods(rule, ctx)
         .filter(
           (pod) => rule.peers !== null && rule.peers.some((p) => selectorPeerMatches(p, pod, ctx)),
         )
@@ -304,8 +322,7 @@ function planPolicy(
         addresses: [...new Set(addresses)].sort(byAddress),
       });
     }
-    const splits: SplitBuckets =
-      direction === "egress" ? egressSplits(rule, eligible, ctx) : new Map();
+    const splits: SplitBuckets = direction === "egress" ? egressSplits(rule, ctx) : new Map();
     for (const [key, bucket] of splits) {
       groups.push({
         name: groupName(direction, rule.index, key),
@@ -527,19 +544,33 @@ function tooManyRules(direction: Direction, count: number, where: string): Netpo
   };
 }
 
+function groupByNamespace<T extends { readonly namespace: string }>(
+  items: readonly T[],
+): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const group = groups.get(item.namespace);
+    if (group === undefined) groups.set(item.namespace, [item]);
+    else group.push(item);
+  }
+  return groups;
+}
+
 export function compileNetworkPolicies(world: NetpolWorld): CompiledNetpol {
   const namespaceLabels = new Map(world.namespaces.map((ns) => [ns.name, ns.labels]));
   const eligible = world.pods.filter(isEligiblePod).sort(byNamespaceAndName);
+  const pods = { namespaceLabels, podsByNamespace: groupByNamespace(eligible), allPods: eligible };
   const plans = [...world.policies]
     .sort(byNamespaceAndName)
-    .map((p) => planPolicy(compilePolicy(p), eligible, namespaceLabels));
+    .map((p) => planPolicy(compilePolicy(p), pods));
   const policyProblems = new Map(plans.map((p) => [p.compiled.policy, [...p.compiled.problems]]));
+  const plansByNamespace = groupByNamespace(
+    plans.map((plan) => ({ ...plan, namespace: plan.compiled.policy.namespace })),
+  );
   const endpoints: DesiredEndpoint[] = [];
   for (const pod of eligible) {
-    const selecting = plans.filter(
-      (p) =>
-        p.compiled.policy.namespace === pod.namespace &&
-        selectorMatches(p.compiled.podSelector, pod.labels),
+    const selecting = (plansByNamespace.get(pod.namespace) ?? []).filter((p) =>
+      selectorMatches(p.compiled.podSelector, pod.labels),
     );
     if (selecting.length === 0) continue;
     const problems: NetpolProblem[] = [];
