@@ -20,6 +20,7 @@ import { benchRestart } from "./rows/restart.js";
 import { benchAdmission } from "./rows/admission.js";
 import { benchEgress } from "./rows/egress.js";
 import { benchColdStart } from "./rows/cold-start.js";
+import { benchNetpol } from "./rows/netpol.js";
 import { measureBaseline, type Baseline } from "./lib/baseline.js";
 
 interface RowGroup {
@@ -34,6 +35,7 @@ const GROUPS: readonly RowGroup[] = [
   { ids: ["cnf-restart"], run: benchRestart },
   { ids: ["admission-in-process", "admission-apiserver"], run: benchAdmission },
   { ids: ["egress-recompute", "egress-pod-event"], run: benchEgress },
+  { ids: ["netpol-compile", "netpol-decide"], run: benchNetpol },
 ];
 
 const ALL_IDS = GROUPS.flatMap((g) => g.ids);
