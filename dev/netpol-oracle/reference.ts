@@ -73,8 +73,22 @@ export interface RefPacket {
   port: number;
 }
 
+export interface RefOptions {
+  /**
+   * Kubernetes: `NotIn` matches an object without the key (apimachinery Requirement.Matches).
+   * false mimics cyclonus v0.5.6, which does not: used only to explain cyclonus's disagreements.
+   */
+  readonly notInMatchesMissingKey?: boolean;
+}
+
+type Match = (selector: RefSelector, labels: Record<string, string>) => boolean;
+
 // LabelSelector: matchLabels and matchExpressions are ANDed; an empty selector matches everything.
-function labelsMatch(selector: RefSelector, labels: Record<string, string>): boolean {
+function labelsMatch(
+  selector: RefSelector,
+  labels: Record<string, string>,
+  notInMatchesMissingKey: boolean,
+): boolean {
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
     if (!Object.prototype.hasOwnProperty.call(labels, key) || labels[key] !== value) return false;
   }
@@ -85,6 +99,7 @@ function labelsMatch(selector: RefSelector, labels: Record<string, string>): boo
       return false;
     if (expr.operator === "NotIn" && has && values.includes(labels[expr.key] as string))
       return false;
+    if (expr.operator === "NotIn" && !has && !notInMatchesMissingKey) return false;
     if (expr.operator === "Exists" && !has) return false;
     if (expr.operator === "DoesNotExist" && has) return false;
   }
@@ -132,7 +147,7 @@ function policyTypes(policy: RefPolicy): string[] {
   return (policy.spec.egress ?? []).length > 0 ? ["Ingress", "Egress"] : ["Ingress"];
 }
 
-function selectsPod(policy: RefPolicy, pod: RefPod): boolean {
+function selectsPod(policy: RefPolicy, pod: RefPod, labelsMatch: Match): boolean {
   return (
     policy.metadata.namespace === pod.metadata.namespace &&
     labelsMatch(policy.spec.podSelector ?? {}, pod.metadata.labels ?? {})
@@ -161,12 +176,13 @@ function portMatches(rulePort: RefPort, packet: RefPacket, destination: RefPod |
 }
 
 function peerMatches(
+  labelsMatch: Match,
   peer: RefPeer,
   policy: RefPolicy,
   world: RefWorld,
-  peerIP: string,
-  peerPod: RefPod | null,
+  other: { ip: string; pod: RefPod | null },
 ): boolean {
+  const { ip: peerIP, pod: peerPod } = other;
   if (peer.ipBlock) {
     return (
       inCidr(peerIP, peer.ipBlock.cidr) &&
@@ -184,15 +200,24 @@ function peerMatches(
   return labelsMatch(peer.podSelector ?? {}, peerPod.metadata.labels ?? {});
 }
 
-/** Kubernetes' verdict for one packet. */
-export function referenceAllows(world: RefWorld, packet: RefPacket): boolean {
+/** Kubernetes' verdict for one packet (or cyclonus's reading of it, with RefOptions). */
+export function referenceAllows(
+  world: RefWorld,
+  packet: RefPacket,
+  given: RefOptions = {},
+): boolean {
+  const notIn = given.notInMatchesMissingKey ?? true;
+  return verdict(world, packet, (selector, labels) => labelsMatch(selector, labels, notIn));
+}
+
+function verdict(world: RefWorld, packet: RefPacket, match: Match): boolean {
   const endpoint = world.pods.find(
     (p) => p.metadata.namespace === packet.namespace && p.metadata.name === packet.pod,
   );
   if (endpoint === undefined || !takesPart(endpoint)) return true;
   const type = packet.direction === "ingress" ? "Ingress" : "Egress";
   const applying = world.policies.filter(
-    (p) => selectsPod(p, endpoint) && policyTypes(p).includes(type),
+    (p) => selectsPod(p, endpoint, match) && policyTypes(p).includes(type),
   );
   if (applying.length === 0) return true; // not isolated in this direction
   if (packet.direction === "ingress" && endpoint.status?.hostIP === packet.peerIP) return true;
@@ -207,7 +232,9 @@ export function referenceAllows(world: RefWorld, packet: RefPacket): boolean {
       const portOk = ports.length === 0 || ports.some((p) => portMatches(p, packet, destination));
       const peerOk =
         peers.length === 0 ||
-        peers.some((p) => peerMatches(p, policy, world, packet.peerIP, peerPod));
+        peers.some((p) =>
+          peerMatches(match, p, policy, world, { ip: packet.peerIP, pod: peerPod }),
+        );
       return portOk && peerOk;
     });
   });
