@@ -10,20 +10,34 @@ export interface Cidr {
   readonly prefix: number;
 }
 
-const OCTET = /^(0|[1-9][0-9]{0,2})$/;
-
-/** "10.1.2.3" -> unsigned 32-bit number, or null when not a dotted-quad IPv4 address. */
+/**
+ * "10.1.2.3" -> unsigned 32-bit number, or null when not a dotted-quad IPv4 address (no leading
+ * zeros). Reads character codes: the datapath asks this once per packet.
+ */
 export function parseIpv4(text: string): number | null {
-  const parts = text.split(".");
-  if (parts.length !== 4) return null;
   let value = 0;
-  for (const part of parts) {
-    if (!OCTET.test(part)) return null;
-    const octet = Number(part);
-    if (octet > 255) return null;
-    value = value * 256 + octet;
+  let octet = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code === 46 /* . */) {
+      if (digits === 0 || dots === 3) return null;
+      value = value * 256 + octet;
+      octet = 0;
+      digits = 0;
+      dots += 1;
+    } else if (code >= 48 && code <= 57) {
+      if (digits > 0 && octet === 0) return null; // a leading zero
+      octet = octet * 10 + (code - 48);
+      digits += 1;
+      if (octet > 255) return null;
+    } else {
+      return null;
+    }
   }
-  return value;
+  if (digits === 0 || dots !== 3) return null;
+  return value * 256 + octet;
 }
 
 export function formatIpv4(value: number): string {
