@@ -432,9 +432,15 @@ describe("the event sources (connector, ApiServerSource) with manifests/rbac/eve
     const routed = config.routes.flatMap((r) => r.resources);
     expect(routed.length).toBeGreaterThan(0);
     const plural = (kind: string): string =>
-      ({ Deployment: "deployments", Pod: "pods", Namespace: "namespaces", Egress: "egresses" })[
-        kind
-      ] ?? requireKind(kind).plural;
+      (
+        ({
+          Deployment: "deployments",
+          Pod: "pods",
+          Namespace: "namespaces",
+          Egress: "egresses",
+          NetworkPolicy: "networkpolicies",
+        }) as Record<string, string>
+      )[kind] ?? requireKind(kind).plural;
     for (const { apiVersion, kind } of routed) {
       const group = apiVersion.includes("/") ? (apiVersion.split("/")[0] ?? "") : "";
       for (const verb of ["list", "watch"]) {
