@@ -20,6 +20,8 @@ import { benchRestart } from "./rows/restart.js";
 import { benchAdmission } from "./rows/admission.js";
 import { benchEgress } from "./rows/egress.js";
 import { benchColdStart } from "./rows/cold-start.js";
+import { benchNetpol } from "./rows/netpol.js";
+import { benchNetpolStore } from "./rows/netpol-store.js";
 import { measureBaseline, type Baseline } from "./lib/baseline.js";
 
 interface RowGroup {
@@ -34,6 +36,8 @@ const GROUPS: readonly RowGroup[] = [
   { ids: ["cnf-restart"], run: benchRestart },
   { ids: ["admission-in-process", "admission-apiserver"], run: benchAdmission },
   { ids: ["egress-recompute", "egress-pod-event"], run: benchEgress },
+  { ids: ["netpol-compile", "netpol-decide"], run: benchNetpol },
+  { ids: ["netpol-store", "netpol-relabel"], run: benchNetpolStore },
 ];
 
 const ALL_IDS = GROUPS.flatMap((g) => g.ids);

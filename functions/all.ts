@@ -1,6 +1,7 @@
 /** Every function this project serves; the combined server and its tests read this list. */
 import type { SdewanFunction } from "../shared/runtime/function.js";
 import { egressGroupSync } from "./egress-group-sync/index.js";
+import { networkPolicySync } from "./network-policy-sync/index.js";
 import { onDeploymentReady } from "./on-deployment-ready/index.js";
 import { reconcileRule } from "./reconcile-rule/index.js";
 import { validateAdmission } from "./validate-admission/index.js";
@@ -10,4 +11,5 @@ export const ALL_FUNCTIONS: readonly SdewanFunction[] = [
   onDeploymentReady,
   validateAdmission,
   egressGroupSync,
+  networkPolicySync,
 ];

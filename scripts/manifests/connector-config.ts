@@ -69,5 +69,13 @@ ${blockList(6, kindRefsOf(kinds))}
       - { apiVersion: crd.antrea.io/v1beta1, kind: Egress }
       - { apiVersion: v1, kind: Pod }
       - { apiVersion: v1, kind: Namespace }
+
+  - name: network-policy-sync
+    url: http://gateway.openfaas.svc.cluster.local:8080/function/network-policy-sync
+    resync: 5m
+    resources:
+      - { apiVersion: networking.k8s.io/v1, kind: NetworkPolicy }
+      - { apiVersion: v1, kind: Pod }
+      - { apiVersion: v1, kind: Namespace }
 `;
 }

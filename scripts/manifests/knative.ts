@@ -1,6 +1,7 @@
 /**
  * manifests/knative/apiserversources.yaml: the sdewan-cnf source watches every rule kind of the
- * registry plus CNF workloads; the sdewan-egress source is written here as it would be by hand.
+ * registry plus CNF workloads; the sdewan-egress and sdewan-netpol sources are written here as
+ * they would be by hand.
  * test/unit/packaging/knative.test.ts checks that the sources watch what the connector routes.
  */
 import {
@@ -58,6 +59,25 @@ spec:
     extensions: { sdewansource: egress }
   resources:
     - { apiVersion: crd.antrea.io/v1beta1, kind: Egress }
+    - { apiVersion: v1, kind: Pod }
+    - { apiVersion: v1, kind: Namespace }
+  sink:
+    ref: { apiVersion: eventing.knative.dev/v1, kind: Broker, name: sdewan }
+---
+apiVersion: sources.knative.dev/v1
+kind: ApiServerSource
+metadata:
+  name: sdewan-netpol
+  namespace: sdewan-system
+  labels: { app.kubernetes.io/part-of: sdewan }
+spec:
+  mode: Reference
+  serviceAccountName: sdewan-apiserversource
+  namespaceSelector: {}
+  ceOverrides:
+    extensions: { sdewansource: netpol }
+  resources:
+    - { apiVersion: networking.k8s.io/v1, kind: NetworkPolicy }
     - { apiVersion: v1, kind: Pod }
     - { apiVersion: v1, kind: Namespace }
   sink:

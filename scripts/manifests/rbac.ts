@@ -163,6 +163,9 @@ ${blockList(6, pluralsOf(kinds))}
   - apiGroups: ["crd.antrea.io"]
     resources: ["egresses"]
     verbs: ["get", "list", "watch"]
+  - apiGroups: ["networking.k8s.io"]
+    resources: ["networkpolicies"]
+    verbs: ["get", "list", "watch"]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding

@@ -22,3 +22,21 @@ export const EGRESS_GROUP_VERSION = "v1alpha1";
 export const EGRESS_GROUP_API_VERSION = `${EGRESS_GROUP_API_GROUP}/${EGRESS_GROUP_VERSION}`;
 export const EGRESS_GROUP_KIND = "EgressGroup";
 export const EGRESS_GROUP_PLURAL = "egressgroups";
+
+/** Kubernetes NetworkPolicy, read as input (namespaced). */
+export const NETWORK_POLICY_API_GROUP = "networking.k8s.io";
+export const NETWORK_POLICY_VERSION = "v1";
+export const NETWORK_POLICY_KIND = "NetworkPolicy";
+export const NETWORK_POLICY_PLURAL = "networkpolicies";
+
+/**
+ * Our compiled NetworkPolicy tables, written by network-policy-sync (namespaced): one
+ * NetworkPolicyEndpoint per selected Pod, one NetworkPolicyPeerSet per NetworkPolicy.
+ */
+export const NETPOL_API_GROUP = "netpol.sdewan.akraino.org";
+export const NETPOL_VERSION = "v1alpha1";
+export const NETPOL_API_VERSION = `${NETPOL_API_GROUP}/${NETPOL_VERSION}`;
+export const NETPOL_ENDPOINT_KIND = "NetworkPolicyEndpoint";
+export const NETPOL_ENDPOINT_PLURAL = "networkpolicyendpoints";
+export const NETPOL_PEER_SET_KIND = "NetworkPolicyPeerSet";
+export const NETPOL_PEER_SET_PLURAL = "networkpolicypeersets";

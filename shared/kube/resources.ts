@@ -12,6 +12,16 @@ import {
   EGRESS_KIND,
   EGRESS_PLURAL,
   EGRESS_VERSION,
+  NETPOL_API_GROUP,
+  NETPOL_ENDPOINT_KIND,
+  NETPOL_ENDPOINT_PLURAL,
+  NETPOL_PEER_SET_KIND,
+  NETPOL_PEER_SET_PLURAL,
+  NETPOL_VERSION,
+  NETWORK_POLICY_API_GROUP,
+  NETWORK_POLICY_KIND,
+  NETWORK_POLICY_PLURAL,
+  NETWORK_POLICY_VERSION,
   RULE_GROUP,
   RULE_VERSION,
 } from "../core/api-groups.js";
@@ -101,6 +111,39 @@ export const EGRESS_GROUPS: ResourceType = {
   kind: EGRESS_GROUP_KIND,
   plural: EGRESS_GROUP_PLURAL,
   namespaced: false,
+  statusSubresource: false,
+  schema: kubeObjectSchema,
+};
+
+/** Kubernetes NetworkPolicy. Its spec is parsed by shared/netpol, leniently. */
+export const NETWORK_POLICIES: ResourceType = {
+  group: NETWORK_POLICY_API_GROUP,
+  version: NETWORK_POLICY_VERSION,
+  kind: NETWORK_POLICY_KIND,
+  plural: NETWORK_POLICY_PLURAL,
+  namespaced: true,
+  statusSubresource: false,
+  schema: kubeObjectSchema,
+};
+
+/** Our per-Pod NetworkPolicy tables (no status subresource: written whole). */
+export const NETPOL_ENDPOINTS: ResourceType = {
+  group: NETPOL_API_GROUP,
+  version: NETPOL_VERSION,
+  kind: NETPOL_ENDPOINT_KIND,
+  plural: NETPOL_ENDPOINT_PLURAL,
+  namespaced: true,
+  statusSubresource: false,
+  schema: kubeObjectSchema,
+};
+
+/** Our per-NetworkPolicy address groups (no status subresource: written whole). */
+export const NETPOL_PEER_SETS: ResourceType = {
+  group: NETPOL_API_GROUP,
+  version: NETPOL_VERSION,
+  kind: NETPOL_PEER_SET_KIND,
+  plural: NETPOL_PEER_SET_PLURAL,
+  namespaced: true,
   statusSubresource: false,
   schema: kubeObjectSchema,
 };

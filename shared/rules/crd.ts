@@ -20,6 +20,18 @@ import {
   egressSpecSchema,
   egressStatusSchema,
 } from "./egress-kinds.js";
+import {
+  NETPOL_API_GROUP,
+  NETPOL_ENDPOINT_KIND,
+  NETPOL_ENDPOINT_PLURAL,
+  NETPOL_PEER_SET_KIND,
+  NETPOL_PEER_SET_PLURAL,
+  NETPOL_VERSION,
+  endpointSpecSchema,
+  endpointStatusSchema,
+  peerSetSpecSchema,
+  peerSetStatusSchema,
+} from "./netpol-kinds.js";
 import { ALL_RULE_KINDS } from "./registry.js";
 
 /** A JSON Schema / OpenAPI v3 node, as plain data. */
@@ -160,11 +172,63 @@ export const EGRESS_CRD: CrdDefinition = {
   ],
 };
 
+/** network-policy-sync's per-endpoint tables (ADR 0005). */
+export const NETPOL_ENDPOINT_CRD: CrdDefinition = {
+  group: NETPOL_API_GROUP,
+  version: NETPOL_VERSION,
+  kind: NETPOL_ENDPOINT_KIND,
+  plural: NETPOL_ENDPOINT_PLURAL,
+  singular: NETPOL_ENDPOINT_KIND.toLowerCase(),
+  shortNames: ["npep"],
+  categories: [SDEWAN_CATEGORY],
+  scope: "Namespaced",
+  description:
+    "NetworkPolicyEndpoint holds the ingress and egress bitmap tables of the Pod of the same name, compiled by network-policy-sync from every NetworkPolicy selecting it. Owned by the Pod; no status subresource.",
+  fields: { spec: endpointSpecSchema, status: endpointStatusSchema },
+  requiredFields: ["spec"],
+  statusSubresource: false,
+  printerColumns: [
+    {
+      name: "IngressIsolated",
+      type: "boolean",
+      jsonPath: ".spec.ingress.isolated",
+      description: "A policy restricts ingress.",
+    },
+    {
+      name: "EgressIsolated",
+      type: "boolean",
+      jsonPath: ".spec.egress.isolated",
+      description: "A policy restricts egress.",
+    },
+    { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+  ],
+};
+
+/** The address groups of one NetworkPolicy, shared by all its endpoints (ADR 0005). */
+export const NETPOL_PEER_SET_CRD: CrdDefinition = {
+  group: NETPOL_API_GROUP,
+  version: NETPOL_VERSION,
+  kind: NETPOL_PEER_SET_KIND,
+  plural: NETPOL_PEER_SET_PLURAL,
+  singular: NETPOL_PEER_SET_KIND.toLowerCase(),
+  shortNames: ["npps"],
+  categories: [SDEWAN_CATEGORY],
+  scope: "Namespaced",
+  description:
+    "NetworkPolicyPeerSet lists the Pod addresses each rule of the NetworkPolicy of the same name selects by labels, compiled by network-policy-sync. Owned by the NetworkPolicy; no status subresource.",
+  fields: { spec: peerSetSpecSchema, status: peerSetStatusSchema },
+  requiredFields: ["spec"],
+  statusSubresource: false,
+  printerColumns: [{ name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" }],
+};
+
 /** Every CRD this project ships, rule kinds first in apply order. */
 export const ALL_CRD_DEFINITIONS: readonly CrdDefinition[] = [
   ...ALL_RULE_KINDS.map(ruleKindCrd),
   EGRESS_GROUP_CRD,
   EGRESS_CRD,
+  NETPOL_ENDPOINT_CRD,
+  NETPOL_PEER_SET_CRD,
 ];
 
 // ---- zod JSON Schema -> structural OpenAPI v3

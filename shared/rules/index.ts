@@ -137,3 +137,4 @@ export {
   type EgressGroupMember,
   type EgressGroupStatus,
 } from "./egress-kinds.js";
+export * from "./netpol-kinds.js";

@@ -17,6 +17,7 @@ import {
 import { parseAllDocuments } from "yaml";
 import { pollUntil } from "../../dev/control-plane/api.js";
 import { createEgressGroupSync } from "../../functions/egress-group-sync/index.js";
+import { createNetworkPolicySync } from "../../functions/network-policy-sync/index.js";
 import { createOnDeploymentReady } from "../../functions/on-deployment-ready/index.js";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
 import { kubeAdmissionReader } from "../../shared/admission/index.js";
@@ -27,6 +28,8 @@ import {
   EGRESSES,
   EGRESS_GROUPS,
   NAMESPACES,
+  NETPOL_ENDPOINTS,
+  NETWORK_POLICIES,
   PODS,
   createKubeClient,
   isKubeError,
@@ -43,6 +46,7 @@ import { kubeConfigWithToken } from "./admission-harness.js";
 import type { Cnf } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";
 import { EgressWorld } from "./egress-harness.js";
+import { NetpolWorld } from "./netpol-harness.js";
 import { adminKubeConfig, newNamespace } from "./support/cluster.js";
 
 jest.setTimeout(90_000);
@@ -451,9 +455,15 @@ describe("the event sources (connector, ApiServerSource) with manifests/rbac/eve
     const routed = config.routes.flatMap((r) => r.resources);
     expect(routed.length).toBeGreaterThan(0);
     const plural = (kind: string): string =>
-      ({ Deployment: "deployments", Pod: "pods", Namespace: "namespaces", Egress: "egresses" })[
-        kind
-      ] ?? requireKind(kind).plural;
+      (
+        ({
+          Deployment: "deployments",
+          Pod: "pods",
+          Namespace: "namespaces",
+          Egress: "egresses",
+          NetworkPolicy: "networkpolicies",
+        }) as Record<string, string>
+      )[kind] ?? requireKind(kind).plural;
     for (const { apiVersion, kind } of routed) {
       const group = apiVersion.includes("/") ? (apiVersion.split("/")[0] ?? "") : "";
       for (const verb of ["list", "watch"]) {
@@ -474,5 +484,55 @@ describe("the event sources (connector, ApiServerSource) with manifests/rbac/eve
     expect(await allowed(identity.kc, { group: "", resource: "secrets", verb: "list" })).toBe(
       false,
     );
+  });
+});
+
+describe("network-policy-sync runs with exactly manifests/rbac/network-policy-sync.yaml", () => {
+  const world = new NetpolWorld();
+  let namespace: string;
+
+  beforeAll(async () => {
+    namespace = await world.namespace("rbac-netpol");
+    await world.pod(namespace, "web", { app: "web" }, { ip: "10.199.0.1" });
+    await world.policy(namespace, "deny", { podSelector: {} });
+  });
+
+  it("writes the tables of a policy and of the resync, and a second identical event writes nothing", async () => {
+    const identity = await identityFrom("network-policy-sync.yaml");
+    const fn = createNetworkPolicySync({ kube: () => identity.kube });
+    const event = world.policyEvent(namespace, "deny");
+    expect(await world.send(event, fn)).toMatchObject({ kind: "done" });
+    expect(await world.kube.get(NETPOL_ENDPOINTS, { namespace, name: "web" })).toBeDefined();
+    expect(await world.send(world.resyncEvent(), fn)).toMatchObject({ kind: "done" });
+    expect(await world.send(world.podEvent(namespace, "web"), fn)).toMatchObject({
+      kind: "done",
+      result: expect.stringMatching(/^unchanged/) as unknown,
+    });
+  });
+
+  it("is refused (403) any write outside its role: a NetworkPolicy, a Pod, a Namespace", async () => {
+    const { kube } = await identityFrom("network-policy-sync.yaml");
+    const label = { metadata: { labels: { touched: "yes" } } };
+    expect(await refusal(kube.mergePatch(PODS, { namespace, name: "web" }, label))).toBe(
+      "forbidden 403",
+    );
+    expect(await refusal(kube.delete(NETWORK_POLICIES, { namespace, name: "deny" }))).toBe(
+      "forbidden 403",
+    );
+    expect(await refusal(kube.mergePatch(NAMESPACES, { name: namespace }, label))).toBe(
+      "forbidden 403",
+    );
+  });
+
+  it("fails without creating endpoint tables: no table appears", async () => {
+    await world.kube.delete(NETPOL_ENDPOINTS, { namespace, name: "web" });
+    const { kube } = await identityFrom("network-policy-sync.yaml", {
+      group: "netpol.sdewan.akraino.org",
+      resource: "networkpolicyendpoints",
+      verb: "create",
+    });
+    const fn = createNetworkPolicySync({ kube: () => kube });
+    expect((await world.send(world.policyEvent(namespace, "deny"), fn)).kind).not.toBe("done");
+    expect(await world.kube.get(NETPOL_ENDPOINTS, { namespace, name: "web" })).toBeUndefined();
   });
 });

@@ -148,7 +148,7 @@ describe("the example config in manifests/connector", () => {
     expect(byRoute["egress-group-sync"]).toEqual(["Egress", "Pod", "Namespace"]);
     // Resync goes to the functions that take it; reconcile-rule answers a resync with 400.
     const resyncing = config.routes.filter((r) => r.resync !== undefined).map((r) => r.name);
-    expect(resyncing).toEqual(["on-deployment-ready", "egress-group-sync"]);
+    expect(resyncing).toEqual(["on-deployment-ready", "egress-group-sync", "network-policy-sync"]);
   });
 
   it("names only kinds and versions the committed CRDs serve", () => {
@@ -166,8 +166,10 @@ describe("the example config in manifests/connector", () => {
       .flatMap((r) => r.resources)
       .filter((r) => r.apiVersion.includes("."))
       .map((r) => `${r.apiVersion} ${r.kind}`);
-    expect(custom.filter((r) => !served.has(r))).toEqual([]);
-    // Every rule kind and the Antrea Egress.
-    expect(custom).toHaveLength(RULE_KIND_NAMES.length + 1);
+    // NetworkPolicy is built into the API server: no CRD serves it.
+    const builtIn = new Set(["networking.k8s.io/v1 NetworkPolicy"]);
+    expect(custom.filter((r) => !served.has(r) && !builtIn.has(r))).toEqual([]);
+    // Every rule kind, the Antrea Egress and the NetworkPolicy.
+    expect(custom).toHaveLength(RULE_KIND_NAMES.length + 2);
   });
 });

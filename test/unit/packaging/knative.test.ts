@@ -107,6 +107,15 @@ describe("manifests/knative", () => {
     ["any Pod (egress source)", "sdewan-egress", "v1", "Pod", ["egress-group-sync"]],
     ["a Namespace", "sdewan-egress", "v1", "Namespace", ["egress-group-sync"]],
     ["an Egress", "sdewan-egress", "crd.antrea.io/v1beta1", "Egress", ["egress-group-sync"]],
+    ["any Pod (netpol source)", "sdewan-netpol", "v1", "Pod", ["network-policy-sync"]],
+    ["a Namespace (netpol source)", "sdewan-netpol", "v1", "Namespace", ["network-policy-sync"]],
+    [
+      "a NetworkPolicy",
+      "sdewan-netpol",
+      "networking.k8s.io/v1",
+      "NetworkPolicy",
+      ["network-policy-sync"],
+    ],
   ])(
     "%s from %s (%s %s) reaches exactly %j, in Reference and in Resource mode",
     (_, source, apiVersion, kind, expected) => {
@@ -116,8 +125,12 @@ describe("manifests/knative", () => {
     },
   );
 
-  it("the PingSource resync reaches on-deployment-ready and egress-group-sync, whose intake reads it as a resync of every namespace", () => {
-    expect(receivers(pingEvent())).toEqual(["egress-group-sync", "on-deployment-ready"]);
+  it("the PingSource resync reaches on-deployment-ready, egress-group-sync and network-policy-sync, whose intake reads it as a resync of every namespace", () => {
+    expect(receivers(pingEvent())).toEqual([
+      "egress-group-sync",
+      "network-policy-sync",
+      "on-deployment-ready",
+    ]);
     const ping = ofKind(docs, "PingSource")[0];
     const events = parseIntake({
       headers: {

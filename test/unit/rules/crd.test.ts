@@ -12,6 +12,42 @@ import {
 } from "../../../shared/rules/crd.js";
 import { ALL_RULE_KINDS, RULE_GROUP } from "../../../shared/rules/index.js";
 import { MANIFEST_SAMPLES, REPO_ROOT, SEED_SAMPLES } from "./yaml-docs.js";
+import {
+  compileObjects,
+  desiredEndpointTable,
+  desiredPeerSetTable,
+  type RawWorld,
+} from "../../../shared/netpol/index.js";
+
+/** One endpoint with every table filled: CIDRs, excepts, ports with a range, a peer group. */
+const NETPOL_SAMPLE_WORLD: RawWorld = {
+  namespaces: [{ metadata: { name: "web", labels: { team: "web" } } }],
+  pods: [
+    {
+      metadata: { name: "api", namespace: "web", uid: "u1", labels: { app: "api" } },
+      spec: { containers: [{ ports: [{ name: "http", containerPort: 8080 }] }] },
+      status: { phase: "Running", hostIP: "192.168.0.1", podIP: "10.0.0.1" },
+    },
+  ],
+  policies: [
+    {
+      metadata: { name: "p", namespace: "web", uid: "u2" },
+      spec: {
+        podSelector: {},
+        ingress: [
+          {
+            from: [
+              { ipBlock: { cidr: "10.0.0.0/8", except: ["10.1.0.0/16"] } },
+              { ipBlock: { cidr: "172.16.0.0/12" } },
+              { podSelector: { matchLabels: { app: "api" } } },
+            ],
+            ports: [{ port: "http" }, { protocol: "UDP", port: 5000, endPort: 5010 }],
+          },
+        ],
+      },
+    },
+  ],
+};
 
 const CRD_DIR = path.join(REPO_ROOT, "manifests/crds");
 const committed = new Map(
@@ -226,6 +262,8 @@ describe("the egress CRDs", () => {
       ...ALL_RULE_KINDS.map((e) => e.kind),
       "EgressGroup",
       "Egress",
+      "NetworkPolicyEndpoint",
+      "NetworkPolicyPeerSet",
     ]);
   });
 });
@@ -386,6 +424,24 @@ describe("the CRD schemas accept every sample the zod schemas accept", () => {
     expect(violations(crd.spec.versions[0]?.schema.openAPIV3Schema as SchemaNode, value)).toEqual(
       [],
     );
+  });
+
+  it("accept the NetworkPolicyEndpoint and NetworkPolicyPeerSet objects network-policy-sync writes", () => {
+    const compiled = compileObjects(NETPOL_SAMPLE_WORLD);
+    const objects = [
+      ...compiled.endpoints.map((e) => desiredEndpointTable(e).object),
+      ...compiled.peerSets.map((p) => desiredPeerSetTable(p).object),
+    ];
+    expect(objects.map((o) => o["kind"])).toEqual([
+      "NetworkPolicyEndpoint",
+      "NetworkPolicyPeerSet",
+    ]);
+    for (const object of objects) {
+      const crd = crdOfKind(String(object["kind"]));
+      expect(
+        violations(crd.spec.versions[0]?.schema.openAPIV3Schema as SchemaNode, object),
+      ).toEqual([]);
+    }
   });
 
   it("and reject what the API server should reject before admission runs", () => {

@@ -14,6 +14,7 @@ const FUNCTION_NAMES = [
   "on-deployment-ready",
   "validate-admission",
   "egress-group-sync",
+  "network-policy-sync",
 ];
 
 /** Refused by the runtime before any handler runs, so it proves the route without calling one. */
@@ -38,8 +39,8 @@ describe("the four functions exist and are wired to the runtime", () => {
 
 describe("FUNCTIONS=a,b limits what the combined server serves", () => {
   it("unset or empty serves all", () => {
-    expect(selectFunctions(ALL_FUNCTIONS, undefined)).toHaveLength(4);
-    expect(selectFunctions(ALL_FUNCTIONS, " ")).toHaveLength(4);
+    expect(selectFunctions(ALL_FUNCTIONS, undefined)).toHaveLength(5);
+    expect(selectFunctions(ALL_FUNCTIONS, " ")).toHaveLength(5);
   });
 
   it("a list serves only those, and the others are 404", async () => {
@@ -64,7 +65,7 @@ describe("FUNCTIONS=a,b limits what the combined server serves", () => {
 
   it("an unknown name fails at start, naming the known ones", () => {
     expect(() => selectFunctions(ALL_FUNCTIONS, "reconcile-rule,reconcile-rules")).toThrow(
-      "FUNCTIONS names unknown function(s) reconcile-rules; known: reconcile-rule, on-deployment-ready, validate-admission, egress-group-sync",
+      "FUNCTIONS names unknown function(s) reconcile-rules; known: reconcile-rule, on-deployment-ready, validate-admission, egress-group-sync, network-policy-sync",
     );
   });
 

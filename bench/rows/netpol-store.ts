@@ -1,0 +1,158 @@
+/**
+ * network-policy-sync rows against the bench API server: the generated world (bench/netpol/
+ * world.ts) created as Namespaces, Pods (with status) and NetworkPolicies, then one resync that
+ * stores every table (timed, bytes and requests counted), then Pods relabelled one at a time,
+ * each followed by its event (timed): the per-event cost of re-reading the world and rewriting
+ * only what changed.
+ */
+import path from "node:path";
+import pLimit from "p-limit";
+import { createNetworkPolicySync } from "../../functions/network-policy-sync/index.js";
+import type { BenchContext } from "../lib/context.js";
+import { postObjectEvent, postResync } from "../lib/events.js";
+import { RecordingKube } from "../lib/recording-kube.js";
+import { atMost, type RowResult } from "../lib/report.js";
+import { serveInProcess } from "../lib/serve.js";
+import { int, ms, num, percentiles } from "../lib/stats.js";
+import { netpolWorld, type NetpolBenchSizes, type RawNetpolWorld } from "../netpol/world.js";
+
+const FULL: NetpolBenchSizes = { pods: 10_000, namespaces: 500, policies: 500 };
+const QUICK: NetpolBenchSizes = { pods: 1_000, namespaces: 50, policies: 50 };
+const RELABELS_FULL = 100;
+const RELABELS_QUICK = 20;
+
+async function createWorld(ctx: BenchContext, world: RawNetpolWorld): Promise<void> {
+  const { raw } = ctx.cluster;
+  const limit = pLimit(32);
+  const started = performance.now();
+  await Promise.all(
+    world.namespaces.map((ns) => limit(() => raw.must("POST", "/api/v1/namespaces", ns))),
+  );
+  await Promise.all(
+    world.pods.map((pod) =>
+      limit(async () => {
+        const { metadata, spec, status } = pod as {
+          metadata: { name: string; namespace: string; labels: Record<string, string> };
+          spec: unknown;
+          status: unknown;
+        };
+        const base = `/api/v1/namespaces/${metadata.namespace}/pods`;
+        await raw.must("POST", base, {
+          metadata: { name: metadata.name, labels: metadata.labels },
+          spec,
+        });
+        await raw.mergePatch(`${base}/${metadata.name}/status`, { status });
+      }),
+    ),
+  );
+  await Promise.all(
+    world.policies.map((policy) =>
+      limit(() => {
+        const { metadata, spec } = policy as {
+          metadata: { name: string; namespace: string };
+          spec: unknown;
+        };
+        return raw.must(
+          "POST",
+          `/apis/networking.k8s.io/v1/namespaces/${metadata.namespace}/networkpolicies`,
+          {
+            metadata: { name: metadata.name },
+            spec,
+          },
+        );
+      }),
+    ),
+  );
+  ctx.log(
+    `netpol world: ${int(world.pods.length)} Pods, ${world.namespaces.length} Namespaces, ${world.policies.length} NetworkPolicies in ${Math.round(performance.now() - started)} ms`,
+  );
+}
+
+export async function benchNetpolStore(
+  ctx: BenchContext,
+  wanted: (id: string) => boolean,
+): Promise<RowResult[]> {
+  const sizes = ctx.quick ? QUICK : FULL;
+  const world = netpolWorld(sizes, `np${Date.now().toString(36)}`);
+  await createWorld(ctx, world);
+  const kube = new RecordingKube(ctx.cluster.adminClient());
+  const server = await serveInProcess(
+    [createNetworkPolicySync({ kube: () => kube })],
+    path.join(ctx.workDir, "network-policy-sync.log"),
+  );
+  const url = `${server.url}/network-policy-sync`;
+  const rows: RowResult[] = [];
+  try {
+    kube.tally.reset();
+    const started = performance.now();
+    const first = await postResync(url);
+    const fullMs = performance.now() - started;
+    const tally = kube.tally.describe();
+    const stored =
+      (
+        await ctx.cluster.raw.must(
+          "GET",
+          "/apis/netpol.sdewan.akraino.org/v1alpha1/networkpolicyendpoints",
+        )
+      ).body.length +
+      (
+        await ctx.cluster.raw.must(
+          "GET",
+          "/apis/netpol.sdewan.akraino.org/v1alpha1/networkpolicypeersets",
+        )
+      ).body.length;
+    if (wanted("netpol-store")) {
+      rows.push({
+        id: "netpol-store",
+        metric: `network-policy-sync full compile stored: ${int(sizes.pods)} Pods / ${sizes.namespaces} Namespaces / ${sizes.policies} NetworkPolicies (one resync, every table created)`,
+        target: "<= 5 s",
+        measured: `${ms(fullMs)}; ${num(stored / 2 ** 20)} MiB of tables as listed`,
+        counts: `${first.calls.api} API requests (${tally}); ${first.status} "${first.detail.slice(0, 80)}"`,
+        checks: [atMost("time", fullMs, 5_000)],
+        values: { ms: fullMs, apiRequests: first.calls.api, storedBytes: stored },
+        ...(first.status === 202 ? {} : { error: `reply ${first.status} ${first.detail}` }),
+      });
+    }
+    if (wanted("netpol-relabel")) {
+      const samples: number[] = [];
+      const api: number[] = [];
+      let failures = 0;
+      kube.tally.reset();
+      const events = ctx.quick ? RELABELS_QUICK : RELABELS_FULL;
+      for (let i = 0; i < events; i += 1) {
+        const pod = world.pods[(i * 7919) % world.pods.length] as {
+          metadata: { name: string; namespace: string };
+        };
+        const { name, namespace } = pod.metadata;
+        await ctx.cluster.raw.mergePatch(`/api/v1/namespaces/${namespace}/pods/${name}`, {
+          metadata: { labels: { app: `a${(i * 3) % 20}` } },
+        });
+        const t = performance.now();
+        const reply = await postObjectEvent(url, {
+          apiVersion: "v1",
+          kind: "Pod",
+          namespace,
+          name,
+        });
+        samples.push(performance.now() - t);
+        api.push(reply.calls.api);
+        if (reply.status !== 202) failures += 1;
+      }
+      const p = percentiles(samples);
+      const avg = api.reduce((a, b) => a + b, 0) / Math.max(1, api.length);
+      rows.push({
+        id: "netpol-relabel",
+        metric: `network-policy-sync: Pod relabelled -> its event -> affected tables rewritten (${events} events, ${int(sizes.pods)} Pods)`,
+        target: "p50 <= 20 ms, p99 <= 100 ms",
+        measured: `p50 ${ms(p.p50)} / p99 ${ms(p.p99)} (max ${ms(p.max)})`,
+        counts: `per event: ${num(avg)} API requests (${kube.tally.describe(events)})${failures > 0 ? `; ${failures} not 202` : ""}`,
+        checks: [atMost("p50", p.p50, 20), atMost("p99", p.p99, 100)],
+        values: { events, p50Ms: p.p50, p99Ms: p.p99, apiPerEvent: avg },
+        ...(failures > 0 ? { error: `${failures} events not answered 202` } : {}),
+      });
+    }
+  } finally {
+    await server.close();
+  }
+  return rows;
+}

@@ -1,0 +1,30 @@
+/**
+ * network-policy-sync: add/update/delete of a NetworkPolicy, a Pod or a Namespace (or a resync)
+ * -> recompute the NetworkPolicyEndpoint and NetworkPolicyPeerSet tables the event can change
+ * from live state and write only those that changed. The event is a hint: shared/netpol does the
+ * rest (sync-event.ts says which outcome each case gets).
+ */
+import { syncNetpolEvent } from "../../shared/netpol/index.js";
+import { functionDeps, type FunctionDeps } from "../../shared/runtime/deps.js";
+import type { EventFunction } from "../../shared/runtime/function.js";
+
+export interface NetworkPolicySyncDeps extends FunctionDeps {
+  /** Whole recomputes tried when a write races with another writer. Default 3. */
+  readonly maxRaceAttempts?: number;
+}
+
+export function createNetworkPolicySync(given: Partial<NetworkPolicySyncDeps> = {}): EventFunction {
+  const deps = functionDeps(given);
+  return {
+    name: "network-policy-sync",
+    kind: "event",
+    handle: (event, ctx) =>
+      syncNetpolEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
+        ...(given.maxRaceAttempts ? { maxRaceAttempts: given.maxRaceAttempts } : {}),
+      }),
+  };
+}
+
+export const networkPolicySync: EventFunction = createNetworkPolicySync();
+
+export default networkPolicySync;

@@ -1,0 +1,146 @@
+/**
+ * The effectful shell around the pure compiler: read only the stored tables the trigger can
+ * change (plan-scope.ts), then re-read the world (NetworkPolicies, Pods, Namespaces), compile
+ * every table, and write only those that differ, replaces at the resourceVersion read.
+ * Peer sets are written before endpoint tables, so a new reference finds its address group.
+ * Knows nothing of HTTP or of the Kubernetes client: kube-store.ts implements NetpolStore.
+ */
+import pLimit from "p-limit";
+import { parseWorld } from "./compile.js";
+import { compileNetworkPolicies } from "./plan-tables.js";
+import {
+  EVERY,
+  planTableScope,
+  planTableWrites,
+  type NetpolTrigger,
+  type TableReads,
+  type TableWrite,
+} from "./plan-scope.js";
+import {
+  EGRESS_NAMED_PORTS_LABEL,
+  desiredEndpointTable,
+  desiredPeerSetTable,
+  type DesiredTable,
+  type StoredTable,
+  type TableKind,
+} from "./table-objects.js";
+
+/** What the shell reads and writes; every method may throw the store's own (retryable) errors. */
+export interface NetpolStore {
+  listPolicies(): Promise<readonly unknown[]>;
+  /** Pods that have not terminated, in every namespace. */
+  listPods(): Promise<readonly unknown[]>;
+  listNamespaces(): Promise<readonly unknown[]>;
+  /** Stored tables of a kind in one namespace, or every namespace (null), maybe by label. */
+  listTables(
+    kind: TableKind,
+    namespace: string | null,
+    labelSelector?: string,
+  ): Promise<StoredTable[]>;
+  getTable(kind: TableKind, namespace: string, name: string): Promise<StoredTable | null>;
+  createTable(desired: DesiredTable): Promise<void>;
+  /** Replaces the table read at `resourceVersion`; fails (conflict) if it changed since. */
+  replaceTable(desired: DesiredTable, resourceVersion: string): Promise<void>;
+  deleteTable(stored: StoredTable): Promise<void>;
+}
+
+export interface NetpolApplyOptions {
+  /** Concurrent reads and writes. Default 8. */
+  readonly concurrency?: number;
+}
+
+export interface NetpolEventResult {
+  readonly trigger: NetpolTrigger;
+  readonly endpoints: number;
+  readonly peerSets: number;
+  readonly writes: Readonly<Record<TableWrite["action"], number>>;
+  /** Endpoint and policy problems (TooManyRules, InvalidSelector) and unreadable objects. */
+  readonly problems: readonly string[];
+}
+
+type Limit = ReturnType<typeof pLimit>;
+
+async function readTables(
+  store: NetpolStore,
+  kind: TableKind,
+  reads: TableReads,
+  limit: Limit,
+): Promise<StoredTable[]> {
+  const { list } = reads;
+  const namespace = list === null || list.namespace === EVERY.namespace ? null : list.namespace;
+  const [listed, labelled, single] = await Promise.all([
+    list === null ? [] : limit(() => store.listTables(kind, namespace)),
+    reads.labelled
+      ? limit(() => store.listTables(kind, null, `${EGRESS_NAMED_PORTS_LABEL}=true`))
+      : [],
+    Promise.all(
+      reads.keys.map((key) => {
+        const [ns = "", name = ""] = key.split("/");
+        return limit(() => store.getTable(kind, ns, name));
+      }),
+    ),
+  ]);
+  const byKey = new Map<string, StoredTable>();
+  for (const table of [...listed, ...labelled, ...single]) {
+    if (table !== null) byKey.set(`${table.namespace}/${table.name}`, table);
+  }
+  return [...byKey.values()];
+}
+
+function write(store: NetpolStore, w: TableWrite): Promise<void> {
+  switch (w.action) {
+    case "create":
+      return store.createTable(w.desired);
+    case "replace":
+      return store.replaceTable(w.desired, w.resourceVersion);
+    case "delete":
+      return store.deleteTable(w.stored);
+  }
+}
+
+export async function applyNetpolTrigger(
+  trigger: NetpolTrigger,
+  store: NetpolStore,
+  options: NetpolApplyOptions = {},
+): Promise<NetpolEventResult> {
+  const limit = pLimit(options.concurrency ?? 8);
+  // Tables before the world: see planTableScope.
+  const scope = planTableScope(trigger);
+  const [storedPeerSets, storedEndpoints] = await Promise.all([
+    readTables(store, "peerSet", scope.peerSets, limit),
+    readTables(store, "endpoint", scope.endpoints, limit),
+  ]);
+  const [policies, pods, namespaces] = await Promise.all([
+    store.listPolicies(),
+    store.listPods(),
+    store.listNamespaces(),
+  ]);
+  const { world, unreadable } = parseWorld({ policies, pods, namespaces });
+  const compiled = compileNetworkPolicies(world);
+  const desired = [
+    ...compiled.peerSets.map(desiredPeerSetTable),
+    ...compiled.endpoints.map(desiredEndpointTable),
+  ];
+  const phases = [
+    planTableWrites("peerSet", scope.peerSets, desired, storedPeerSets),
+    planTableWrites("endpoint", scope.endpoints, desired, storedEndpoints),
+  ];
+  const writes = { create: 0, replace: 0, delete: 0 };
+  for (const phase of phases) {
+    await Promise.all(phase.map((w) => limit(() => write(store, w))));
+    for (const w of phase) writes[w.action] += 1;
+  }
+  const problems = [
+    ...unreadable,
+    ...compiled.endpoints.flatMap((e) =>
+      e.problems.map((p) => `${e.namespace}/${e.name}: ${p.reason}`),
+    ),
+  ];
+  return {
+    trigger,
+    endpoints: compiled.endpoints.length,
+    peerSets: compiled.peerSets.length,
+    writes,
+    problems,
+  };
+}

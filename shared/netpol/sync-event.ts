@@ -1,0 +1,61 @@
+/**
+ * One NetworkPolicy, Pod or Namespace event (or a resync) from intake to Outcome: classify it,
+ * recompute the tables it can change over the API server (kube-store.ts), and when a write raced
+ * with another writer (409 on a replace or create, or a table vanished), recompute from scratch,
+ * a bounded number of times. Every instance computes byte-identical tables from the same world,
+ * so racing instances converge: the loser re-reads, finds the table as it wanted, writes nothing.
+ *
+ * Outcomes: done (with counts) when every table in scope is as compiled, problems included (they
+ * are recorded on the tables; redelivery cannot help); retry on API errors and after repeated
+ * races; malformed for events of other kinds.
+ */
+import type { Log } from "../core/context.js";
+import { done, malformed, retryLater, type Outcome } from "../core/outcome.js";
+import type { IntakeEvent } from "../events/types.js";
+import { isKubeError, retryOnConflict, type KubeClient } from "../kube/index.js";
+import { applyNetpolTrigger, type NetpolEventResult } from "./apply-event.js";
+import { kubeNetpolStore } from "./kube-store.js";
+import { netpolTriggerFromEvent } from "./plan-scope.js";
+
+export interface NetpolEventOptions {
+  /** Whole recomputes tried when a write races. Default 3. */
+  readonly maxRaceAttempts?: number;
+}
+
+function summary(result: NetpolEventResult): string {
+  const { create, replace, delete: deleted } = result.writes;
+  const changed = create + replace + deleted;
+  const what = `${result.endpoints} endpoints, ${result.peerSets} policies`;
+  const problems = result.problems.length === 0 ? "" : `; problems: ${result.problems.join(", ")}`;
+  if (changed === 0) return `unchanged: ${what}${problems}`;
+  return `tables written: ${create} created, ${replace} replaced, ${deleted} deleted (${what})${problems}`;
+}
+
+/** A concurrent writer changed, created or deleted a table between our read and our write. */
+const raced = (error: unknown): boolean =>
+  isKubeError(error, "conflict") || isKubeError(error, "notFound");
+
+export async function syncNetpolEvent(
+  event: IntakeEvent,
+  kube: KubeClient,
+  log: Log,
+  options: NetpolEventOptions = {},
+): Promise<Outcome> {
+  const classified = netpolTriggerFromEvent(event);
+  if (!classified.ok) return malformed(classified.code, classified.reason);
+  const store = kubeNetpolStore(kube);
+  try {
+    const result = await retryOnConflict(
+      { attempts: options.maxRaceAttempts ?? 3, isRace: raced },
+      () => applyNetpolTrigger(classified.trigger, store),
+    );
+    log.debug({ writes: result.writes }, "netpol tables recomputed");
+    return done(summary(result));
+  } catch (error) {
+    if (raced(error)) return retryLater((error as Error).message);
+    if (isKubeError(error) && (error.retryable || error.code === "forbidden")) {
+      return retryLater(error.message);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * The compiled tables as API objects and back: desired NetworkPolicyEndpoint / NetworkPolicyPeerSet
+ * objects (owned by their Pod / NetworkPolicy, so the garbage collector removes them with it),
+ * and stored objects reduced to what "changed?" compares: a canonical rendering of spec, status
+ * and owner. Canonical means sorted keys: the API server hands custom objects back with their keys
+ * sorted, so comparing our insertion order with its order would see changes that are not there.
+ */
+import {
+  NETPOL_API_VERSION,
+  NETPOL_ENDPOINT_KIND,
+  NETPOL_PEER_SET_KIND,
+  netpolEndpointSchema,
+  netpolPeerSetSchema,
+  type EndpointSpec,
+  type PeerSetSpec,
+} from "../rules/netpol-kinds.js";
+import type { DesiredEndpoint, DesiredPeerSet } from "./plan-tables.js";
+
+export type TableKind = "endpoint" | "peerSet";
+
+/**
+ * On NetworkPolicyEndpoints a policy with egress named ports applies to: any Pod or Namespace
+ * event may change them, and this label finds them without listing every endpoint.
+ */
+export const EGRESS_NAMED_PORTS_LABEL = "netpol.sdewan.akraino.org/egress-named-ports";
+
+/** A desired table object, with the canonical content the store's copy is compared with. */
+export interface DesiredTable {
+  readonly kind: TableKind;
+  readonly namespace: string;
+  readonly name: string;
+  /** Carries EGRESS_NAMED_PORTS_LABEL. */
+  readonly labelled: boolean;
+  readonly object: Readonly<Record<string, unknown>> & {
+    readonly metadata: { readonly name: string; readonly namespace: string };
+  };
+  readonly content: string;
+}
+
+/** A stored table object: where it is, its version, and its canonical content. */
+export interface StoredTable {
+  readonly kind: TableKind;
+  readonly namespace: string;
+  readonly name: string;
+  readonly resourceVersion: string;
+  /** null when the object does not parse: it is then always rewritten. */
+  readonly content: string | null;
+}
+
+/** JSON with object keys sorted at every level and undefined members left out. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    const members = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`);
+    return `{${members.join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+interface Owner {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+const ownerReferences = (owner: Owner): Record<string, unknown> =>
+  owner.uid === "" ? {} : { ownerReferences: [{ ...owner, controller: true }] };
+
+const contentOf = (spec: unknown, status: unknown, ownerUid: string, labelled: boolean): string =>
+  canonicalJson({ spec, status, ownerUid, labelled });
+
+export function desiredEndpointTable(desired: DesiredEndpoint): DesiredTable {
+  const status = { problems: desired.problems };
+  const owner = { apiVersion: "v1", kind: "Pod", name: desired.name, uid: desired.podUid };
+  const labelled = desired.egressNamedPorts;
+  return {
+    kind: "endpoint",
+    namespace: desired.namespace,
+    name: desired.name,
+    labelled,
+    object: {
+      apiVersion: NETPOL_API_VERSION,
+      kind: NETPOL_ENDPOINT_KIND,
+      metadata: {
+        name: desired.name,
+        namespace: desired.namespace,
+        ...(labelled ? { labels: { [EGRESS_NAMED_PORTS_LABEL]: "true" } } : {}),
+        ...ownerReferences(owner),
+      },
+      spec: desired.spec,
+      status,
+    },
+    content: contentOf(desired.spec, status, desired.podUid, labelled),
+  };
+}
+
+export function desiredPeerSetTable(desired: DesiredPeerSet): DesiredTable {
+  const status = { problems: desired.problems };
+  const owner = {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    name: desired.name,
+    uid: desired.policyUid,
+  };
+  return {
+    kind: "peerSet",
+    namespace: desired.namespace,
+    name: desired.name,
+    labelled: false,
+    object: {
+      apiVersion: NETPOL_API_VERSION,
+      kind: NETPOL_PEER_SET_KIND,
+      metadata: { name: desired.name, namespace: desired.namespace, ...ownerReferences(owner) },
+      spec: desired.spec,
+      status,
+    },
+    content: contentOf(desired.spec, status, desired.policyUid, false),
+  };
+}
+
+interface RawTable {
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    readonly resourceVersion?: string;
+    readonly labels?: Readonly<Record<string, string>>;
+    readonly ownerReferences?: readonly { readonly uid: string }[];
+  };
+}
+
+/** A stored object as the shell compares it; `content` null if its spec/status do not parse. */
+export function storedTable(
+  kind: TableKind,
+  object: RawTable & Record<string, unknown>,
+): StoredTable {
+  const schema = kind === "endpoint" ? netpolEndpointSchema : netpolPeerSetSchema;
+  const parsed = schema.safeParse(object);
+  const ownerUid = object.metadata.ownerReferences?.[0]?.uid ?? "";
+  const labelled = object.metadata.labels?.[EGRESS_NAMED_PORTS_LABEL] === "true";
+  return {
+    kind,
+    namespace: object.metadata.namespace ?? "",
+    name: object.metadata.name,
+    resourceVersion: object.metadata.resourceVersion ?? "",
+    content: parsed.success
+      ? contentOf(parsed.data.spec, parsed.data.status ?? { problems: [] }, ownerUid, labelled)
+      : null,
+  };
+}
+
+/**
+ * Stored objects as `decide` reads them (decide.ts's StoredTables), keyed "<namespace>/<name>".
+ * Objects that do not parse are left out: a missing endpoint table means "not isolated" only if
+ * it was never written; the caller reports unreadable ones.
+ */
+export function storedTablesFromObjects(
+  endpoints: readonly unknown[],
+  peerSets: readonly unknown[],
+): {
+  endpoints: Map<string, EndpointSpec>;
+  peerSets: Map<string, PeerSetSpec>;
+  unreadable: number;
+} {
+  let unreadable = 0;
+  const endpointMap = new Map<string, EndpointSpec>();
+  for (const object of endpoints) {
+    const parsed = netpolEndpointSchema.safeParse(object);
+    if (!parsed.success) unreadable += 1;
+    else
+      endpointMap.set(
+        `${parsed.data.metadata.namespace}/${parsed.data.metadata.name}`,
+        parsed.data.spec,
+      );
+  }
+  const peerSetMap = new Map<string, PeerSetSpec>();
+  for (const object of peerSets) {
+    const parsed = netpolPeerSetSchema.safeParse(object);
+    if (!parsed.success) unreadable += 1;
+    else
+      peerSetMap.set(
+        `${parsed.data.metadata.namespace}/${parsed.data.metadata.name}`,
+        parsed.data.spec,
+      );
+  }
+  return { endpoints: endpointMap, peerSets: peerSetMap, unreadable };
+}

@@ -1,0 +1,248 @@
+// network-policy-sync against the real API server: a default-deny policy plus one allow compiled
+// into stored tables, packets judged from those tables alone, events without memory (duplicates
+// write nothing, a relabel moves a Pod out of an address group, deletions remove tables), and
+// two instances racing on duplicated, shuffled events ending where one full recompute ends.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { checkPacket, formatDecision } from "../../dev/netpol/check.js";
+import type { Outcome } from "../../shared/core/outcome.js";
+import type { IntakeEvent } from "../../shared/events/types.js";
+import { NETPOL_ENDPOINTS, NETPOL_PEER_SETS } from "../../shared/kube/index.js";
+import type { Packet } from "../../shared/netpol/index.js";
+import { NetpolWorld } from "./netpol-harness.js";
+import { clusterInfo } from "./support/cluster.js";
+
+const world = new NetpolWorld();
+// A /16 of its own per run: peer addresses must not collide with other files' Pods.
+const net = `10.${200 + (parseInt(world.run, 16) % 50)}.${parseInt(world.run.slice(0, 2), 16)}`;
+const NODE_IP = "192.168.0.1";
+
+const ingress = (ns: string, pod: string, peerIP: string, port: number): Packet => ({
+  namespace: ns,
+  pod,
+  direction: "ingress",
+  peerIP,
+  protocol: "TCP",
+  port,
+});
+
+async function resourceVersion(
+  type: typeof NETPOL_ENDPOINTS,
+  namespace: string,
+  name: string,
+): Promise<string | undefined> {
+  return (await world.kube.get(type, { namespace, name }))?.metadata.resourceVersion;
+}
+
+/** Redelivers like the broker until the handler is done (a lost race says retry). */
+async function deliver(event: IntakeEvent, fn = world.fn): Promise<Outcome> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const outcome = await world.send(event, fn);
+    if (outcome.kind !== "retry" || Date.now() > deadline) return outcome;
+  }
+}
+
+describe("a default deny plus one allow, judged from the stored tables alone", () => {
+  let ns = "";
+  const [web, client, other] = [`${net}.1`, `${net}.2`, `${net}.3`];
+
+  beforeAll(async () => {
+    ns = await world.namespace("shop");
+    await world.pod(ns, "web", { app: "web" }, { ip: web, ports: [{ name: "http", port: 8080 }] });
+    await world.pod(ns, "client", { role: "client" }, { ip: client });
+    await world.pod(ns, "other", { role: "other" }, { ip: other });
+    await world.policy(ns, "default-deny", { podSelector: {}, policyTypes: ["Ingress"] });
+    await world.policy(ns, "web-from-clients", {
+      podSelector: { matchLabels: { app: "web" } },
+      ingress: [
+        { from: [{ podSelector: { matchLabels: { role: "client" } } }], ports: [{ port: "http" }] },
+      ],
+    });
+    await deliver(world.policyEvent(ns, "default-deny", "add"));
+    await deliver(world.policyEvent(ns, "web-from-clients", "add"));
+  }, 30_000);
+
+  it("lets the client reach web on its named port, and nothing else in", async () => {
+    expect(await world.allows(ingress(ns, "web", client, 8080))).toBe(true);
+    expect(await world.allows(ingress(ns, "web", client, 8081))).toBe(false);
+    expect(await world.allows(ingress(ns, "web", other, 8080))).toBe(false);
+    expect(await world.allows(ingress(ns, "client", other, 80))).toBe(false);
+    expect(await world.allows(ingress(ns, "web", NODE_IP, 8080))).toBe(true);
+  });
+
+  it("`netpol check` answers from the stored tables and names the rule bits that allowed", async () => {
+    const allowed = ingress(ns, "web", client, 8080);
+    expect(formatDecision(allowed, await checkPacket(world.kube, allowed))).toBe(
+      `allow ${ns}/web ingress from ${client} TCP/8080 (allowed by rules: ${ns}:web-from-clients_ingress_0)`,
+    );
+    const run = promisify(execFile);
+    const args = [
+      "--import",
+      "tsx",
+      "dev/netpol/main.ts",
+      "check",
+      `${ns}/web`,
+      "ingress",
+      other,
+      "tcp",
+      "8080",
+    ];
+    const denied = await run(process.execPath, args, {
+      env: { ...process.env, KUBECONFIG: clusterInfo().kubeconfigPath },
+    }).catch((error: { code: number; stdout: string }) => error);
+    expect(denied).toMatchObject({
+      code: 1,
+      stdout: `deny ${ns}/web ingress from ${other} TCP/8080 (no rule allows it)\n`,
+    });
+  });
+
+  it("stores one table per selected Pod and one peer set per policy", async () => {
+    const { endpoints, peerSets } = await world.tables(ns);
+    const names = (objects: unknown[]) =>
+      objects.map((o) => (o as { metadata: { name: string } }).metadata.name).sort();
+    expect(names(endpoints)).toEqual(["client", "other", "web"]);
+    expect(names(peerSets)).toEqual(["default-deny", "web-from-clients"]);
+  });
+
+  it("writes nothing for duplicated events", async () => {
+    const before = await world.tableContents(ns);
+    const versions = await resourceVersion(NETPOL_ENDPOINTS, ns, "web");
+    const outcome = await deliver(world.policyEvent(ns, "web-from-clients"));
+    const again = await deliver(world.podEvent(ns, "client"));
+    for (const o of [outcome, again]) {
+      expect(o.kind).toBe("done");
+      expect(o.kind === "done" ? o.result : "").toMatch(/^unchanged/);
+    }
+    expect(await resourceVersion(NETPOL_ENDPOINTS, ns, "web")).toBe(versions);
+    expect(await world.tableContents(ns)).toBe(before);
+  });
+
+  it("a relabelled client loses access after its Pod event; only the peer set is rewritten", async () => {
+    const webVersion = await resourceVersion(NETPOL_ENDPOINTS, ns, "web");
+    const setVersion = await resourceVersion(NETPOL_PEER_SETS, ns, "web-from-clients");
+    await world.relabelPod(ns, "client", { role: "visitor" });
+    expect((await deliver(world.podEvent(ns, "client"))).kind).toBe("done");
+    expect(await world.allows(ingress(ns, "web", client, 8080))).toBe(false);
+    expect(await resourceVersion(NETPOL_ENDPOINTS, ns, "web")).toBe(webVersion);
+    expect(await resourceVersion(NETPOL_PEER_SETS, ns, "web-from-clients")).not.toBe(setVersion);
+  });
+
+  it("a deleted Pod's table goes with its Pod event", async () => {
+    await world.deletePod(ns, "other");
+    expect((await deliver(world.podEvent(ns, "other", "delete"))).kind).toBe("done");
+    expect(
+      await world.kube.get(NETPOL_ENDPOINTS, { namespace: ns, name: "other" }),
+    ).toBeUndefined();
+  });
+
+  it("deleting the allow policy removes its peer set; web stays isolated by the default deny", async () => {
+    await world.relabelPod(ns, "client", { role: "client" });
+    await deliver(world.podEvent(ns, "client"));
+    expect(await world.allows(ingress(ns, "web", client, 8080))).toBe(true);
+    await world.deletePolicy(ns, "web-from-clients");
+    expect((await deliver(world.policyEvent(ns, "web-from-clients", "delete"))).kind).toBe("done");
+    expect(
+      await world.kube.get(NETPOL_PEER_SETS, { namespace: ns, name: "web-from-clients" }),
+    ).toBeUndefined();
+    expect(await world.allows(ingress(ns, "web", client, 8080))).toBe(false);
+  });
+});
+
+describe("an egress named port resolves on each destination Pod", () => {
+  it("a new destination's Pod event gives the labelled source table a bit for its port", async () => {
+    const ns = await world.namespace("named");
+    const [app, db1, db2] = [`${net}.20`, `${net}.21`, `${net}.22`];
+    await world.pod(ns, "app", { app: "app" }, { ip: app });
+    await world.pod(ns, "db-1", { app: "db" }, { ip: db1, ports: [{ name: "sql", port: 5432 }] });
+    await world.policy(ns, "app-to-sql", {
+      podSelector: { matchLabels: { app: "app" } },
+      policyTypes: ["Egress"],
+      egress: [{ to: [{ podSelector: { matchLabels: { app: "db" } } }], ports: [{ port: "sql" }] }],
+    });
+    await deliver(world.policyEvent(ns, "app-to-sql", "add"));
+    const toDb = (peerIP: string, port: number): Packet => ({
+      namespace: ns,
+      pod: "app",
+      direction: "egress",
+      peerIP,
+      protocol: "TCP",
+      port,
+    });
+    expect(await world.allows(toDb(db1, 5432))).toBe(true);
+
+    await world.pod(ns, "db-2", { app: "db" }, { ip: db2, ports: [{ name: "sql", port: 6432 }] });
+    expect(await world.allows(toDb(db2, 6432))).toBe(false); // no event yet: tables unchanged
+    expect((await deliver(world.podEvent(ns, "db-2", "add"))).kind).toBe("done");
+    expect(await world.allows(toDb(db2, 6432))).toBe(true);
+    expect(await world.allows(toDb(db2, 5432))).toBe(false);
+    expect(await world.allows(toDb(db1, 6432))).toBe(false);
+  });
+});
+
+/** A small seeded PRNG (mulberry32), so a failing order can be replayed. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+describe("statelessness under races", () => {
+  it("two instances fed duplicated, shuffled events end with the tables of one full recompute", async () => {
+    const ns = await world.namespace("race", { tier: "race" });
+    const pods = ["a", "b", "c", "d"];
+    for (const [i, name] of pods.entries()) {
+      await world.pod(
+        ns,
+        name,
+        { app: i % 2 === 0 ? "api" : "db" },
+        { ip: `${net}.${10 + i}`, ports: [{ name: "sql", port: 5432 + i }] },
+      );
+    }
+    await world.policy(ns, "api-isolated", {
+      podSelector: { matchLabels: { app: "api" } },
+      policyTypes: ["Ingress", "Egress"],
+      ingress: [
+        { from: [{ namespaceSelector: { matchLabels: { tier: "race" } } }], ports: [{ port: 80 }] },
+      ],
+      egress: [{ to: [{ podSelector: { matchLabels: { app: "db" } } }], ports: [{ port: "sql" }] }],
+    });
+    await world.policy(ns, "db-deny", { podSelector: { matchLabels: { app: "db" } } });
+    // Changes land while the events for them are still in flight.
+    await world.relabelPod(ns, "c", { app: "db" });
+    await world.deletePod(ns, "d");
+    const events = [
+      world.policyEvent(ns, "api-isolated", "add"),
+      world.policyEvent(ns, "db-deny", "add"),
+      ...pods.map((p) => world.podEvent(ns, p)),
+      world.namespaceEvent(ns),
+    ];
+    const random = prng(parseInt(world.run, 16));
+    const deliveries = [...events, ...events].sort(() => random() - 0.5);
+    const [first, second] = [world.instance(), world.instance()];
+    const outcomes = await Promise.all(
+      deliveries.map((event, i) => deliver(event, i % 2 === 0 ? first : second)),
+    );
+    expect(outcomes.filter((o) => o.kind !== "done")).toEqual([]);
+    const raced = await world.tableContents(ns);
+
+    // One full recompute from nothing.
+    const { endpoints, peerSets } = await world.tables(ns);
+    for (const o of [...endpoints, ...peerSets]) {
+      const { kind, metadata } = o as { kind: string; metadata: { name: string } };
+      const type = kind === "NetworkPolicyEndpoint" ? NETPOL_ENDPOINTS : NETPOL_PEER_SETS;
+      await world.kube.delete(type, { namespace: ns, name: metadata.name });
+    }
+    expect((await deliver(world.resyncEvent(), world.instance())).kind).toBe("done");
+    expect(await world.tableContents(ns)).toBe(raced);
+    expect(JSON.parse(raced)).toMatchObject({
+      endpoints: [{ name: "a" }, { name: "b" }, { name: "c" }],
+      peerSets: [{ name: "api-isolated" }, { name: "db-deny" }],
+    });
+  }, 60_000);
+});
