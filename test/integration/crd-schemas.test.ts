@@ -8,6 +8,11 @@ import { apiRequest, type ApiResponse } from "../../dev/control-plane/api.js";
 import { applyCrds, type Crd, readCrdDir } from "../../dev/control-plane/crds.js";
 import { defaultCrdDir } from "../../dev/control-plane/control-plane.js";
 import { MANIFEST_SAMPLES, SEED_SAMPLES } from "../unit/rules/yaml-docs.js";
+import {
+  compileObjects,
+  desiredEndpointTable,
+  desiredPeerSetTable,
+} from "../../shared/netpol/index.js";
 import { endpoint, newNamespace } from "./support/cluster.js";
 
 const CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
@@ -193,7 +198,45 @@ const EGRESS_GROUP_SAMPLE = {
   },
 };
 
-const SAMPLES = [...SEED_SAMPLES, ...MANIFEST_SAMPLES, EGRESS_GROUP_SAMPLE]
+/**
+ * NetworkPolicy tables are written by network-policy-sync, never by users: one endpoint and one
+ * peer set, as the compiler makes them for a default-deny namespace with one allow.
+ */
+function netpolTableSamples(): { file: string; value: Record<string, unknown> }[] {
+  const pod = (name: string, app: string, ip: string) => ({
+    metadata: { name, namespace: "shop", uid: `uid-${name}`, labels: { app } },
+    spec: {
+      nodeName: "node-1",
+      containers: [{ name: "c", ports: [{ name: "http", containerPort: 80 }] }],
+    },
+    status: { phase: "Running", podIP: ip, podIPs: [{ ip }] },
+  });
+  const compiled = compileObjects({
+    namespaces: [{ metadata: { name: "shop", labels: { team: "a" } } }],
+    pods: [pod("web", "web", "127.0.10.1"), pod("client", "client", "127.0.10.2")],
+    policies: [
+      {
+        metadata: { name: "allow-client", namespace: "shop" },
+        spec: {
+          podSelector: { matchLabels: { app: "web" } },
+          ingress: [
+            {
+              from: [{ podSelector: { matchLabels: { app: "client" } } }],
+              ports: [{ port: "http" }],
+            },
+          ],
+        },
+      },
+    ],
+  });
+  const tables = [
+    ...compiled.endpoints.slice(0, 1).map(desiredEndpointTable),
+    ...compiled.peerSets.slice(0, 1).map(desiredPeerSetTable),
+  ];
+  return tables.map((t) => ({ file: "the netpol compiler", value: { ...t.object } }));
+}
+
+const SAMPLES = [...SEED_SAMPLES, ...MANIFEST_SAMPLES, EGRESS_GROUP_SAMPLE, ...netpolTableSamples()]
   .filter((d) => d.value["kind"] !== "Deployment")
   .map((d, index) => {
     const value = structuredClone(d.value) as unknown as KubeObject;
