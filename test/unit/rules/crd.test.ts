@@ -65,6 +65,7 @@ describe("committed CRDs match the generator (run `npm run gen:crds` after chang
 const ALLOWED = new Set([
   "description",
   "type",
+  "default",
   "format",
   "enum",
   "minimum",
@@ -89,6 +90,7 @@ const ALLOWED = new Set([
   "x-kubernetes-list-type",
   "x-kubernetes-list-map-keys",
   "x-kubernetes-map-type",
+  "x-kubernetes-validations",
 ]);
 
 /** Every schema node below `node` with its path, skipping value-only validations (oneOf etc.). */
@@ -256,6 +258,11 @@ describe("the egress CRDs", () => {
       ...ALL_RULE_KINDS.map((e) => e.kind),
       "EgressGroup",
       "Egress",
+      "Peer",
+      "Export",
+      "Import",
+      "AccessPolicy",
+      "PrivilegedAccessPolicy",
     ]);
   });
 });
