@@ -34,6 +34,9 @@ export { KubeError, isKubeError } from "./errors.js";
 export type { KubeErrorCode } from "./errors.js";
 export {
   DEPLOYMENTS,
+  ENDPOINT_SLICES,
+  SERVICES,
+  clusterLinkResource,
   EGRESSES,
   EGRESS_GROUPS,
   NAMESPACES,
@@ -50,6 +53,7 @@ export {
   objectMetaSchema,
   podSchema,
   replicaSetSchema,
+  serviceSchema,
 } from "../core/objects.js";
 export type {
   Deployment,
@@ -59,6 +63,8 @@ export type {
   OwnerReference,
   Pod,
   ReplicaSet,
+  Service,
+  ServicePort,
 } from "../core/objects.js";
 export { formatLabelSelector } from "./selectors.js";
 export type { LabelSelectorInput } from "./selectors.js";
