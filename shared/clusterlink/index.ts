@@ -23,3 +23,6 @@ export * from "./observed.js";
 export * from "./plan-status.js";
 export * from "./plan-export.js";
 export * from "./export-event.js";
+export * from "./plan-lease.js";
+export * from "./plan-import.js";
+export * from "./import-event.js";

@@ -4,6 +4,7 @@
 // Each world has its own ClusterLink namespace, so files running in parallel never share one.
 import { randomBytes } from "node:crypto";
 import { createClusterLinkExport } from "../../functions/clusterlink-export/index.js";
+import { createClusterLinkImport } from "../../functions/clusterlink-import/index.js";
 import type { ClusterLinkCondition } from "../../shared/clusterlink/index.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import type { IntakeEvent, ObjectRef, WatchAction } from "../../shared/events/types.js";
@@ -33,13 +34,14 @@ export class ClusterLinkWorld {
   readonly calls = { api: 0, cnf: 0 };
 
   /** A function instance with its own API client, as one function pod. */
-  instance(_fn: "export"): EventFunction {
+  instance(fn: "export" | "import"): EventFunction {
     const kube = createKubeClient(adminKubeConfig());
     const deps = { kube: () => kube, env: { CL_NAMESPACE: this.clNamespace } };
-    return createClusterLinkExport(deps);
+    return fn === "export" ? createClusterLinkExport(deps) : createClusterLinkImport(deps);
   }
 
   readonly exporter = this.instance("export");
+  readonly importer = this.instance("import");
 
   async setUp(): Promise<void> {
     await this.kube.create(NAMESPACES, { metadata: { name: this.clNamespace } });
@@ -126,6 +128,16 @@ export class ClusterLinkWorld {
       fn,
       objectEvent(action, { apiVersion: "v1", kind: "Service", namespace, name }),
     );
+  }
+
+  importEvent(
+    namespace: string,
+    name: string,
+    action: WatchAction = "update",
+    fn: EventFunction = this.importer,
+  ): Promise<Outcome> {
+    const ref = { apiVersion: "clusterlink.net/v1alpha1", kind: "Import", namespace, name };
+    return this.send(fn, objectEvent(action, ref));
   }
 
   resync(fn: EventFunction): Promise<Outcome> {
