@@ -1,5 +1,7 @@
 /** Every function this project serves; the combined server and its tests read this list. */
 import type { SdewanFunction } from "../shared/runtime/function.js";
+import { clusterLinkExport } from "./clusterlink-export/index.js";
+import { clusterLinkImport } from "./clusterlink-import/index.js";
 import { egressGroupSync } from "./egress-group-sync/index.js";
 import { onDeploymentReady } from "./on-deployment-ready/index.js";
 import { reconcileRule } from "./reconcile-rule/index.js";
@@ -10,4 +12,6 @@ export const ALL_FUNCTIONS: readonly SdewanFunction[] = [
   onDeploymentReady,
   validateAdmission,
   egressGroupSync,
+  clusterLinkExport,
+  clusterLinkImport,
 ];

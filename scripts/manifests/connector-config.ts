@@ -69,5 +69,20 @@ ${blockList(6, kindRefsOf(kinds))}
       - { apiVersion: crd.antrea.io/v1beta1, kind: Egress }
       - { apiVersion: v1, kind: Pod }
       - { apiVersion: v1, kind: Namespace }
+
+  - name: clusterlink-export
+    url: http://gateway.openfaas.svc.cluster.local:8080/function/clusterlink-export
+    resync: 5m
+    resources:
+      - { apiVersion: clusterlink.net/v1alpha1, kind: Export }
+      - { apiVersion: v1, kind: Service }
+
+  - name: clusterlink-import
+    url: http://gateway.openfaas.svc.cluster.local:8080/function/clusterlink-import
+    resync: 5m # heals a lost Import delete and re-checks port losers
+    resources:
+      - { apiVersion: clusterlink.net/v1alpha1, kind: Import }
+      - { apiVersion: v1, kind: Service }
+      - { apiVersion: discovery.k8s.io/v1, kind: EndpointSlice }
 `;
 }

@@ -160,6 +160,15 @@ ${blockList(6, pluralsOf(kinds))}
   - apiGroups: ["crd.antrea.io"]
     resources: ["egresses"]
     verbs: ["get", "list", "watch"]
+  - apiGroups: ["clusterlink.net"]
+    resources: ["exports", "imports"]
+    verbs: ["get", "list", "watch"]
+  - apiGroups: [""]
+    resources: ["services"]
+    verbs: ["get", "list", "watch"]
+  - apiGroups: ["discovery.k8s.io"]
+    resources: ["endpointslices"]
+    verbs: ["get", "list", "watch"]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding

@@ -135,9 +135,16 @@ describe("the example config in manifests/connector", () => {
     expect(byRoute["reconcile-rule"]).toEqual([...RULE_KIND_NAMES]);
     expect(byRoute["on-deployment-ready"]).toEqual(["Deployment", "Pod"]);
     expect(byRoute["egress-group-sync"]).toEqual(["Egress", "Pod", "Namespace"]);
+    expect(byRoute["clusterlink-export"]).toEqual(["Export", "Service"]);
+    expect(byRoute["clusterlink-import"]).toEqual(["Import", "Service", "EndpointSlice"]);
     // Resync goes to the functions that take it; reconcile-rule answers a resync with 400.
     const resyncing = config.routes.filter((r) => r.resync !== undefined).map((r) => r.name);
-    expect(resyncing).toEqual(["on-deployment-ready", "egress-group-sync"]);
+    expect(resyncing).toEqual([
+      "on-deployment-ready",
+      "egress-group-sync",
+      "clusterlink-export",
+      "clusterlink-import",
+    ]);
   });
 
   it("names only kinds and versions the committed CRDs serve", () => {
@@ -153,10 +160,10 @@ describe("the example config in manifests/connector", () => {
     const config = loadConfig(path.join(repoRoot, "manifests/connector/config.yaml"));
     const custom = config.routes
       .flatMap((r) => r.resources)
-      .filter((r) => r.apiVersion.includes("."))
+      .filter((r) => r.apiVersion.includes(".") && !r.apiVersion.endsWith(".k8s.io/v1"))
       .map((r) => `${r.apiVersion} ${r.kind}`);
     expect(custom.filter((r) => !served.has(r))).toEqual([]);
-    // Every rule kind and the Antrea Egress.
-    expect(custom).toHaveLength(RULE_KIND_NAMES.length + 1);
+    // Every rule kind, the Antrea Egress, ClusterLink's Export and Import.
+    expect(custom).toHaveLength(RULE_KIND_NAMES.length + 3);
   });
 });

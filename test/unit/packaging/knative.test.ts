@@ -94,12 +94,38 @@ describe("manifests/knative", () => {
     ["any Pod (egress source)", "sdewan-egress", "v1", "Pod", ["egress-group-sync"]],
     ["a Namespace", "sdewan-egress", "v1", "Namespace", ["egress-group-sync"]],
     ["an Egress", "sdewan-egress", "crd.antrea.io/v1beta1", "Egress", ["egress-group-sync"]],
+    [
+      "an Export",
+      "sdewan-clusterlink-export",
+      "clusterlink.net/v1alpha1",
+      "Export",
+      ["clusterlink-export"],
+    ],
+    [
+      "an Import",
+      "sdewan-clusterlink-import",
+      "clusterlink.net/v1alpha1",
+      "Import",
+      ["clusterlink-import"],
+    ],
+    [
+      "a Service (import source)",
+      "sdewan-clusterlink-import",
+      "v1",
+      "Service",
+      ["clusterlink-import"],
+    ],
   ])("%s from %s (%s %s) reaches exactly %j", (_, source, apiVersion, kind, expected) => {
     expect(receivers(apiServerEvent(source, apiVersion, kind))).toEqual(expected);
   });
 
-  it("the PingSource resync reaches on-deployment-ready and egress-group-sync, whose intake reads it as a resync of every namespace", () => {
-    expect(receivers(pingEvent())).toEqual(["egress-group-sync", "on-deployment-ready"]);
+  it("the PingSource resync reaches on-deployment-ready, egress-group-sync and the ClusterLink functions, whose intake reads it as a resync of every namespace", () => {
+    expect(receivers(pingEvent())).toEqual([
+      "clusterlink-export",
+      "clusterlink-import",
+      "egress-group-sync",
+      "on-deployment-ready",
+    ]);
     const ping = ofKind(docs, "PingSource")[0];
     const events = parseIntake({
       headers: {

@@ -14,6 +14,8 @@ const FUNCTION_NAMES = [
   "on-deployment-ready",
   "validate-admission",
   "egress-group-sync",
+  "clusterlink-export",
+  "clusterlink-import",
 ];
 
 /** Refused by the runtime before any handler runs, so it proves the route without calling one. */
@@ -38,8 +40,8 @@ describe("the four functions exist and are wired to the runtime", () => {
 
 describe("FUNCTIONS=a,b limits what the combined server serves", () => {
   it("unset or empty serves all", () => {
-    expect(selectFunctions(ALL_FUNCTIONS, undefined)).toHaveLength(4);
-    expect(selectFunctions(ALL_FUNCTIONS, " ")).toHaveLength(4);
+    expect(selectFunctions(ALL_FUNCTIONS, undefined)).toHaveLength(6);
+    expect(selectFunctions(ALL_FUNCTIONS, " ")).toHaveLength(6);
   });
 
   it("a list serves only those, and the others are 404", async () => {
