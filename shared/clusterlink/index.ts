@@ -26,3 +26,4 @@ export * from "./export-event.js";
 export * from "./plan-lease.js";
 export * from "./plan-import.js";
 export * from "./import-event.js";
+export * from "./plan-access.js";
