@@ -1,16 +1,18 @@
 // The world of the ClusterLink integration tests: Exports, Imports and Services on the real API
 // server, the clusterlink functions called directly (as many instances as a test wants, each
 // with its own client, as separate function pods would have), and readers for what they write.
-// Each world has its own ClusterLink namespace, so files running in parallel never share one.
+// Every world uses the default ClusterLink namespace: the Import function's resync and lease
+// rounds look at every Import in the cluster, so files running in parallel must agree on it.
 import { randomBytes } from "node:crypto";
 import { createClusterLinkExport } from "../../functions/clusterlink-export/index.js";
 import { createClusterLinkImport } from "../../functions/clusterlink-import/index.js";
-import type { ClusterLinkCondition } from "../../shared/clusterlink/index.js";
+import { DEFAULT_CL_NAMESPACE, type ClusterLinkCondition } from "../../shared/clusterlink/index.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import type { IntakeEvent, ObjectRef, WatchAction } from "../../shared/events/types.js";
 import {
   clusterLinkResource,
   createKubeClient,
+  isKubeError,
   NAMESPACES,
   SERVICES,
   type KubeClient,
@@ -28,14 +30,16 @@ const silentLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () =
 export class ClusterLinkWorld {
   readonly run = randomBytes(3).toString("hex");
   readonly kube: KubeClient = createKubeClient(adminKubeConfig());
-  /** This world's ClusterLink namespace (CL_NAMESPACE of its functions). */
-  readonly clNamespace = `cl-system-${this.run}`;
+  /** The ClusterLink namespace (CL_NAMESPACE of its functions). */
+  readonly clNamespace = DEFAULT_CL_NAMESPACE;
   /** API requests the functions made, summed since the last reset. */
   readonly calls = { api: 0, cnf: 0 };
 
   /** A function instance with its own API client, as one function pod. */
-  instance(fn: "export" | "import"): EventFunction {
-    const kube = createKubeClient(adminKubeConfig());
+  instance(
+    fn: "export" | "import",
+    kube: KubeClient = createKubeClient(adminKubeConfig()),
+  ): EventFunction {
     const deps = { kube: () => kube, env: { CL_NAMESPACE: this.clNamespace } };
     return fn === "export" ? createClusterLinkExport(deps) : createClusterLinkImport(deps);
   }
@@ -43,8 +47,13 @@ export class ClusterLinkWorld {
   readonly exporter = this.instance("export");
   readonly importer = this.instance("import");
 
+  /** Creates the ClusterLink namespace unless another file already did. */
   async setUp(): Promise<void> {
-    await this.kube.create(NAMESPACES, { metadata: { name: this.clNamespace } });
+    try {
+      await this.kube.create(NAMESPACES, { metadata: { name: this.clNamespace } });
+    } catch (error) {
+      if (!isKubeError(error, "conflict")) throw error;
+    }
   }
 
   async namespace(base: string): Promise<string> {

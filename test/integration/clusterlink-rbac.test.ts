@@ -1,0 +1,84 @@
+// Least privilege for the ClusterLink functions, proved against the real API server like
+// rbac.test.ts: each runs its happy path as a service account holding exactly its ClusterRole
+// from manifests/rbac (TokenRequest token), anything outside the role is refused with 403, and
+// without one of its permissions the scenario fails and writes nothing.
+import { jest } from "@jest/globals";
+import { NAMESPACES, SERVICES } from "../../shared/kube/index.js";
+import { ClusterLinkWorld, EXPORTS, IMPORTS } from "./clusterlink-harness.js";
+import { identityFrom, refusal } from "./support/identity.js";
+
+jest.setTimeout(60_000);
+
+const world = new ClusterLinkWorld();
+let ns: string;
+
+beforeAll(async () => {
+  await world.setUp();
+  ns = await world.namespace("rbac-cl");
+  await world.service(ns, "db", [5432]);
+});
+
+describe("clusterlink-export runs with exactly manifests/rbac/clusterlink-export.yaml", () => {
+  it("verifies an Export and writes its status", async () => {
+    const { kube } = await identityFrom("clusterlink-export.yaml");
+    await world.exportOf(ns, "db", { port: 5432 });
+    const fn = world.instance("export", kube);
+    expect(await world.send(fn, exportRef("db"))).toMatchObject({ kind: "done" });
+    expect((await world.conditions(EXPORTS, ns, "db"))["ExportValid"]?.status).toBe("True");
+  });
+
+  it("is refused (403) any write besides Export status: a Service, an Export's spec", async () => {
+    const { kube } = await identityFrom("clusterlink-export.yaml");
+    expect(await refusal(kube.delete(SERVICES, { namespace: ns, name: "db" }))).toBe(
+      "forbidden 403",
+    );
+    const patch = { spec: { port: 1 } };
+    expect(await refusal(kube.mergePatch(EXPORTS, { namespace: ns, name: "db" }, patch))).toBe(
+      "forbidden 403",
+    );
+  });
+});
+
+describe("clusterlink-import runs with exactly manifests/rbac/clusterlink-import.yaml", () => {
+  it("leases, creates both Services, and removes them on delete", async () => {
+    const { kube } = await identityFrom("clusterlink-import.yaml");
+    const fn = world.instance("import", kube);
+    await world.importOf(ns, "cache", { port: 6379 });
+    expect(await world.importEvent(ns, "cache", "add", fn)).toMatchObject({ kind: "done" });
+    expect((await world.getService(ns, "cache"))?.spec?.type).toBe("ExternalName");
+    await world.kube.delete(IMPORTS, { namespace: ns, name: "cache" });
+    expect(await world.importEvent(ns, "cache", "delete", fn)).toMatchObject({ kind: "done" });
+    expect(await world.getService(ns, "cache")).toBeUndefined();
+    expect(await world.resync(fn)).toMatchObject({ kind: "done" });
+  });
+
+  it("is refused (403) writes outside its role: a Namespace, an Export", async () => {
+    const { kube } = await identityFrom("clusterlink-import.yaml");
+    const label = { metadata: { labels: { touched: "yes" } } };
+    expect(await refusal(kube.mergePatch(NAMESPACES, { name: ns }, label))).toBe("forbidden 403");
+    expect(await refusal(kube.delete(EXPORTS, { namespace: ns, name: "db" }))).toBe(
+      "forbidden 403",
+    );
+  });
+
+  it("without Service create it does not finish, and no Service appears", async () => {
+    const { kube } = await identityFrom("clusterlink-import.yaml", {
+      group: "",
+      resource: "services",
+      verb: "create",
+    });
+    const fn = world.instance("import", kube);
+    await world.importOf(ns, "queue", { port: 5672 });
+    expect((await world.importEvent(ns, "queue", "add", fn)).kind).not.toBe("done");
+    expect(await world.getService(ns, "queue")).toBeUndefined();
+  });
+});
+
+function exportRef(name: string) {
+  return {
+    type: "object" as const,
+    id: `rbac-${name}`,
+    action: "update" as const,
+    ref: { apiVersion: "clusterlink.net/v1alpha1", kind: "Export", namespace: ns, name },
+  };
+}
