@@ -1,5 +1,6 @@
 /** Every function this project serves; the combined server and its tests read this list. */
 import type { SdewanFunction } from "../shared/runtime/function.js";
+import { clusterLinkAuthz } from "./clusterlink-authz/index.js";
 import { clusterLinkExport } from "./clusterlink-export/index.js";
 import { clusterLinkImport } from "./clusterlink-import/index.js";
 import { egressGroupSync } from "./egress-group-sync/index.js";
@@ -14,4 +15,5 @@ export const ALL_FUNCTIONS: readonly SdewanFunction[] = [
   egressGroupSync,
   clusterLinkExport,
   clusterLinkImport,
+  clusterLinkAuthz,
 ];

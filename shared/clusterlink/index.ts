@@ -27,3 +27,4 @@ export * from "./plan-lease.js";
 export * from "./plan-import.js";
 export * from "./import-event.js";
 export * from "./plan-access.js";
+export * from "./authz.js";

@@ -3,7 +3,8 @@
 // from manifests/rbac (TokenRequest token), anything outside the role is refused with 403, and
 // without one of its permissions the scenario fails and writes nothing.
 import { jest } from "@jest/globals";
-import { NAMESPACES, SERVICES } from "../../shared/kube/index.js";
+import { createClusterLinkAuthz } from "../../functions/clusterlink-authz/index.js";
+import { clusterLinkResource, NAMESPACES, SERVICES } from "../../shared/kube/index.js";
 import { ClusterLinkWorld, EXPORTS, IMPORTS } from "./clusterlink-harness.js";
 import { identityFrom, refusal } from "./support/identity.js";
 
@@ -82,3 +83,29 @@ function exportRef(name: string) {
     ref: { apiVersion: "clusterlink.net/v1alpha1", kind: "Export", namespace: ns, name },
   };
 }
+
+describe("clusterlink-authz reads with exactly manifests/rbac/clusterlink-authz.yaml", () => {
+  it("answers a decision from the live policies, and is refused (403) any write", async () => {
+    const { kube } = await identityFrom("clusterlink-authz.yaml");
+    const fn = createClusterLinkAuthz({ kube: () => kube });
+    const reply = await fn.handle(
+      { source: {}, export: { name: "db", namespace: ns } },
+      {
+        correlationId: "rbac",
+        log: silent,
+        calls: { api: 0, cnf: 0 },
+        signal: new AbortController().signal,
+      },
+    );
+    expect(reply).toMatchObject({ status: 200, body: { allowed: false } });
+    const policy = {
+      metadata: { name: "p", namespace: ns },
+      spec: { action: "allow", from: [], to: [] },
+    };
+    expect(await refusal(kube.create(clusterLinkResource("AccessPolicy"), policy))).toBe(
+      "forbidden 403",
+    );
+  });
+});
+
+const silent = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };

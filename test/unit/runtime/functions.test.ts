@@ -16,6 +16,7 @@ const FUNCTION_NAMES = [
   "egress-group-sync",
   "clusterlink-export",
   "clusterlink-import",
+  "clusterlink-authz",
 ];
 
 /** Refused by the runtime before any handler runs, so it proves the route without calling one. */
@@ -40,8 +41,8 @@ describe("the four functions exist and are wired to the runtime", () => {
 
 describe("FUNCTIONS=a,b limits what the combined server serves", () => {
   it("unset or empty serves all", () => {
-    expect(selectFunctions(ALL_FUNCTIONS, undefined)).toHaveLength(6);
-    expect(selectFunctions(ALL_FUNCTIONS, " ")).toHaveLength(6);
+    expect(selectFunctions(ALL_FUNCTIONS, undefined)).toHaveLength(7);
+    expect(selectFunctions(ALL_FUNCTIONS, " ")).toHaveLength(7);
   });
 
   it("a list serves only those, and the others are 404", async () => {
