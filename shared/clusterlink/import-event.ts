@@ -14,165 +14,29 @@
  * Services, and the resync removes Services whose Import is gone (docs/adr/0006).
  */
 import type { Log } from "../core/context.js";
-import {
-  done,
-  malformed,
-  permanent,
-  retryLater,
-  worstOutcome,
-  type Outcome,
-} from "../core/outcome.js";
+import { done, malformed, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
-import {
-  clusterLinkResource,
-  isKubeError,
-  retryOnConflict,
-  SERVICES,
-  type KubeClient,
-} from "../kube/index.js";
+import { isKubeError, retryOnConflict, SERVICES, type KubeClient } from "../kube/index.js";
 import {
   importOfLabels,
-  LEASED_PORT_ANNOTATION,
   MANAGED_BY,
   MANAGED_BY_LABEL,
-  ownedBy,
   systemServiceName,
   type ImportKey,
 } from "./names.js";
-import { observeImport, type ObservedImport } from "./observed.js";
 import {
-  grantedPort,
-  planImport,
-  serviceRefs,
-  type FoundServices,
-  type ServiceWrite,
-} from "./plan-import.js";
+  IMPORTS,
+  keyOf,
+  leaseClaimOf,
+  listImports,
+  removeServicesOf,
+  settleImport,
+  type ImportEventOptions,
+} from "./apply-import.js";
+import { LeaseRaceError, settleByPort } from "./lease-by-port.js";
+import type { ObservedImport } from "./observed.js";
+import { grantedPort } from "./plan-import.js";
 import { planLeases, type LeaseClaim, type LeaseDecision } from "./plan-lease.js";
-import { planStatus } from "./plan-status.js";
-
-const IMPORTS = clusterLinkResource("Import");
-
-export interface ImportEventOptions {
-  /** RFC 3339 time for condition transitions. */
-  readonly now: string;
-  /** The ClusterLink namespace (system Services live there). */
-  readonly clNamespace: string;
-  /** Lease rounds before giving up with a retry. Default 5. */
-  readonly maxRounds?: number;
-}
-
-const keyOf = (k: ImportKey): string => `${k.namespace}/${k.name}`;
-
-export function leaseClaimOf(imp: ObservedImport): LeaseClaim | null {
-  if (imp.deleting || !imp.spec.ok) return null;
-  const targetPort = imp.spec.value.targetPort ?? 0;
-  return {
-    key: keyOf(imp),
-    uid: imp.uid,
-    creationTimestamp: imp.creationTimestamp,
-    targetPort,
-    leasedByUs: targetPort !== 0 && imp.annotations[LEASED_PORT_ANNOTATION] === String(targetPort),
-  };
-}
-
-async function listImports(kube: KubeClient): Promise<ObservedImport[]> {
-  return (await kube.list(IMPORTS)).map(observeImport);
-}
-
-/** The lease goes into the spec with our annotation, in one write guarded by resourceVersion. */
-async function writeLease(
-  kube: KubeClient,
-  imp: ObservedImport,
-  port: number,
-): Promise<ObservedImport> {
-  const { raw } = imp;
-  const annotations = { ...imp.annotations, [LEASED_PORT_ANNOTATION]: String(port) };
-  const spec = { ...(raw.spec as Record<string, unknown>), targetPort: port };
-  const written = await kube.replace(IMPORTS, {
-    ...raw,
-    metadata: { ...raw.metadata, name: imp.name, namespace: imp.namespace, annotations },
-    spec,
-  });
-  return observeImport(written);
-}
-
-async function findServices(
-  kube: KubeClient,
-  key: ImportKey,
-  clNamespace: string,
-): Promise<FoundServices> {
-  const refs = serviceRefs(key, clNamespace);
-  const [system, user] = await Promise.all([
-    kube.get(SERVICES, refs.system),
-    refs.user === null ? undefined : kube.get(SERVICES, refs.user),
-  ]);
-  return { system, user };
-}
-
-async function applyWrite(kube: KubeClient, write: ServiceWrite): Promise<void> {
-  if (write.action === "delete") {
-    await kube.delete(SERVICES, write.ref);
-    return;
-  }
-  const { namespace, name, labels, spec } = write.service;
-  if (write.action === "create") {
-    await kube.create(SERVICES, { metadata: { name, namespace, labels }, spec });
-  } else {
-    // Merge patch: ports and selector are replaced whole; clusterIP and other defaults stay.
-    await kube.mergePatch(SERVICES, { namespace, name }, { metadata: { labels }, spec });
-  }
-}
-
-interface Settled {
-  readonly outcome: Outcome;
-  readonly stalled: boolean;
-}
-
-/** One Import: its lease (if it needs one), its Services, its status. */
-async function settleImport(
-  kube: KubeClient,
-  observed: ObservedImport,
-  decision: LeaseDecision | undefined,
-  options: ImportEventOptions,
-  fromOwnEvent: boolean,
-): Promise<Settled> {
-  const imp =
-    decision?.kind === "lease" ? await writeLease(kube, observed, decision.port) : observed;
-  const found = await findServices(kube, imp, options.clNamespace);
-  const plan = planImport({ imp, decision, found, clNamespace: options.clNamespace });
-  for (const write of plan.writes) await applyWrite(kube, write);
-  const status = planStatus(imp.status, plan.conditions, imp.generation, options.now);
-  if (status.write !== null) {
-    await kube.patchStatus(IMPORTS, imp, status.write, { resourceVersion: imp.resourceVersion });
-  }
-  const ref = `Import ${keyOf(imp)}`;
-  const written = status.write === null ? "unchanged" : "status written";
-  if (plan.problem === null) return { outcome: done(`${ref} ready, ${written}`), stalled: false };
-  const outcome = fromOwnEvent
-    ? permanent(plan.problem.reason, `${ref}: ${plan.problem.message}`)
-    : done(`${ref} stalled (${plan.problem.reason}), ${written}`);
-  return { outcome, stalled: true };
-}
-
-/** Services of an Import that no longer exists: remove exactly what carries its labels. */
-async function removeServicesOf(
-  kube: KubeClient,
-  key: ImportKey,
-  clNamespace: string,
-): Promise<number> {
-  const found = await findServices(kube, key, clNamespace);
-  const refs = serviceRefs(key, clNamespace);
-  let removed = 0;
-  for (const [svc, ref] of [
-    [found.system, refs.system],
-    [found.user, refs.user],
-  ] as const) {
-    if (svc !== undefined && ref !== null && ownedBy(svc.metadata.labels, key)) {
-      if (await kube.delete(SERVICES, ref)) removed += 1;
-    }
-  }
-  return removed;
-}
 
 /** The resync's sweep: every Service with our labels whose Import is gone (a lost delete). */
 async function sweepOrphans(kube: KubeClient, live: ReadonlySet<string>): Promise<number> {
@@ -287,26 +151,32 @@ async function rounds(
 const raced = (error: unknown): boolean =>
   isKubeError(error, "conflict") || isKubeError(error, "notFound");
 
+/**
+ * A live Import is settled by its port alone (lease-by-port.ts: a few small lists). A deleted one
+ * loses its Services, and every Import whose requested port was taken is looked at again, from
+ * the full list: this Import may have been the holder.
+ */
 async function onImportEvent(
   kube: KubeClient,
   ref: ImportKey,
   options: ImportEventOptions,
 ): Promise<Outcome> {
   const own = keyOf(ref);
+  const live = await kube.get(IMPORTS, ref);
+  if (live !== undefined && live.metadata.deletionTimestamp === undefined) {
+    const settled = await settleByPort(kube, ref, options, true);
+    const outcomes = [...(settled.own ? [settled.own] : []), ...settled.others].map(
+      (s) => s.outcome,
+    );
+    return worstOutcome(outcomes);
+  }
   const outcomes = await rounds(
     kube,
-    (imports) => {
-      // Losers of a requested port are looked at again: this Import may have been the holder.
-      const keys = new Set([own, ...imports.filter(portInvalid).map(keyOf)]);
-      return { keys, own, all: false };
-    },
+    (imports) => ({ keys: new Set(imports.filter(portInvalid).map(keyOf)), own: null, all: false }),
     options,
   );
-  const live = await kube.get(IMPORTS, ref);
-  if (live === undefined || live.metadata.deletionTimestamp !== undefined) {
-    const removed = await removeServicesOf(kube, ref, options.clNamespace);
-    outcomes.push(done(`Import ${own} is gone, ${removed} Services removed`));
-  }
+  const removed = await removeServicesOf(kube, ref, options.clNamespace);
+  outcomes.push(done(`Import ${own} is gone, ${removed} Services removed`));
   return worstOutcome(outcomes);
 }
 
@@ -369,10 +239,19 @@ export async function syncImportEvent(
     log.debug({ kind, namespace, name, outcome: outcome.kind }, "imports reconciled");
     return outcome;
   } catch (error) {
-    if (raced(error)) return retryLater((error as Error).message, 1);
-    if (isKubeError(error) && (error.retryable || error.code === "forbidden")) {
-      return retryLater(error.message);
-    }
-    throw error;
+    return retryOrThrow(error);
   }
 }
+
+/** Races and API trouble are redelivered; anything else is a bug (500). */
+function retryOrThrow(error: unknown): Outcome {
+  if (raced(error) || error instanceof LeaseRaceError) {
+    return retryLater((error as Error).message, 1);
+  }
+  if (isKubeError(error) && (error.retryable || error.code === "forbidden")) {
+    return retryLater(error.message);
+  }
+  throw error;
+}
+
+export type { ImportEventOptions } from "./apply-import.js";

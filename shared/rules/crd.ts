@@ -64,6 +64,8 @@ export interface CrdDefinition {
   readonly printerColumns: readonly PrinterColumn[];
   /** CEL rules on the whole object (x-kubernetes-validations at the root), e.g. a name limit. */
   readonly validations?: readonly CelRule[];
+  /** Fields a list may filter on with a fieldSelector (selectableFields), e.g. ".spec.targetPort". */
+  readonly selectableFields?: readonly string[];
 }
 
 export interface CelRule {
@@ -267,7 +269,8 @@ export const CLUSTERLINK_CRDS: readonly CrdDefinition[] = [
       { name: "TargetPort", type: "integer", jsonPath: ".spec.targetPort" },
       AGE_COLUMN,
     ],
-    { validations: [IMPORT_NAME_RULE] },
+    // Leases are checked per port: "which Imports hold port P" is one small list.
+    { validations: [IMPORT_NAME_RULE], selectableFields: [".spec.targetPort"] },
   ),
   clusterLinkCrd(
     "AccessPolicy",
@@ -542,6 +545,9 @@ export function buildCrd(def: CrdDefinition): SchemaNode {
   };
   if (def.statusSubresource) version["subresources"] = { status: {} };
   version["additionalPrinterColumns"] = def.printerColumns.map((c) => ({ ...c }));
+  if (def.selectableFields !== undefined && def.selectableFields.length > 0) {
+    version["selectableFields"] = def.selectableFields.map((jsonPath) => ({ jsonPath }));
+  }
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",

@@ -240,7 +240,8 @@ describe("a lost Import delete", () => {
 });
 
 describe("Imports created at once, two function instances, duplicated and reordered deliveries", () => {
-  const COUNT = 120;
+  // CL_RACE_IMPORTS=1000 measures at scale (the default keeps the suite quick on a small machine).
+  const COUNT = Number(process.env["CL_RACE_IMPORTS"] ?? 120);
 
   /** Delivers until the function says done, as Knative redelivers a 503 (bounded). */
   async function deliver(send: () => Promise<Outcome>): Promise<Outcome> {
@@ -258,54 +259,62 @@ describe("Imports created at once, two function instances, duplicated and reorde
     return out;
   }
 
-  it(`${COUNT} Imports end with distinct ports, every one Ready, no orphan Service`, async () => {
-    const ns = await world.namespace("race");
-    const names = Array.from({ length: COUNT }, (_, i) => `svc-${i}`);
-    const create = pLimit(16);
-    await Promise.all(names.map((n) => create(() => world.importOf(ns, n, { port: 8000 }))));
+  it(
+    `${COUNT} Imports end with distinct ports, every one Ready, no orphan Service`,
+    async () => {
+      const ns = await world.namespace("race");
+      const names = Array.from({ length: COUNT }, (_, i) => `svc-${i}`);
+      const create = pLimit(16);
+      await Promise.all(names.map((n) => create(() => world.importOf(ns, n, { port: 8000 }))));
 
-    const instances: EventFunction[] = [world.importer, world.instance("import")];
-    world.calls.api = 0;
-    const limit = pLimit(12);
-    // Every add twice (once per instance), in random order; then the update events our own
-    // spec writes cause, again to both instances.
-    for (const action of ["add", "update"] as const) {
-      const deliveries = shuffled(names.flatMap((n) => instances.map((fn) => ({ n, fn }))));
-      const outcomes = await Promise.all(
-        deliveries.map(({ n, fn }) =>
-          limit(() => deliver(() => world.importEvent(ns, n, action, fn))),
-        ),
+      const instances: EventFunction[] = [world.importer, world.instance("import")];
+      world.calls.api = 0;
+      const limit = pLimit(12);
+      // Every add twice (once per instance), in random order; then the update events our own
+      // spec writes cause, again to both instances.
+      const started = performance.now();
+      const waves: string[] = [];
+      for (const action of ["add", "update"] as const) {
+        const deliveries = shuffled(names.flatMap((n) => instances.map((fn) => ({ n, fn }))));
+        const outcomes = await Promise.all(
+          deliveries.map(({ n, fn }) =>
+            limit(() => deliver(() => world.importEvent(ns, n, action, fn))),
+          ),
+        );
+        expect(outcomes.filter((o) => o.kind !== "done")).toEqual([]);
+        const seconds = ((performance.now() - started) / 1000).toFixed(1);
+        waves.push(`${action} wave done at ${seconds} s`);
+      }
+      const perImport = world.calls.api / COUNT;
+      process.stdout.write(
+        `clusterlink-import race: ${perImport.toFixed(1)} API requests per Import (${COUNT} Imports, 4 deliveries each; ${waves.join(", ")})\n`,
       );
-      expect(outcomes.filter((o) => o.kind !== "done")).toEqual([]);
-    }
-    const perImport = world.calls.api / COUNT;
-    process.stdout.write(
-      `clusterlink-import race: ${perImport.toFixed(1)} API requests per Import (${COUNT} Imports, 4 deliveries each)\n`,
-    );
 
-    const imports: KubeObject[] = await world.kube.list(IMPORTS, { namespace: ns });
-    const ports = imports.map((i) => (i.spec as { targetPort: number }).targetPort);
-    expect(new Set(ports).size).toBe(COUNT);
-    for (const imp of imports) {
-      const name = imp.metadata.name;
-      const ready = (
-        imp.status as { conditions?: { type: string; status: string }[] }
-      ).conditions?.find((c) => c.type === "Ready");
-      expect([name, ready?.status]).toEqual([name, "True"]);
-    }
-    const system = await world.kube.list(SERVICES, {
-      namespace: CL,
-      labelSelector: { "clusterlink.net/import-namespace": ns },
-    });
-    expect(system).toHaveLength(COUNT);
-    const byName = new Map(system.map((s: Service) => [s.metadata.name, s]));
-    for (const imp of imports) {
-      const svc = byName.get(systemName(ns, imp.metadata.name));
-      expect(svc?.spec?.ports?.[0]?.targetPort).toBe(
-        (imp.spec as { targetPort: number }).targetPort,
-      );
-    }
-    const users = await world.kube.list(SERVICES, { namespace: ns });
-    expect(users).toHaveLength(COUNT);
-  }, 120_000);
+      const imports: KubeObject[] = await world.kube.list(IMPORTS, { namespace: ns });
+      const ports = imports.map((i) => (i.spec as { targetPort: number }).targetPort);
+      expect(new Set(ports).size).toBe(COUNT);
+      for (const imp of imports) {
+        const name = imp.metadata.name;
+        const ready = (
+          imp.status as { conditions?: { type: string; status: string }[] }
+        ).conditions?.find((c) => c.type === "Ready");
+        expect([name, ready?.status]).toEqual([name, "True"]);
+      }
+      const system = await world.kube.list(SERVICES, {
+        namespace: CL,
+        labelSelector: { "clusterlink.net/import-namespace": ns },
+      });
+      expect(system).toHaveLength(COUNT);
+      const byName = new Map(system.map((s: Service) => [s.metadata.name, s]));
+      for (const imp of imports) {
+        const svc = byName.get(systemName(ns, imp.metadata.name));
+        expect(svc?.spec?.ports?.[0]?.targetPort).toBe(
+          (imp.spec as { targetPort: number }).targetPort,
+        );
+      }
+      const users = await world.kube.list(SERVICES, { namespace: ns });
+      expect(users).toHaveLength(COUNT);
+    },
+    Math.max(120_000, COUNT * 600),
+  );
 });
