@@ -7,7 +7,8 @@
  * the boundary (observed.ts); the pure plans: status with upstream's condition strings plus
  * Ready/Reconciling/Stalled (plan-status.ts), Export validity (plan-export.ts), port leases
  * derived from the Imports' spec.targetPort (plan-lease.ts), an Import's Services
- * (plan-import.ts), access decisions (plan-access.ts); the I/O shells: one Import's writes
+ * (plan-import.ts), access decisions (plan-access.ts), a Peer's reachability from one
+ * heartbeat with upstream's thresholds kept in status (plan-peer-health.ts); the I/O shells: one Import's writes
  * (apply-import.ts), leases asked per port (lease-by-port.ts); one entry per function:
  * syncExportEvent, syncImportEvent, decideAccessRequest.
  *
@@ -31,3 +32,4 @@ export * from "./plan-import.js";
 export * from "./import-event.js";
 export * from "./plan-access.js";
 export * from "./authz.js";
+export * from "./plan-peer-health.js";
