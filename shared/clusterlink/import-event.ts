@@ -180,6 +180,11 @@ async function onImportEvent(
   return worstOutcome(outcomes);
 }
 
+/**
+ * Most Service events concern no Import: two reads say so (its labels, an Import named like it).
+ * Only a Service in the ClusterLink namespace without our labels (a system Service deleted, or
+ * someone else's at its name) needs the full list, to find the Import by its system name.
+ */
 async function onServiceEvent(
   kube: KubeClient,
   ref: ImportKey,
@@ -187,15 +192,26 @@ async function onServiceEvent(
 ): Promise<Outcome> {
   const svc = await kube.get(SERVICES, ref);
   const labelled = importOfLabels(svc?.metadata.labels);
-  const outcomes = await rounds(
-    kube,
-    (imports) => ({
-      keys: serviceFocus(imports, ref, labelled, options.clNamespace),
-      own: null,
-      all: false,
-    }),
-    options,
-  );
+  if (labelled === undefined && ref.namespace === options.clNamespace) {
+    const outcomes = await rounds(
+      kube,
+      (imports) => ({
+        keys: serviceFocus(imports, ref, labelled, options.clNamespace),
+        own: null,
+        all: false,
+      }),
+      options,
+    );
+    return outcomes.length === 0
+      ? done(`no Import uses Service ${keyOf(ref)}`)
+      : worstOutcome(outcomes);
+  }
+  const keys = new Map([ref, ...(labelled ? [labelled] : [])].map((k) => [keyOf(k), k]));
+  const outcomes: Outcome[] = [];
+  for (const key of keys.values()) {
+    const settled = await settleByPort(kube, key, options, false);
+    outcomes.push(...[settled.own, ...settled.others].flatMap((x) => (x ? [x.outcome] : [])));
+  }
   if (labelled !== undefined && (await kube.get(IMPORTS, labelled)) === undefined) {
     const removed = await removeServicesOf(kube, labelled, options.clNamespace);
     outcomes.push(done(`Import ${keyOf(labelled)} is gone, ${removed} Services removed`));
