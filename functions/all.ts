@@ -3,6 +3,7 @@ import type { SdewanFunction } from "../shared/runtime/function.js";
 import { clusterLinkAuthz } from "./clusterlink-authz/index.js";
 import { clusterLinkExport } from "./clusterlink-export/index.js";
 import { clusterLinkImport } from "./clusterlink-import/index.js";
+import { clusterLinkPeerHealth } from "./clusterlink-peer-health/index.js";
 import { egressGroupSync } from "./egress-group-sync/index.js";
 import { onDeploymentReady } from "./on-deployment-ready/index.js";
 import { reconcileRule } from "./reconcile-rule/index.js";
@@ -16,4 +17,5 @@ export const ALL_FUNCTIONS: readonly SdewanFunction[] = [
   clusterLinkExport,
   clusterLinkImport,
   clusterLinkAuthz,
+  clusterLinkPeerHealth,
 ];

@@ -84,5 +84,11 @@ ${blockList(6, kindRefsOf(kinds))}
       - { apiVersion: clusterlink.net/v1alpha1, kind: Import }
       - { apiVersion: v1, kind: Service }
       - { apiVersion: discovery.k8s.io/v1, kind: EndpointSlice }
+
+  - name: clusterlink-peer-health
+    url: http://gateway.openfaas.svc.cluster.local:8080/function/clusterlink-peer-health
+    resync: 10s # the heartbeat period while a Peer is unhealthy upstream
+    resources:
+      - { apiVersion: clusterlink.net/v1alpha1, kind: Peer }
 `;
 }

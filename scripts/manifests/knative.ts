@@ -100,5 +100,22 @@ spec:
     - { apiVersion: discovery.k8s.io/v1, kind: EndpointSlice }
   sink:
     ref: { apiVersion: eventing.knative.dev/v1, kind: Broker, name: sdewan }
+---
+apiVersion: sources.knative.dev/v1
+kind: ApiServerSource
+metadata:
+  name: sdewan-clusterlink-peer-health
+  namespace: sdewan-system
+  labels: { app.kubernetes.io/part-of: sdewan }
+spec:
+  mode: Reference
+  serviceAccountName: sdewan-apiserversource
+  namespaceSelector: {}
+  ceOverrides:
+    extensions: { sdewansource: clusterlink-peer-health }
+  resources:
+    - { apiVersion: clusterlink.net/v1alpha1, kind: Peer }
+  sink:
+    ref: { apiVersion: eventing.knative.dev/v1, kind: Broker, name: sdewan }
 `;
 }

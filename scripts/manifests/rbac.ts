@@ -161,7 +161,7 @@ ${blockList(6, pluralsOf(kinds))}
     resources: ["egresses"]
     verbs: ["get", "list", "watch"]
   - apiGroups: ["clusterlink.net"]
-    resources: ["exports", "imports"]
+    resources: ["exports", "imports", "peers"]
     verbs: ["get", "list", "watch"]
   - apiGroups: [""]
     resources: ["services"]

@@ -9,8 +9,9 @@
  * derived from the Imports' spec.targetPort (plan-lease.ts), an Import's Services
  * (plan-import.ts), access decisions (plan-access.ts), a Peer's reachability from one
  * heartbeat with upstream's thresholds kept in status (plan-peer-health.ts); the I/O shells: one Import's writes
- * (apply-import.ts), leases asked per port (lease-by-port.ts); one entry per function:
- * syncExportEvent, syncImportEvent, decideAccessRequest.
+ * (apply-import.ts), leases asked per port (lease-by-port.ts), the mTLS heartbeat
+ * (heartbeat.ts); one entry per function: syncExportEvent, syncImportEvent, syncPeerEvent,
+ * decideAccessRequest.
  *
  * Does not: keep leases or back-references in memory (docs/adr/0006), speak HTTP, program a
  * dataplane, or import another capability. The CRD schemas live in shared/rules
@@ -33,3 +34,5 @@ export * from "./import-event.js";
 export * from "./plan-access.js";
 export * from "./authz.js";
 export * from "./plan-peer-health.js";
+export * from "./heartbeat.js";
+export * from "./peer-event.js";

@@ -45,10 +45,11 @@ export function planPeerHealth(
   const successes = beat.ok ? before.consecutiveSuccesses + 1 : 0;
   const failures = beat.ok ? 0 : before.consecutiveFailures + 1;
   const reachable = nextReachable(before.reachable, successes, failures);
+  // Capped at the thresholds: larger counts decide nothing, and a steady Peer's status stays put.
   const memory: HeartbeatMemory = {
     reachable,
-    consecutiveSuccesses: successes,
-    consecutiveFailures: failures,
+    consecutiveSuccesses: Math.min(successes, HEALTHY_THRESHOLD),
+    consecutiveFailures: Math.min(failures, UNHEALTHY_THRESHOLD),
     lastSeen: beat.ok ? now : before.lastSeen,
     labels: beat.ok ? beat.labels : before.labels,
   };

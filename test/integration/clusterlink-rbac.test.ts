@@ -4,6 +4,7 @@
 // without one of its permissions the scenario fails and writes nothing.
 import { jest } from "@jest/globals";
 import { createClusterLinkAuthz } from "../../functions/clusterlink-authz/index.js";
+import { createClusterLinkPeerHealth } from "../../functions/clusterlink-peer-health/index.js";
 import { clusterLinkResource, NAMESPACES, SERVICES } from "../../shared/kube/index.js";
 import { ClusterLinkWorld, EXPORTS, IMPORTS } from "./clusterlink-harness.js";
 import { identityFrom, refusal } from "./support/identity.js";
@@ -109,3 +110,38 @@ describe("clusterlink-authz reads with exactly manifests/rbac/clusterlink-authz.
 });
 
 const silent = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+
+describe("clusterlink-peer-health runs with exactly manifests/rbac/clusterlink-peer-health.yaml", () => {
+  it("writes Peer status (a Peer that never answered), and is refused (403) a Peer's spec", async () => {
+    const { kube } = await identityFrom("clusterlink-peer-health.yaml");
+    const peers = clusterLinkResource("Peer");
+    const name = `rbac-${world.run}`;
+    await world.kube.create(peers, {
+      metadata: { name, namespace: world.clNamespace },
+      spec: { gateways: [{ host: "127.0.0.1", port: 1 }] },
+    });
+    const fn = createClusterLinkPeerHealth({
+      kube: () => kube,
+      env: { CL_NAMESPACE: world.clNamespace, CL_PEER_TLS_DIR: "/nonexistent" },
+    });
+    const event = {
+      type: "object" as const,
+      id: "rbac-peer",
+      action: "update" as const,
+      ref: {
+        apiVersion: "clusterlink.net/v1alpha1",
+        kind: "Peer",
+        namespace: world.clNamespace,
+        name,
+      },
+    };
+    // No client identity mounted: the status says so, written with the role's status permission.
+    expect(await world.send(fn, event)).toMatchObject({ kind: "retry" });
+    const conditions = await world.conditions(peers, world.clNamespace, name);
+    expect(conditions["Stalled"]?.reason).toBe("TlsMaterialMissing");
+    const patch = { spec: { gateways: [] } };
+    expect(
+      await refusal(kube.mergePatch(peers, { namespace: world.clNamespace, name }, patch)),
+    ).toBe("forbidden 403");
+  });
+});

@@ -299,6 +299,7 @@ describe("the event sources (connector, ApiServerSource) with manifests/rbac/eve
           EndpointSlice: "endpointslices",
           Export: "exports",
           Import: "imports",
+          Peer: "peers",
         }) as Record<string, string>
       )[kind] ?? requireKind(kind).plural;
     for (const { apiVersion, kind } of routed) {

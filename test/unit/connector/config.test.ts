@@ -137,6 +137,7 @@ describe("the example config in manifests/connector", () => {
     expect(byRoute["egress-group-sync"]).toEqual(["Egress", "Pod", "Namespace"]);
     expect(byRoute["clusterlink-export"]).toEqual(["Export", "Service"]);
     expect(byRoute["clusterlink-import"]).toEqual(["Import", "Service", "EndpointSlice"]);
+    expect(byRoute["clusterlink-peer-health"]).toEqual(["Peer"]);
     // Resync goes to the functions that take it; reconcile-rule answers a resync with 400.
     const resyncing = config.routes.filter((r) => r.resync !== undefined).map((r) => r.name);
     expect(resyncing).toEqual([
@@ -144,6 +145,7 @@ describe("the example config in manifests/connector", () => {
       "egress-group-sync",
       "clusterlink-export",
       "clusterlink-import",
+      "clusterlink-peer-health",
     ]);
   });
 
@@ -163,7 +165,7 @@ describe("the example config in manifests/connector", () => {
       .filter((r) => r.apiVersion.includes(".") && !r.apiVersion.endsWith(".k8s.io/v1"))
       .map((r) => `${r.apiVersion} ${r.kind}`);
     expect(custom.filter((r) => !served.has(r))).toEqual([]);
-    // Every rule kind, the Antrea Egress, ClusterLink's Export and Import.
-    expect(custom).toHaveLength(RULE_KIND_NAMES.length + 3);
+    // Every rule kind, the Antrea Egress, ClusterLink's Export, Import and Peer.
+    expect(custom).toHaveLength(RULE_KIND_NAMES.length + 4);
   });
 });

@@ -123,6 +123,7 @@ describe("manifests/knative", () => {
     expect(receivers(pingEvent())).toEqual([
       "clusterlink-export",
       "clusterlink-import",
+      "clusterlink-peer-health",
       "egress-group-sync",
       "on-deployment-ready",
     ]);

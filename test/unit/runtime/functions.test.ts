@@ -17,6 +17,7 @@ const FUNCTION_NAMES = [
   "clusterlink-export",
   "clusterlink-import",
   "clusterlink-authz",
+  "clusterlink-peer-health",
 ];
 
 /** Refused by the runtime before any handler runs, so it proves the route without calling one. */
@@ -41,8 +42,8 @@ describe("the four functions exist and are wired to the runtime", () => {
 
 describe("FUNCTIONS=a,b limits what the combined server serves", () => {
   it("unset or empty serves all", () => {
-    expect(selectFunctions(ALL_FUNCTIONS, undefined)).toHaveLength(7);
-    expect(selectFunctions(ALL_FUNCTIONS, " ")).toHaveLength(7);
+    expect(selectFunctions(ALL_FUNCTIONS, undefined)).toHaveLength(8);
+    expect(selectFunctions(ALL_FUNCTIONS, " ")).toHaveLength(8);
   });
 
   it("a list serves only those, and the others are 404", async () => {
