@@ -77,5 +77,26 @@ ${blockList(6, kindRefsOf(kinds))}
       - { apiVersion: networking.k8s.io/v1, kind: NetworkPolicy }
       - { apiVersion: v1, kind: Pod }
       - { apiVersion: v1, kind: Namespace }
+
+  - name: clusterlink-export
+    url: http://gateway.openfaas.svc.cluster.local:8080/function/clusterlink-export
+    resync: 5m
+    resources:
+      - { apiVersion: clusterlink.net/v1alpha1, kind: Export }
+      - { apiVersion: v1, kind: Service }
+
+  - name: clusterlink-import
+    url: http://gateway.openfaas.svc.cluster.local:8080/function/clusterlink-import
+    resync: 5m # heals a lost Import delete and re-checks port losers
+    resources:
+      - { apiVersion: clusterlink.net/v1alpha1, kind: Import }
+      - { apiVersion: v1, kind: Service }
+      - { apiVersion: discovery.k8s.io/v1, kind: EndpointSlice }
+
+  - name: clusterlink-peer-health
+    url: http://gateway.openfaas.svc.cluster.local:8080/function/clusterlink-peer-health
+    resync: 10s # the heartbeat period while a Peer is unhealthy upstream
+    resources:
+      - { apiVersion: clusterlink.net/v1alpha1, kind: Peer }
 `;
 }

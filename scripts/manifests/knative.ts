@@ -64,6 +64,61 @@ spec:
   sink:
     ref: { apiVersion: eventing.knative.dev/v1, kind: Broker, name: sdewan }
 ---
+# ClusterLink: one source per function, so each Trigger takes its own (a Service event goes to both).
+apiVersion: sources.knative.dev/v1
+kind: ApiServerSource
+metadata:
+  name: sdewan-clusterlink-export
+  namespace: sdewan-system
+  labels: { app.kubernetes.io/part-of: sdewan }
+spec:
+  mode: Reference
+  serviceAccountName: sdewan-apiserversource
+  namespaceSelector: {}
+  ceOverrides:
+    extensions: { sdewansource: clusterlink-export }
+  resources:
+    - { apiVersion: clusterlink.net/v1alpha1, kind: Export }
+    - { apiVersion: v1, kind: Service }
+  sink:
+    ref: { apiVersion: eventing.knative.dev/v1, kind: Broker, name: sdewan }
+---
+apiVersion: sources.knative.dev/v1
+kind: ApiServerSource
+metadata:
+  name: sdewan-clusterlink-import
+  namespace: sdewan-system
+  labels: { app.kubernetes.io/part-of: sdewan }
+spec:
+  mode: Reference
+  serviceAccountName: sdewan-apiserversource
+  namespaceSelector: {}
+  ceOverrides:
+    extensions: { sdewansource: clusterlink-import }
+  resources:
+    - { apiVersion: clusterlink.net/v1alpha1, kind: Import }
+    - { apiVersion: v1, kind: Service }
+    - { apiVersion: discovery.k8s.io/v1, kind: EndpointSlice }
+  sink:
+    ref: { apiVersion: eventing.knative.dev/v1, kind: Broker, name: sdewan }
+---
+apiVersion: sources.knative.dev/v1
+kind: ApiServerSource
+metadata:
+  name: sdewan-clusterlink-peer-health
+  namespace: sdewan-system
+  labels: { app.kubernetes.io/part-of: sdewan }
+spec:
+  mode: Reference
+  serviceAccountName: sdewan-apiserversource
+  namespaceSelector: {}
+  ceOverrides:
+    extensions: { sdewansource: clusterlink-peer-health }
+  resources:
+    - { apiVersion: clusterlink.net/v1alpha1, kind: Peer }
+  sink:
+    ref: { apiVersion: eventing.knative.dev/v1, kind: Broker, name: sdewan }
+---
 apiVersion: sources.knative.dev/v1
 kind: ApiServerSource
 metadata:

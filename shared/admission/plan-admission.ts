@@ -3,10 +3,12 @@
  * then run the policies of its class in a fixed order. The first denial wins; warnings of the
  * policies that allowed are kept.
  */
+import { CLUSTERLINK_GROUP } from "../core/api-groups.js";
 import { ruleKey } from "../rules/index.js";
 import { ruleKinds, type AdmissionKinds, type AdmissionRuleKind } from "./kinds.js";
 import { PURPOSE_LABEL, describeObject, labelOf } from "./objects.js";
 import { needsRbac, planBucketPermission } from "./plan-bucket-permission.js";
+import { CLUSTERLINK_ADMISSION_KINDS, planClusterLinkSpec } from "./plan-clusterlink.js";
 import { planImmutablePurpose, planOneCnfPerPurpose } from "./plan-purpose.js";
 import {
   needsCnfNetworks,
@@ -22,6 +24,7 @@ import { POLICY, allow, deny, type Verdict } from "./verdict.js";
 
 export type AdmissionSubject =
   | { readonly type: "cnf" }
+  | { readonly type: "clusterlink" }
   | { readonly type: "rule"; readonly rule: AdmissionRuleKind }
   | { readonly type: "unsupported" };
 
@@ -31,6 +34,9 @@ export function classifyRequest(
 ): AdmissionSubject {
   const { group, kind } = request.kind;
   if (group === "apps" && kind === "Deployment") return { type: "cnf" };
+  if (group === CLUSTERLINK_GROUP && CLUSTERLINK_ADMISSION_KINDS.includes(kind)) {
+    return { type: "clusterlink" };
+  }
   const rule = group === kinds.group ? kinds.find(kind) : undefined;
   return rule === undefined ? { type: "unsupported" } : { type: "rule", rule };
 }
@@ -126,9 +132,10 @@ export function planAdmission(
       POLICY.supportedKinds,
       400,
       `validate-admission does not handle ${kind}.${version}.${group || "core"}`,
-      `send only apps/v1 Deployments and ${kinds.group} rule kinds to this webhook (fix the webhook configuration)`,
+      `send only apps/v1 Deployments, ${kinds.group} rule kinds and ${CLUSTERLINK_GROUP} kinds to this webhook (fix the webhook configuration)`,
     );
   }
+  if (subject.type === "clusterlink") return planClusterLinkSpec(request);
   if (subject.type === "cnf") {
     return firstDenial([
       () => planImmutablePurpose(request, true),

@@ -14,6 +14,7 @@ export const POLICY = {
   cnfNetworks: "cnf-networks",
   oneCnfPerPurpose: "one-cnf-per-purpose",
   supportedKinds: "supported-kinds",
+  clusterLinkSpec: "clusterlink-spec",
 } as const;
 
 export type PolicyName = (typeof POLICY)[keyof typeof POLICY];

@@ -4,11 +4,19 @@
  * (scripts/gen-webhook.ts), and the integration tests register it with a URL and caBundle.
  */
 import { stringify } from "yaml";
+import {
+  CLUSTERLINK_GROUP,
+  CLUSTERLINK_KINDS,
+  CLUSTERLINK_VERSION,
+  type ClusterLinkKind,
+} from "../core/api-groups.js";
 import { ALL_RULE_KINDS, PURPOSE_LABEL, RULE_GROUP, RULE_VERSION } from "../rules/index.js";
+import { CLUSTERLINK_ADMISSION_KINDS } from "./plan-clusterlink.js";
 
 export const WEBHOOK_CONFIGURATION_NAME = "sdewan-validate-admission";
 export const RULES_WEBHOOK_NAME = "rules.validate-admission.sdewan.akraino.org";
 export const CNF_WEBHOOK_NAME = "cnf-deployments.validate-admission.sdewan.akraino.org";
+export const CLUSTERLINK_WEBHOOK_NAME = "clusterlink.validate-admission.sdewan.akraino.org";
 
 /** Where the API server sends reviews: an in-cluster Service, or a URL (local control plane). */
 export type WebhookClientConfig =
@@ -71,7 +79,7 @@ export interface ValidatingWebhook {
     apiVersions: string[];
     operations: string[];
     resources: string[];
-    scope: "Namespaced";
+    scope: "Namespaced" | "*";
   }[];
 }
 
@@ -135,6 +143,25 @@ export function buildWebhookConfiguration(
             operations: ["CREATE", "UPDATE"],
             resources: ["deployments"],
             scope: "Namespaced",
+          },
+        ],
+      },
+      {
+        name: CLUSTERLINK_WEBHOOK_NAME,
+        ...common,
+        // Open on outage: the ClusterLink functions parse every spec again and mark a bad one
+        // Stalled, so the webhook only gives earlier, clearer answers.
+        failurePolicy: "Ignore",
+        rules: [
+          {
+            apiGroups: [CLUSTERLINK_GROUP],
+            apiVersions: [CLUSTERLINK_VERSION],
+            operations: ["CREATE", "UPDATE"],
+            resources: CLUSTERLINK_ADMISSION_KINDS.map(
+              (kind) => CLUSTERLINK_KINDS[kind as ClusterLinkKind].plural,
+            ).sort(),
+            // PrivilegedAccessPolicy is cluster-scoped.
+            scope: "*",
           },
         ],
       },

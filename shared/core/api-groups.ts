@@ -40,3 +40,16 @@ export const NETPOL_ENDPOINT_KIND = "NetworkPolicyEndpoint";
 export const NETPOL_ENDPOINT_PLURAL = "networkpolicyendpoints";
 export const NETPOL_PEER_SET_KIND = "NetworkPolicyPeerSet";
 export const NETPOL_PEER_SET_PLURAL = "networkpolicypeersets";
+
+/** ClusterLink's kinds (clusterlink.net/v1alpha1), as upstream names them (reference B.1). */
+export const CLUSTERLINK_GROUP = "clusterlink.net";
+export const CLUSTERLINK_VERSION = "v1alpha1";
+export const CLUSTERLINK_API_VERSION = `${CLUSTERLINK_GROUP}/${CLUSTERLINK_VERSION}`;
+export const CLUSTERLINK_KINDS = {
+  Peer: { plural: "peers", namespaced: true },
+  Export: { plural: "exports", namespaced: true },
+  Import: { plural: "imports", namespaced: true },
+  AccessPolicy: { plural: "accesspolicies", namespaced: true },
+  PrivilegedAccessPolicy: { plural: "privilegedaccesspolicies", namespaced: false },
+} as const;
+export type ClusterLinkKind = keyof typeof CLUSTERLINK_KINDS;

@@ -104,3 +104,23 @@ export type Pod = z.infer<typeof podSchema>;
 
 export const namespaceSchema = kubeObjectSchema;
 export type Namespace = z.infer<typeof namespaceSchema>;
+
+export const servicePortSchema = z.looseObject({
+  name: z.string().optional(),
+  protocol: z.string().optional(),
+  port: z.number().int(),
+  targetPort: z.union([z.number().int(), z.string()]).optional(),
+});
+export type ServicePort = z.infer<typeof servicePortSchema>;
+
+export const serviceSchema = kubeObjectSchema.extend({
+  spec: z
+    .looseObject({
+      type: z.string().optional(),
+      externalName: z.string().optional(),
+      selector: stringMap.optional(),
+      ports: z.array(servicePortSchema).optional(),
+    })
+    .optional(),
+});
+export type Service = z.infer<typeof serviceSchema>;

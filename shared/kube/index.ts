@@ -35,6 +35,9 @@ export { KubeError, isKubeError } from "./errors.js";
 export type { KubeErrorCode } from "./errors.js";
 export {
   DEPLOYMENTS,
+  ENDPOINT_SLICES,
+  SERVICES,
+  clusterLinkResource,
   EGRESSES,
   EGRESS_GROUPS,
   NAMESPACES,
@@ -54,6 +57,7 @@ export {
   objectMetaSchema,
   podSchema,
   replicaSetSchema,
+  serviceSchema,
 } from "../core/objects.js";
 export type {
   Deployment,
@@ -63,6 +67,8 @@ export type {
   OwnerReference,
   Pod,
   ReplicaSet,
+  Service,
+  ServicePort,
 } from "../core/objects.js";
 export { formatLabelSelector } from "./selectors.js";
 export type { LabelSelectorInput } from "./selectors.js";

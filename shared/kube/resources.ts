@@ -4,6 +4,10 @@
  */
 import type { z } from "zod";
 import {
+  CLUSTERLINK_GROUP,
+  CLUSTERLINK_KINDS,
+  CLUSTERLINK_VERSION,
+  type ClusterLinkKind,
   EGRESS_API_GROUP,
   EGRESS_GROUP_API_GROUP,
   EGRESS_GROUP_KIND,
@@ -31,11 +35,13 @@ import {
   namespaceSchema,
   podSchema,
   replicaSetSchema,
+  serviceSchema,
   type Deployment,
   type KubeObject,
   type Namespace,
   type Pod,
   type ReplicaSet,
+  type Service,
 } from "../core/objects.js";
 
 export interface ResourceType<T extends KubeObject = KubeObject> {
@@ -160,6 +166,41 @@ export function ruleResource(entry: {
     plural: entry.plural,
     namespaced: true,
     statusSubresource: true,
+    schema: kubeObjectSchema,
+  };
+}
+
+export const SERVICES: ResourceType<Service> = {
+  group: "",
+  version: "v1",
+  kind: "Service",
+  plural: "services",
+  namespaced: true,
+  statusSubresource: true,
+  schema: serviceSchema,
+};
+
+/** discovery.k8s.io EndpointSlices; read leniently, their endpoints are copied as they are. */
+export const ENDPOINT_SLICES: ResourceType = {
+  group: "discovery.k8s.io",
+  version: "v1",
+  kind: "EndpointSlice",
+  plural: "endpointslices",
+  namespaced: true,
+  statusSubresource: false,
+  schema: kubeObjectSchema,
+};
+
+/** A ClusterLink kind (clusterlink.net/v1alpha1); specs are parsed by shared/clusterlink. */
+export function clusterLinkResource(kind: ClusterLinkKind): ResourceType {
+  const { plural, namespaced } = CLUSTERLINK_KINDS[kind];
+  return {
+    group: CLUSTERLINK_GROUP,
+    version: CLUSTERLINK_VERSION,
+    kind,
+    plural,
+    namespaced,
+    statusSubresource: kind === "Peer" || kind === "Export" || kind === "Import",
     schema: kubeObjectSchema,
   };
 }

@@ -32,6 +32,19 @@ import {
   peerSetSpecSchema,
   peerSetStatusSchema,
 } from "./netpol-kinds.js";
+import {
+  accessPolicySpecSchema,
+  CLUSTERLINK_GROUP,
+  CLUSTERLINK_KINDS,
+  CLUSTERLINK_VERSION,
+  clusterLinkStatusSchema,
+  exportSpecSchema,
+  IMPORT_NAME_RULE,
+  importSpecSchema,
+  peerSpecSchema,
+  peerStatusSchema,
+  type ClusterLinkKind,
+} from "./clusterlink-kinds.js";
 import { ALL_RULE_KINDS } from "./registry.js";
 
 /** A JSON Schema / OpenAPI v3 node, as plain data. */
@@ -61,6 +74,15 @@ export interface CrdDefinition {
   readonly requiredFields: readonly string[];
   readonly statusSubresource: boolean;
   readonly printerColumns: readonly PrinterColumn[];
+  /** CEL rules on the whole object (x-kubernetes-validations at the root), e.g. a name limit. */
+  readonly validations?: readonly CelRule[];
+  /** Fields a list may filter on with a fieldSelector (selectableFields), e.g. ".spec.targetPort". */
+  readonly selectableFields?: readonly string[];
+}
+
+export interface CelRule {
+  readonly rule: string;
+  readonly message: string;
 }
 
 export const SDEWAN_CATEGORY = "sdewan";
@@ -222,6 +244,110 @@ export const NETPOL_PEER_SET_CRD: CrdDefinition = {
   printerColumns: [{ name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" }],
 };
 
+// ---- ClusterLink (clusterlink.net/v1alpha1, reference B.1)
+
+const CLUSTERLINK_CATEGORY = "clusterlink";
+
+const conditionColumn = (
+  name: string,
+  type: string,
+  field: "status" | "reason",
+): PrinterColumn => ({
+  name,
+  type: "string",
+  jsonPath: `.status.conditions[?(@.type=="${type}")].${field}`,
+});
+
+const RECONCILE_COLUMNS: readonly PrinterColumn[] = [
+  conditionColumn("Ready", "Ready", "status"),
+  conditionColumn("Reason", "Ready", "reason"),
+];
+const AGE_COLUMN: PrinterColumn = {
+  name: "Age",
+  type: "date",
+  jsonPath: ".metadata.creationTimestamp",
+};
+
+/** Prefixed so `kubectl get` never confuses them with another project's Peer or Export. */
+const CLUSTERLINK_SHORT_NAMES: Readonly<Record<ClusterLinkKind, string>> = {
+  Peer: "clpeer",
+  Export: "clexport",
+  Import: "climport",
+  AccessPolicy: "clap",
+  PrivilegedAccessPolicy: "clpap",
+};
+
+function clusterLinkCrd(
+  kind: ClusterLinkKind,
+  description: string,
+  fields: Readonly<Record<string, z.ZodType>>,
+  columns: readonly PrinterColumn[],
+  extra: Partial<CrdDefinition> = {},
+): CrdDefinition {
+  const { plural, namespaced } = CLUSTERLINK_KINDS[kind];
+  return {
+    group: CLUSTERLINK_GROUP,
+    version: CLUSTERLINK_VERSION,
+    kind,
+    plural,
+    singular: kind.toLowerCase(),
+    shortNames: [CLUSTERLINK_SHORT_NAMES[kind]],
+    categories: [CLUSTERLINK_CATEGORY],
+    scope: namespaced ? "Namespaced" : "Cluster",
+    description,
+    fields,
+    requiredFields: ["spec"],
+    statusSubresource: fields["status"] !== undefined,
+    printerColumns: columns,
+    ...extra,
+  };
+}
+
+export const CLUSTERLINK_CRDS: readonly CrdDefinition[] = [
+  clusterLinkCrd(
+    "Peer",
+    "Peer is a remote ClusterLink cluster and its gateways; watched only in the ClusterLink namespace.",
+    { spec: peerSpecSchema, status: peerStatusSchema },
+    [
+      ...RECONCILE_COLUMNS,
+      conditionColumn("Reachable", "PeerReachable", "status"),
+      { name: "LastSeen", type: "date", jsonPath: ".status.lastSeen" },
+      AGE_COLUMN,
+    ],
+  ),
+  clusterLinkCrd(
+    "Export",
+    "Export makes a local Service (or an external host) available to remote peers.",
+    { spec: exportSpecSchema, status: clusterLinkStatusSchema },
+    [...RECONCILE_COLUMNS, AGE_COLUMN],
+  ),
+  clusterLinkCrd(
+    "Import",
+    "Import makes remote exports available in this namespace as a Service named like the Import.",
+    { spec: importSpecSchema, status: clusterLinkStatusSchema },
+    [
+      ...RECONCILE_COLUMNS,
+      { name: "Port", type: "integer", jsonPath: ".spec.port" },
+      { name: "TargetPort", type: "integer", jsonPath: ".spec.targetPort" },
+      AGE_COLUMN,
+    ],
+    // Leases are checked per port: "which Imports hold port P" is one small list.
+    { validations: [IMPORT_NAME_RULE], selectableFields: [".spec.targetPort"] },
+  ),
+  clusterLinkCrd(
+    "AccessPolicy",
+    "AccessPolicy allows or denies connections to and from workloads of its namespace.",
+    { spec: accessPolicySpecSchema },
+    [{ name: "Action", type: "string", jsonPath: ".spec.action" }, AGE_COLUMN],
+  ),
+  clusterLinkCrd(
+    "PrivilegedAccessPolicy",
+    "PrivilegedAccessPolicy is a cluster-wide AccessPolicy, evaluated before every AccessPolicy.",
+    { spec: accessPolicySpecSchema },
+    [{ name: "Action", type: "string", jsonPath: ".spec.action" }, AGE_COLUMN],
+  ),
+];
+
 /** Every CRD this project ships, rule kinds first in apply order. */
 export const ALL_CRD_DEFINITIONS: readonly CrdDefinition[] = [
   ...ALL_RULE_KINDS.map(ruleKindCrd),
@@ -229,6 +355,7 @@ export const ALL_CRD_DEFINITIONS: readonly CrdDefinition[] = [
   EGRESS_CRD,
   NETPOL_ENDPOINT_CRD,
   NETPOL_PEER_SET_CRD,
+  ...CLUSTERLINK_CRDS,
 ];
 
 // ---- zod JSON Schema -> structural OpenAPI v3
@@ -237,6 +364,7 @@ export const ALL_CRD_DEFINITIONS: readonly CrdDefinition[] = [
 const KEY_ORDER = [
   "description",
   "type",
+  "default",
   "format",
   "enum",
   "minimum",
@@ -261,6 +389,7 @@ const KEY_ORDER = [
   "x-kubernetes-list-type",
   "x-kubernetes-list-map-keys",
   "x-kubernetes-map-type",
+  "x-kubernetes-validations",
 ] as const;
 
 /** zod output we drop: JSON Schema bookkeeping the API server does not know. */
@@ -456,6 +585,9 @@ function openApiSchema(def: CrdDefinition): SchemaNode {
     properties[name] = structuralSchemaOf(schema, `${def.kind}.${name}`);
   const root: SchemaNode = { description: def.description, type: "object", properties };
   if (def.requiredFields.length > 0) root["required"] = [...def.requiredFields];
+  if (def.validations !== undefined && def.validations.length > 0) {
+    root["x-kubernetes-validations"] = def.validations.map((v) => ({ ...v }));
+  }
   return root;
 }
 
@@ -477,6 +609,9 @@ export function buildCrd(def: CrdDefinition): SchemaNode {
   };
   if (def.statusSubresource) version["subresources"] = { status: {} };
   version["additionalPrinterColumns"] = def.printerColumns.map((c) => ({ ...c }));
+  if (def.selectableFields !== undefined && def.selectableFields.length > 0) {
+    version["selectableFields"] = def.selectableFields.map((jsonPath) => ({ jsonPath }));
+  }
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",

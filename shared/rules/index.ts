@@ -5,7 +5,8 @@
  * names, finalizer, CNF module/collection and the service restarted after a change, references
  * to other kinds and the apply order they imply, CR -> CNF conversion, normalised comparison
  * with what the CNF returns, and the zod schemas of CNF replies. Also the EgressGroup and
- * Antrea Egress schemas, and the CRD manifests generated from all of these.
+ * Antrea Egress schemas, ClusterLink's kinds (clusterlink-kinds.ts, which shared/clusterlink
+ * re-exports and gives meaning to), and the CRD manifests generated from all of these.
  *
  * Does not do I/O: no Kubernetes client, no HTTP, no express. Callers read objects, then ask
  * the registry what they mean.

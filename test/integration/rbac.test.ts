@@ -5,17 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { jest } from "@jest/globals";
-import {
-  AuthorizationV1Api,
-  CoreV1Api,
-  RbacAuthorizationV1Api,
-  type KubeConfig,
-  type V1ClusterRole,
-  type V1ClusterRoleBinding,
-  type V1PolicyRule,
-} from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
-import { pollUntil } from "../../dev/control-plane/api.js";
 import { createEgressGroupSync } from "../../functions/egress-group-sync/index.js";
 import { createNetworkPolicySync } from "../../functions/network-policy-sync/index.js";
 import { createOnDeploymentReady } from "../../functions/on-deployment-ready/index.js";
@@ -31,10 +21,7 @@ import {
   NETPOL_ENDPOINTS,
   NETWORK_POLICIES,
   PODS,
-  createKubeClient,
-  isKubeError,
   ruleResource,
-  type KubeClient,
 } from "../../shared/kube/index.js";
 import { RULE_GROUP, requireKind } from "../../shared/rules/index.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
@@ -42,143 +29,17 @@ import type { Outcome } from "../../shared/core/outcome.js";
 import { ruleKinds } from "../../shared/admission/index.js";
 import { PRUNE_ANNOTATION } from "../../shared/sync/plan-prune.js";
 import { LEDGER_ANNOTATION } from "../../shared/sync/prune-ledger.js";
-import { kubeConfigWithToken } from "./admission-harness.js";
 import type { Cnf } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";
 import { EgressWorld } from "./egress-harness.js";
 import { NetpolWorld } from "./netpol-harness.js";
-import { adminKubeConfig, newNamespace } from "./support/cluster.js";
+import { newNamespace } from "./support/cluster.js";
+import { allowed, identityFrom, refusal, type Identity } from "./support/identity.js";
 
 jest.setTimeout(90_000);
 
 const PURPOSE = "rbac";
 const ZONES = "firewall/zones";
-
-interface Identity {
-  readonly kc: KubeConfig;
-  readonly kube: KubeClient;
-  readonly user: string;
-}
-
-interface ManifestRole {
-  readonly role: V1ClusterRole;
-  readonly binding: V1ClusterRoleBinding;
-  readonly serviceAccount: string;
-}
-
-function manifestRole(file: string): ManifestRole {
-  const docs = parseAllDocuments(
-    readFileSync(new URL(`../../manifests/rbac/${file}`, import.meta.url), "utf8"),
-  ).map((d) => d.toJS() as { kind?: string; metadata?: { name?: string } });
-  const find = <T>(kind: string): T => {
-    const doc = docs.find((d) => d.kind === kind);
-    if (doc === undefined) throw new Error(`manifests/rbac/${file} has no ${kind}`);
-    return doc as T;
-  };
-  return {
-    role: find<V1ClusterRole>("ClusterRole"),
-    binding: find<V1ClusterRoleBinding>("ClusterRoleBinding"),
-    serviceAccount: find<{ metadata: { name: string } }>("ServiceAccount").metadata.name,
-  };
-}
-
-/** Whether `rule` grants `verb` on `resource` of `group` (no wildcards in our manifests). */
-const grants = (rule: V1PolicyRule, group: string, resource: string, verb: string): boolean =>
-  (rule.apiGroups ?? []).includes(group) &&
-  (rule.resources ?? []).includes(resource) &&
-  rule.verbs.includes(verb);
-
-/**
- * The file's ServiceAccount, ClusterRole and binding, created under a unique name (ClusterRoles
- * are cluster-wide and test files run in parallel), the service account in a fresh namespace.
- * `without` takes one permission out of the role: its rules lose that verb.
- */
-async function identityFrom(
-  file: string,
-  without?: { group: string; resource: string; verb: string },
-): Promise<Identity> {
-  const { role, binding, serviceAccount } = manifestRole(file);
-  const id = randomBytes(3).toString("hex");
-  const name = `${role.metadata?.name ?? "role"}-${id}`;
-  const namespace = await newNamespace(`rbac-${id}`);
-  const rules = (role.rules ?? [])
-    .map((rule) =>
-      without && grants(rule, without.group, without.resource, without.verb)
-        ? { ...rule, verbs: rule.verbs.filter((v) => v !== without.verb) }
-        : rule,
-    )
-    .filter((rule) => rule.verbs.length > 0);
-  const rbac = adminKubeConfig().makeApiClient(RbacAuthorizationV1Api);
-  const core = adminKubeConfig().makeApiClient(CoreV1Api);
-  await rbac.createClusterRole({
-    body: { ...role, metadata: { ...role.metadata, name }, rules },
-  });
-  await rbac.createClusterRoleBinding({
-    body: {
-      ...binding,
-      metadata: { ...binding.metadata, name },
-      roleRef: { ...binding.roleRef, name },
-      subjects: [{ kind: "ServiceAccount", name: serviceAccount, namespace }],
-    },
-  });
-  await core.createNamespacedServiceAccount({
-    namespace,
-    body: { metadata: { name: serviceAccount } },
-  });
-  const request = await core.createNamespacedServiceAccountToken({
-    namespace,
-    name: serviceAccount,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  const token = request.status?.token;
-  if (!token) throw new Error(`no token for ${namespace}/${serviceAccount}`);
-  const kc = kubeConfigWithToken(token);
-  const user = `system:serviceaccount:${namespace}:${serviceAccount}`;
-  // The authorizer learns of new bindings through its informers: wait until this one counts.
-  const firstRule = rules.find((r) => r.verbs.length > 0);
-  const probe = {
-    group: firstRule?.apiGroups?.[0] ?? "",
-    resource: firstRule?.resources?.[0] ?? "",
-    verb: firstRule?.verbs[0] ?? "get",
-  };
-  await pollUntil(
-    async () => ((await allowed(kc, probe)) ? true : undefined),
-    () => `the binding of ${user} to take effect`,
-    { timeoutMs: 10_000, intervalMs: 50 },
-  );
-  return { kc, kube: createKubeClient(kc), user };
-}
-
-/** SelfSubjectAccessReview: may this identity do `verb` on `resource` (cluster-wide)? */
-async function allowed(
-  kc: KubeConfig,
-  what: { group: string; resource: string; verb: string; subresource?: string },
-): Promise<boolean> {
-  const review = await kc.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
-    body: {
-      spec: {
-        resourceAttributes: {
-          group: what.group,
-          resource: what.resource,
-          verb: what.verb,
-          ...(what.subresource ? { subresource: what.subresource } : {}),
-        },
-      },
-    },
-  });
-  return review.status?.allowed === true;
-}
-
-/** Resolves with the KubeError code of a request that must fail. */
-async function refusal(request: Promise<unknown>): Promise<string> {
-  try {
-    await request;
-  } catch (error) {
-    if (isKubeError(error)) return `${error.code} ${error.status ?? ""}`.trim();
-    throw error;
-  }
-  return "succeeded";
-}
 
 async function zones(world: SyncWorld): Promise<void> {
   await world.createRule("FirewallZone", "lan1", PURPOSE, {
@@ -462,6 +323,11 @@ describe("the event sources (connector, ApiServerSource) with manifests/rbac/eve
           Namespace: "namespaces",
           Egress: "egresses",
           NetworkPolicy: "networkpolicies",
+          Service: "services",
+          EndpointSlice: "endpointslices",
+          Export: "exports",
+          Import: "imports",
+          Peer: "peers",
         }) as Record<string, string>
       )[kind] ?? requireKind(kind).plural;
     for (const { apiVersion, kind } of routed) {

@@ -44,7 +44,7 @@ describe("the ValidatingWebhookConfiguration", () => {
       clientConfig: { url: "https://x/" },
       timeoutSeconds: 30,
     });
-    expect(config.webhooks.map((w) => w.timeoutSeconds)).toEqual([5, 5]);
+    expect(config.webhooks.map((w) => w.timeoutSeconds)).toEqual([5, 5, 5]);
   });
 
   it("is what manifests/webhook holds (run `npm run gen:webhook` after changing the registry)", () => {

@@ -146,9 +146,19 @@ describe("the example config in manifests/connector", () => {
     expect(byRoute["reconcile-rule"]).toEqual([...RULE_KIND_NAMES]);
     expect(byRoute["on-deployment-ready"]).toEqual(["Deployment", "Pod"]);
     expect(byRoute["egress-group-sync"]).toEqual(["Egress", "Pod", "Namespace"]);
+    expect(byRoute["clusterlink-export"]).toEqual(["Export", "Service"]);
+    expect(byRoute["clusterlink-import"]).toEqual(["Import", "Service", "EndpointSlice"]);
+    expect(byRoute["clusterlink-peer-health"]).toEqual(["Peer"]);
     // Resync goes to the functions that take it; reconcile-rule answers a resync with 400.
     const resyncing = config.routes.filter((r) => r.resync !== undefined).map((r) => r.name);
-    expect(resyncing).toEqual(["on-deployment-ready", "egress-group-sync", "network-policy-sync"]);
+    expect(resyncing).toEqual([
+      "on-deployment-ready",
+      "egress-group-sync",
+      "network-policy-sync",
+      "clusterlink-export",
+      "clusterlink-import",
+      "clusterlink-peer-health",
+    ]);
   });
 
   it("names only kinds and versions the committed CRDs serve", () => {
@@ -164,12 +174,11 @@ describe("the example config in manifests/connector", () => {
     const config = loadConfig(path.join(repoRoot, "manifests/connector/config.yaml"));
     const custom = config.routes
       .flatMap((r) => r.resources)
-      .filter((r) => r.apiVersion.includes("."))
+      .filter((r) => r.apiVersion.includes(".") && !r.apiVersion.endsWith(".k8s.io/v1"))
       .map((r) => `${r.apiVersion} ${r.kind}`);
-    // NetworkPolicy is built into the API server: no CRD serves it.
-    const builtIn = new Set(["networking.k8s.io/v1 NetworkPolicy"]);
-    expect(custom.filter((r) => !served.has(r) && !builtIn.has(r))).toEqual([]);
-    // Every rule kind, the Antrea Egress and the NetworkPolicy.
-    expect(custom).toHaveLength(RULE_KIND_NAMES.length + 2);
+    expect(custom.filter((r) => !served.has(r))).toEqual([]);
+    // Every rule kind, the Antrea Egress, ClusterLink's Export, Import and Peer (built-in kinds
+    // such as NetworkPolicy and EndpointSlice, *.k8s.io, need no CRD).
+    expect(custom).toHaveLength(RULE_KIND_NAMES.length + 4);
   });
 });

@@ -116,6 +116,27 @@ describe("manifests/knative", () => {
       "NetworkPolicy",
       ["network-policy-sync"],
     ],
+    [
+      "an Export",
+      "sdewan-clusterlink-export",
+      "clusterlink.net/v1alpha1",
+      "Export",
+      ["clusterlink-export"],
+    ],
+    [
+      "an Import",
+      "sdewan-clusterlink-import",
+      "clusterlink.net/v1alpha1",
+      "Import",
+      ["clusterlink-import"],
+    ],
+    [
+      "a Service (import source)",
+      "sdewan-clusterlink-import",
+      "v1",
+      "Service",
+      ["clusterlink-import"],
+    ],
   ])(
     "%s from %s (%s %s) reaches exactly %j, in Reference and in Resource mode",
     (_, source, apiVersion, kind, expected) => {
@@ -125,8 +146,11 @@ describe("manifests/knative", () => {
     },
   );
 
-  it("the PingSource resync reaches on-deployment-ready, egress-group-sync and network-policy-sync, whose intake reads it as a resync of every namespace", () => {
+  it("the PingSource resync reaches on-deployment-ready, egress-group-sync, network-policy-sync and the ClusterLink functions, whose intake reads it as a resync of every namespace", () => {
     expect(receivers(pingEvent())).toEqual([
+      "clusterlink-export",
+      "clusterlink-import",
+      "clusterlink-peer-health",
       "egress-group-sync",
       "network-policy-sync",
       "on-deployment-ready",

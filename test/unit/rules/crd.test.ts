@@ -264,6 +264,11 @@ describe("the egress CRDs", () => {
       "Egress",
       "NetworkPolicyEndpoint",
       "NetworkPolicyPeerSet",
+      "Peer",
+      "Export",
+      "Import",
+      "AccessPolicy",
+      "PrivilegedAccessPolicy",
     ]);
   });
 });

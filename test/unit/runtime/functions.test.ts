@@ -15,6 +15,10 @@ const FUNCTION_NAMES = [
   "validate-admission",
   "egress-group-sync",
   "network-policy-sync",
+  "clusterlink-export",
+  "clusterlink-import",
+  "clusterlink-authz",
+  "clusterlink-peer-health",
 ];
 
 /** Refused by the runtime before any handler runs, so it proves the route without calling one. */
@@ -39,8 +43,8 @@ describe("the four functions exist and are wired to the runtime", () => {
 
 describe("FUNCTIONS=a,b limits what the combined server serves", () => {
   it("unset or empty serves all", () => {
-    expect(selectFunctions(ALL_FUNCTIONS, undefined)).toHaveLength(5);
-    expect(selectFunctions(ALL_FUNCTIONS, " ")).toHaveLength(5);
+    expect(selectFunctions(ALL_FUNCTIONS, undefined)).toHaveLength(9);
+    expect(selectFunctions(ALL_FUNCTIONS, " ")).toHaveLength(9);
   });
 
   it("a list serves only those, and the others are 404", async () => {

@@ -1,0 +1,25 @@
+/**
+ * clusterlink-export: add/update/delete of a ClusterLink Export or a Service (or a resync) ->
+ * verify each Export it concerns against its Service (exists, has the port) and write
+ * ExportValid plus Ready/Reconciling/Stalled only when they changed. shared/clusterlink does
+ * the work (export-event.ts says which outcome each case gets).
+ */
+import { syncExportEvent } from "../../shared/clusterlink/index.js";
+import { functionDeps, type FunctionDeps } from "../../shared/runtime/deps.js";
+import type { EventFunction } from "../../shared/runtime/function.js";
+
+export function createClusterLinkExport(given: Partial<FunctionDeps> = {}): EventFunction {
+  const deps = functionDeps(given);
+  return {
+    name: "clusterlink-export",
+    kind: "event",
+    handle: (event, ctx) =>
+      syncExportEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
+        now: deps.now().toISOString(),
+      }),
+  };
+}
+
+export const clusterLinkExport: EventFunction = createClusterLinkExport();
+
+export default clusterLinkExport;

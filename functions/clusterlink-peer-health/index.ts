@@ -1,0 +1,35 @@
+/**
+ * clusterlink-peer-health: the periodic resync or a Peer event -> heartbeat every Peer of the
+ * ClusterLink namespace over mutual TLS and keep PeerReachable (with upstream's thresholds,
+ * carried in status), lastSeen and the remote labels up to date. The client identity is read
+ * from CL_PEER_TLS_DIR (ca.crt, tls.crt, tls.key; a mounted Secret) on every event.
+ * shared/clusterlink does the work (peer-event.ts says which outcome each case gets).
+ */
+import {
+  clusterLinkNamespace,
+  DEFAULT_PEER_TLS_DIR,
+  readPeerTls,
+  syncPeerEvent,
+} from "../../shared/clusterlink/index.js";
+import { functionDeps, positiveIntFromEnv, type FunctionDeps } from "../../shared/runtime/deps.js";
+import type { EventFunction } from "../../shared/runtime/function.js";
+
+export function createClusterLinkPeerHealth(given: Partial<FunctionDeps> = {}): EventFunction {
+  const deps = functionDeps(given);
+  const dir = deps.env["CL_PEER_TLS_DIR"] ?? DEFAULT_PEER_TLS_DIR;
+  return {
+    name: "clusterlink-peer-health",
+    kind: "event",
+    handle: (event, ctx) =>
+      syncPeerEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
+        now: deps.now().toISOString(),
+        clNamespace: clusterLinkNamespace(deps.env),
+        tls: () => readPeerTls(dir),
+        timeoutMs: positiveIntFromEnv(deps.env, "CL_HEARTBEAT_TIMEOUT_MS", 2000),
+      }),
+  };
+}
+
+export const clusterLinkPeerHealth: EventFunction = createClusterLinkPeerHealth();
+
+export default clusterLinkPeerHealth;

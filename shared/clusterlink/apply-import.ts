@@ -1,0 +1,136 @@
+/**
+ * The I/O shell of one Import, shared by every way an event reaches it: write its lease, read and
+ * write its two Services as plan-import.ts says, write its status when it changed, and remove
+ * the Services of an Import that is gone.
+ */
+import { done, permanent, type Outcome } from "../core/outcome.js";
+import { clusterLinkResource, SERVICES, type KubeClient } from "../kube/index.js";
+import { LEASED_PORT_ANNOTATION, ownedBy, type ImportKey } from "./names.js";
+import { observeImport, type ObservedImport } from "./observed.js";
+import { planImport, serviceRefs, type FoundServices, type ServiceWrite } from "./plan-import.js";
+import type { LeaseClaim, LeaseDecision } from "./plan-lease.js";
+import { planStatus } from "./plan-status.js";
+
+export const IMPORTS = clusterLinkResource("Import");
+
+export interface ImportEventOptions {
+  /** RFC 3339 time for condition transitions. */
+  readonly now: string;
+  /** The ClusterLink namespace (system Services live there). */
+  readonly clNamespace: string;
+  /** Lease rounds before giving up with a retry. Default 5. */
+  readonly maxRounds?: number;
+}
+
+export const keyOf = (k: ImportKey): string => `${k.namespace}/${k.name}`;
+
+export function leaseClaimOf(imp: ObservedImport): LeaseClaim | null {
+  if (imp.deleting || !imp.spec.ok) return null;
+  const targetPort = imp.spec.value.targetPort ?? 0;
+  return {
+    key: keyOf(imp),
+    uid: imp.uid,
+    creationTimestamp: imp.creationTimestamp,
+    targetPort,
+    leasedByUs: targetPort !== 0 && imp.annotations[LEASED_PORT_ANNOTATION] === String(targetPort),
+  };
+}
+
+export async function listImports(kube: KubeClient): Promise<ObservedImport[]> {
+  return (await kube.list(IMPORTS)).map(observeImport);
+}
+
+/** The lease goes into the spec with our annotation, in one write guarded by resourceVersion. */
+export async function writeLease(
+  kube: KubeClient,
+  imp: ObservedImport,
+  port: number,
+): Promise<ObservedImport> {
+  const { raw } = imp;
+  const annotations = { ...imp.annotations, [LEASED_PORT_ANNOTATION]: String(port) };
+  const spec = { ...(raw.spec as Record<string, unknown>), targetPort: port };
+  const written = await kube.replace(IMPORTS, {
+    ...raw,
+    metadata: { ...raw.metadata, name: imp.name, namespace: imp.namespace, annotations },
+    spec,
+  });
+  return observeImport(written);
+}
+
+export async function findServices(
+  kube: KubeClient,
+  key: ImportKey,
+  clNamespace: string,
+): Promise<FoundServices> {
+  const refs = serviceRefs(key, clNamespace);
+  const [system, user] = await Promise.all([
+    kube.get(SERVICES, refs.system),
+    refs.user === null ? undefined : kube.get(SERVICES, refs.user),
+  ]);
+  return { system, user };
+}
+
+export async function applyWrite(kube: KubeClient, write: ServiceWrite): Promise<void> {
+  if (write.action === "delete") {
+    await kube.delete(SERVICES, write.ref);
+    return;
+  }
+  const { namespace, name, labels, spec } = write.service;
+  if (write.action === "create") {
+    await kube.create(SERVICES, { metadata: { name, namespace, labels }, spec });
+  } else {
+    // Merge patch: ports and selector are replaced whole; clusterIP and other defaults stay.
+    await kube.mergePatch(SERVICES, { namespace, name }, { metadata: { labels }, spec });
+  }
+}
+
+export interface Settled {
+  readonly outcome: Outcome;
+  readonly stalled: boolean;
+}
+
+/** One Import: its lease (if it needs one), its Services, its status. */
+export async function settleImport(
+  kube: KubeClient,
+  observed: ObservedImport,
+  decision: LeaseDecision | undefined,
+  options: ImportEventOptions,
+  fromOwnEvent: boolean,
+): Promise<Settled> {
+  const imp =
+    decision?.kind === "lease" ? await writeLease(kube, observed, decision.port) : observed;
+  const found = await findServices(kube, imp, options.clNamespace);
+  const plan = planImport({ imp, decision, found, clNamespace: options.clNamespace });
+  for (const write of plan.writes) await applyWrite(kube, write);
+  const status = planStatus(imp.status, plan.conditions, imp.generation, options.now);
+  if (status.write !== null) {
+    await kube.patchStatus(IMPORTS, imp, status.write, { resourceVersion: imp.resourceVersion });
+  }
+  const ref = `Import ${keyOf(imp)}`;
+  const written = status.write === null ? "unchanged" : "status written";
+  if (plan.problem === null) return { outcome: done(`${ref} ready, ${written}`), stalled: false };
+  const outcome = fromOwnEvent
+    ? permanent(plan.problem.reason, `${ref}: ${plan.problem.message}`)
+    : done(`${ref} stalled (${plan.problem.reason}), ${written}`);
+  return { outcome, stalled: true };
+}
+
+/** Services of an Import that no longer exists: remove exactly what carries its labels. */
+export async function removeServicesOf(
+  kube: KubeClient,
+  key: ImportKey,
+  clNamespace: string,
+): Promise<number> {
+  const found = await findServices(kube, key, clNamespace);
+  const refs = serviceRefs(key, clNamespace);
+  let removed = 0;
+  for (const [svc, ref] of [
+    [found.system, refs.system],
+    [found.user, refs.user],
+  ] as const) {
+    if (svc !== undefined && ref !== null && ownedBy(svc.metadata.labels, key)) {
+      if (await kube.delete(SERVICES, ref)) removed += 1;
+    }
+  }
+  return removed;
+}

@@ -1,0 +1,143 @@
+/**
+ * clusterlink-export's one entry: an Export or Service event (or a resync) -> re-read the
+ * Exports it concerns and the Services they name, plan their status (plan-export.ts), write it
+ * only when it changed.
+ *
+ * Outcomes: done when every status is as planned (an Export found invalid through a Service
+ * event or the resync is recorded as Stalled, still done: redelivery cannot fix it); permanent
+ * for an Export event whose Export is invalid (422, Stalled); retry on API errors; malformed for
+ * events of other kinds.
+ */
+import type { Log } from "../core/context.js";
+import type { KubeObject, Service } from "../core/objects.js";
+import {
+  done,
+  malformed,
+  permanent,
+  retryLater,
+  worstOutcome,
+  type Outcome,
+} from "../core/outcome.js";
+import type { IntakeEvent } from "../events/index.js";
+import {
+  clusterLinkResource,
+  isKubeError,
+  retryOnConflict,
+  SERVICES,
+  type KubeClient,
+} from "../kube/index.js";
+import { observeExport, type ObservedExport } from "./observed.js";
+import { planExport } from "./plan-export.js";
+import { planStatus } from "./plan-status.js";
+
+const EXPORTS = clusterLinkResource("Export");
+
+export interface ExportEventOptions {
+  /** RFC 3339 time for condition transitions. */
+  readonly now: string;
+}
+
+interface Target {
+  readonly exp: ObservedExport;
+  /** The Service it names, when one was read (undefined: absent or not needed). */
+  readonly service: Service | undefined;
+}
+
+/** One Export: plan, write the status when it changed, say what happened. */
+async function settleExport(
+  kube: KubeClient,
+  target: Target,
+  now: string,
+  fromExportEvent: boolean,
+): Promise<Outcome> {
+  const { exp, service } = target;
+  const plan = planExport(exp, service);
+  const status = planStatus(exp.status, plan.conditions, exp.generation, now);
+  const key = { namespace: exp.namespace, name: exp.name };
+  if (status.write !== null) {
+    await kube.patchStatus(EXPORTS, key, status.write, { resourceVersion: exp.resourceVersion });
+  }
+  const written = status.write === null ? "unchanged" : "status written";
+  const ref = `Export ${exp.namespace}/${exp.name}`;
+  if (plan.verdict.kind === "valid") return done(`${ref} valid, ${written}`);
+  if (fromExportEvent) return permanent(plan.verdict.reason, `${ref}: ${plan.verdict.message}`);
+  return done(`${ref} stalled (${plan.verdict.reason}), ${written}`);
+}
+
+const needsService = (exp: ObservedExport): boolean =>
+  !(exp.spec.ok && exp.spec.value.host !== undefined && exp.spec.value.host !== "");
+
+/** Re-reads one Export and its Service; conflicts re-read and re-plan. */
+async function syncOneExport(
+  kube: KubeClient,
+  key: { namespace: string; name: string },
+  now: string,
+  fromExportEvent: boolean,
+): Promise<Outcome> {
+  return retryOnConflict({ attempts: 3 }, async () => {
+    const object = await kube.get(EXPORTS, key);
+    if (object === undefined) return done(`Export ${key.namespace}/${key.name} is gone`);
+    const exp = observeExport(object);
+    const service = needsService(exp) ? await kube.get(SERVICES, key) : undefined;
+    return settleExport(kube, { exp, service }, now, fromExportEvent);
+  });
+}
+
+/** The resync: every Export, with one Service list per namespace that needs one. */
+async function syncAllExports(
+  kube: KubeClient,
+  namespace: string | undefined,
+  now: string,
+): Promise<Outcome> {
+  const exports = (await kube.list(EXPORTS, namespace ? { namespace } : {})).map(observeExport);
+  const namespaces = [...new Set(exports.filter(needsService).map((e) => e.namespace))];
+  const services = new Map<string, KubeObject & Service>();
+  for (const ns of namespaces) {
+    for (const svc of await kube.list(SERVICES, { namespace: ns })) {
+      services.set(`${ns}/${svc.metadata.name}`, svc);
+    }
+  }
+  const outcomes: Outcome[] = [];
+  for (const exp of exports) {
+    const service = services.get(`${exp.namespace}/${exp.name}`);
+    try {
+      outcomes.push(await settleExport(kube, { exp, service }, now, false));
+    } catch (error) {
+      // Changed since the list: its own event (or the next resync) brings it.
+      if (!isKubeError(error, "conflict")) throw error;
+    }
+  }
+  return outcomes.length === 0 ? done("no Export to verify") : worstOutcome(outcomes);
+}
+
+export async function syncExportEvent(
+  event: IntakeEvent,
+  kube: KubeClient,
+  log: Log,
+  options: ExportEventOptions,
+): Promise<Outcome> {
+  try {
+    if (event.type === "resync")
+      return await syncAllExports(kube, event.scope.namespace, options.now);
+    const { kind, namespace, name } = event.ref;
+    if (kind !== "Export" && kind !== "Service") {
+      return malformed(
+        "unsupported-kind",
+        `clusterlink-export handles Export and Service events, not ${kind}`,
+      );
+    }
+    if (namespace === "") return malformed("missing-namespace", `${kind} ${name} has no namespace`);
+    // A Service re-validates the Export named like it: upstream's Export names its Service so.
+    const outcome = await syncOneExport(kube, { namespace, name }, options.now, kind === "Export");
+    log.debug({ kind, namespace, name }, "export verified");
+    return outcome;
+  } catch (error) {
+    if (
+      isKubeError(error) &&
+      (error.retryable || error.code === "conflict" || error.code === "forbidden")
+    ) {
+      return retryLater(error.message);
+    }
+    throw error;
+  }
+}

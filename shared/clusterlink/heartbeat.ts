@@ -1,0 +1,104 @@
+/**
+ * One heartbeat of a Peer (reference B.5): `GET https://<host>:<port>/healthz` on every gateway
+ * at once over mutual TLS (server name = the Peer's name), the first success wins. A success
+ * carries the remote peer's labels in the `ClusterLinkPeerLabels` header (base64 JSON). Every
+ * failure (refused, timed out, a certificate the other side rejects) is a failed heartbeat, never
+ * a thrown error; key material never appears in a message.
+ */
+import { readFile } from "node:fs/promises";
+import { request } from "node:https";
+import path from "node:path";
+import { z } from "zod";
+import type { Heartbeat } from "./plan-peer-health.js";
+
+export interface PeerTls {
+  readonly ca: string;
+  readonly cert: string;
+  readonly key: string;
+}
+
+export interface Gateway {
+  readonly host: string;
+  readonly port: number;
+}
+
+const LABELS_HEADER = "clusterlinkpeerlabels";
+const labelsSchema = z.record(z.string(), z.string());
+
+function labelsOf(header: string | string[] | undefined): Record<string, string> {
+  if (typeof header !== "string" || header === "") return {};
+  try {
+    const parsed = labelsSchema.safeParse(JSON.parse(Buffer.from(header, "base64").toString()));
+    return parsed.success ? parsed.data : {};
+  } catch {
+    return {};
+  }
+}
+
+function probe(
+  gateway: Gateway,
+  peer: string,
+  tls: PeerTls,
+  timeoutMs: number,
+): Promise<Heartbeat> {
+  return new Promise((resolve) => {
+    const where = `${gateway.host}:${gateway.port}`;
+    const req = request(
+      {
+        host: gateway.host,
+        port: gateway.port,
+        path: "/healthz",
+        method: "GET",
+        servername: peer,
+        ca: tls.ca,
+        cert: tls.cert,
+        key: tls.key,
+        timeout: timeoutMs,
+        agent: false,
+      },
+      (res) => {
+        res.resume();
+        if (res.statusCode === 200)
+          resolve({ ok: true, labels: labelsOf(res.headers[LABELS_HEADER]) });
+        else resolve({ ok: false, error: `${where}: HTTP ${res.statusCode ?? "?"}` });
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on("error", (error) => resolve({ ok: false, error: `${where}: ${error.message}` }));
+    req.end();
+  });
+}
+
+/** Resolves with the first success, or with every failure once all gateways failed. */
+export function heartbeat(
+  peer: string,
+  gateways: readonly Gateway[],
+  tls: PeerTls,
+  timeoutMs: number,
+): Promise<Heartbeat> {
+  if (gateways.length === 0) {
+    return Promise.resolve({ ok: false, error: "the Peer lists no gateways" });
+  }
+  return new Promise((resolve) => {
+    const failures: string[] = [];
+    for (const gateway of gateways) {
+      void probe(gateway, peer, tls, timeoutMs).then((beat) => {
+        if (beat.ok) resolve(beat);
+        else if (failures.push(beat.error) === gateways.length) {
+          resolve({ ok: false, error: failures.join("; ") });
+        }
+      });
+    }
+  });
+}
+
+/** Where the mounted Secret puts the client identity: ca.crt, tls.crt and tls.key. */
+export const DEFAULT_PEER_TLS_DIR = "/var/run/secrets/clusterlink-peer";
+
+/** Read on every event, so a rotated Secret is used at once. */
+export async function readPeerTls(dir: string): Promise<PeerTls> {
+  const [ca, cert, key] = await Promise.all(
+    ["ca.crt", "tls.crt", "tls.key"].map((file) => readFile(path.join(dir, file), "utf8")),
+  );
+  return { ca: ca ?? "", cert: cert ?? "", key: key ?? "" };
+}

@@ -1,0 +1,273 @@
+/**
+ * clusterlink-import's one entry: an Import, Service or EndpointSlice event (or a resync) ->
+ * re-read every Import (leases are derived from all of them, plan-lease.ts), bring the Imports
+ * the event concerns to their plan (plan-import.ts), and write status only when it changed.
+ *
+ * A lease is written into the Import's spec first; the next round re-lists and re-plans, so two
+ * instances that leased one port in the same instant find out, and the younger Import moves
+ * (whoever notices moves it). Rounds stop when a round leases nothing.
+ *
+ * Outcomes: done when every Import touched is as planned (one that cannot be served is Stalled
+ * and recorded, still done when a Service or the resync brought it); permanent (422, Stalled)
+ * for an Import event whose Import cannot be served; retry on API errors and repeated races;
+ * malformed for events of other kinds. Nothing lingers: an Import delete event removes its
+ * Services, and the resync removes Services whose Import is gone (docs/adr/0006).
+ */
+import type { Log } from "../core/context.js";
+import { done, malformed, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
+import type { IntakeEvent } from "../events/index.js";
+import { isKubeError, retryOnConflict, SERVICES, type KubeClient } from "../kube/index.js";
+import {
+  importOfLabels,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  systemServiceName,
+  type ImportKey,
+} from "./names.js";
+import {
+  IMPORTS,
+  keyOf,
+  leaseClaimOf,
+  listImports,
+  removeServicesOf,
+  settleImport,
+  type ImportEventOptions,
+} from "./apply-import.js";
+import { LeaseRaceError, settleByPort } from "./lease-by-port.js";
+import type { ObservedImport } from "./observed.js";
+import { grantedPort } from "./plan-import.js";
+import { planLeases, type LeaseClaim, type LeaseDecision } from "./plan-lease.js";
+
+/** The resync's sweep: every Service with our labels whose Import is gone (a lost delete). */
+async function sweepOrphans(kube: KubeClient, live: ReadonlySet<string>): Promise<number> {
+  const ours = await kube.list(SERVICES, { labelSelector: { [MANAGED_BY_LABEL]: MANAGED_BY } });
+  let removed = 0;
+  for (const svc of ours) {
+    const owner = importOfLabels(svc.metadata.labels);
+    if (owner === undefined || live.has(keyOf(owner))) continue;
+    const ref = { namespace: svc.metadata.namespace ?? "", name: svc.metadata.name };
+    if (await kube.delete(SERVICES, ref)) removed += 1;
+  }
+  return removed;
+}
+
+/** Which Imports an event concerns, as keys; `own` is the Import the event is about, if any. */
+interface Focus {
+  readonly keys: ReadonlySet<string>;
+  readonly own: string | null;
+  readonly all: boolean;
+}
+
+const portInvalid = (imp: ObservedImport): boolean =>
+  imp.status?.conditions?.some((c) => c.type === "ImportTargetPortValid" && c.status === "False") ??
+  false;
+
+/** Service events: the Import named like it, the Import whose system Service it is, its labels' Import. */
+function serviceFocus(
+  imports: readonly ObservedImport[],
+  ref: { namespace: string; name: string },
+  labelled: ImportKey | undefined,
+  clNamespace: string,
+): Set<string> {
+  const keys = new Set<string>([keyOf(ref)]);
+  if (labelled !== undefined) keys.add(keyOf(labelled));
+  if (ref.namespace === clNamespace) {
+    for (const imp of imports) {
+      if (systemServiceName(imp, clNamespace) === ref.name) keys.add(keyOf(imp));
+    }
+  }
+  return keys;
+}
+
+/**
+ * Whether this round settles an Import: it is in focus, or it lost its leased port to an older
+ * Import (someone must move it, and no event of its own may come). One already settled in an
+ * earlier round of this event, still holding that port, needs nothing more.
+ */
+function inFocus(
+  imp: ObservedImport,
+  decision: LeaseDecision | undefined,
+  focus: Focus,
+  settledPorts: ReadonlyMap<string, number>,
+): boolean {
+  const key = keyOf(imp);
+  if (imp.deleting) return false;
+  if (decision?.kind === "held" && settledPorts.get(key) === decision.port) return false;
+  const loser = decision?.kind === "lease" && decision.previous !== 0;
+  return focus.all || focus.keys.has(key) || loser;
+}
+
+interface RoundResult {
+  readonly leased: number;
+  /** Per Import key. */
+  readonly outcomes: ReadonlyMap<string, Outcome>;
+}
+
+/** One round: list, plan leases, settle the focused Imports and every re-lease loser. */
+async function round(
+  kube: KubeClient,
+  focus: (imports: readonly ObservedImport[]) => Focus,
+  options: ImportEventOptions,
+  settledPorts: Map<string, number>,
+): Promise<RoundResult> {
+  const imports = await listImports(kube);
+  const claims = imports.map(leaseClaimOf).filter((c): c is LeaseClaim => c !== null);
+  const decisions = planLeases(claims);
+  const focused = focus(imports);
+  let leased = 0;
+  const outcomes = new Map<string, Outcome>();
+  for (const imp of imports) {
+    const key = keyOf(imp);
+    const decision = decisions.get(key);
+    if (!inFocus(imp, decision, focused, settledPorts)) continue;
+    const settled = await settleImport(kube, imp, decision, options, key === focused.own);
+    if (decision?.kind === "lease") leased += 1;
+    const port = grantedPort(decision);
+    if (port !== null) settledPorts.set(key, port);
+    outcomes.set(key, settled.outcome);
+  }
+  return { leased, outcomes };
+}
+
+async function rounds(
+  kube: KubeClient,
+  focus: (imports: readonly ObservedImport[]) => Focus,
+  options: ImportEventOptions,
+): Promise<Outcome[]> {
+  const settledPorts = new Map<string, number>();
+  const max = options.maxRounds ?? 5;
+  const latest = new Map<string, Outcome>();
+  for (let n = 1; n <= max; n += 1) {
+    const result = await retryOnConflict({ attempts: 5, isRace: raced }, () =>
+      round(kube, focus, options, settledPorts),
+    );
+    for (const [key, outcome] of result.outcomes) latest.set(key, outcome);
+    if (result.leased === 0) return [...latest.values()];
+  }
+  return [retryLater(`leases still moving after ${max} rounds`, 1)];
+}
+
+/** A concurrent writer changed, created or deleted what we were about to write. */
+const raced = (error: unknown): boolean =>
+  isKubeError(error, "conflict") || isKubeError(error, "notFound");
+
+/**
+ * A live Import is settled by its port alone (lease-by-port.ts: a few small lists). A deleted one
+ * loses its Services, and every Import whose requested port was taken is looked at again, from
+ * the full list: this Import may have been the holder.
+ */
+async function onImportEvent(
+  kube: KubeClient,
+  ref: ImportKey,
+  options: ImportEventOptions,
+): Promise<Outcome> {
+  const own = keyOf(ref);
+  const live = await kube.get(IMPORTS, ref);
+  if (live !== undefined && live.metadata.deletionTimestamp === undefined) {
+    const settled = await settleByPort(kube, ref, options, true);
+    const outcomes = [...(settled.own ? [settled.own] : []), ...settled.others].map(
+      (s) => s.outcome,
+    );
+    return worstOutcome(outcomes);
+  }
+  const outcomes = await rounds(
+    kube,
+    (imports) => ({ keys: new Set(imports.filter(portInvalid).map(keyOf)), own: null, all: false }),
+    options,
+  );
+  const removed = await removeServicesOf(kube, ref, options.clNamespace);
+  outcomes.push(done(`Import ${own} is gone, ${removed} Services removed`));
+  return worstOutcome(outcomes);
+}
+
+/**
+ * Most Service events concern no Import: two reads say so (its labels, an Import named like it).
+ * Only a Service in the ClusterLink namespace without our labels (a system Service deleted, or
+ * someone else's at its name) needs the full list, to find the Import by its system name.
+ */
+async function onServiceEvent(
+  kube: KubeClient,
+  ref: ImportKey,
+  options: ImportEventOptions,
+): Promise<Outcome> {
+  const svc = await kube.get(SERVICES, ref);
+  const labelled = importOfLabels(svc?.metadata.labels);
+  if (labelled === undefined && ref.namespace === options.clNamespace) {
+    const outcomes = await rounds(
+      kube,
+      (imports) => ({
+        keys: serviceFocus(imports, ref, labelled, options.clNamespace),
+        own: null,
+        all: false,
+      }),
+      options,
+    );
+    return outcomes.length === 0
+      ? done(`no Import uses Service ${keyOf(ref)}`)
+      : worstOutcome(outcomes);
+  }
+  const keys = new Map([ref, ...(labelled ? [labelled] : [])].map((k) => [keyOf(k), k]));
+  const outcomes: Outcome[] = [];
+  for (const key of keys.values()) {
+    const settled = await settleByPort(kube, key, options, false);
+    outcomes.push(...[settled.own, ...settled.others].flatMap((x) => (x ? [x.outcome] : [])));
+  }
+  if (labelled !== undefined && (await kube.get(IMPORTS, labelled)) === undefined) {
+    const removed = await removeServicesOf(kube, labelled, options.clNamespace);
+    outcomes.push(done(`Import ${keyOf(labelled)} is gone, ${removed} Services removed`));
+  }
+  return outcomes.length === 0
+    ? done(`no Import uses Service ${keyOf(ref)}`)
+    : worstOutcome(outcomes);
+}
+
+async function onResync(kube: KubeClient, options: ImportEventOptions): Promise<Outcome> {
+  const outcomes = await rounds(kube, () => ({ keys: new Set(), own: null, all: true }), options);
+  const live = new Set((await listImports(kube)).filter((i) => !i.deleting).map((i) => keyOf(i)));
+  const removed = await sweepOrphans(kube, live);
+  outcomes.push(done(`${removed} orphaned Services removed`));
+  return worstOutcome(outcomes);
+}
+
+export async function syncImportEvent(
+  event: IntakeEvent,
+  kube: KubeClient,
+  log: Log,
+  options: ImportEventOptions,
+): Promise<Outcome> {
+  try {
+    if (event.type === "resync") return await onResync(kube, options);
+    const { kind, namespace, name } = event.ref;
+    if (kind === "EndpointSlice") {
+      return done("merge mode is not supported yet: no EndpointSlice copies to keep");
+    }
+    if (kind !== "Import" && kind !== "Service") {
+      return malformed(
+        "unsupported-kind",
+        `clusterlink-import handles Import, Service and EndpointSlice events, not ${kind}`,
+      );
+    }
+    if (namespace === "") return malformed("missing-namespace", `${kind} ${name} has no namespace`);
+    const outcome =
+      kind === "Import"
+        ? await onImportEvent(kube, { namespace, name }, options)
+        : await onServiceEvent(kube, { namespace, name }, options);
+    log.debug({ kind, namespace, name, outcome: outcome.kind }, "imports reconciled");
+    return outcome;
+  } catch (error) {
+    return retryOrThrow(error);
+  }
+}
+
+/** Races and API trouble are redelivered; anything else is a bug (500). */
+function retryOrThrow(error: unknown): Outcome {
+  if (raced(error) || error instanceof LeaseRaceError) {
+    return retryLater((error as Error).message, 1);
+  }
+  if (isKubeError(error) && (error.retryable || error.code === "forbidden")) {
+    return retryLater(error.message);
+  }
+  throw error;
+}
+
+export type { ImportEventOptions } from "./apply-import.js";

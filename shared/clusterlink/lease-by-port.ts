@@ -1,0 +1,135 @@
+/**
+ * One Import event without listing every Import: the Imports that could contest a port are
+ * exactly those whose spec.targetPort is that port, one fieldSelector list away (the Import CRD
+ * makes .spec.targetPort selectable). The decisions are plan-lease.ts's, made over that subset,
+ * which decides a port exactly as the whole set would: the oldest holder keeps it.
+ *
+ * Write, then look again: after a lease, the holders of the new port are listed once more, so
+ * of two instances that leased one port in the same instant the later one sees both, and moves
+ * the younger Import (whichever Import its event was about).
+ */
+import type { KubeClient } from "../kube/index.js";
+import {
+  IMPORTS,
+  keyOf,
+  leaseClaimOf,
+  settleImport,
+  type ImportEventOptions,
+  type Settled,
+} from "./apply-import.js";
+import type { ImportKey } from "./names.js";
+import { observeImport, type ObservedImport } from "./observed.js";
+import {
+  leaseStart,
+  planLeases,
+  PORT_END,
+  PORT_MIN,
+  type LeaseClaim,
+  type LeaseDecision,
+} from "./plan-lease.js";
+
+/** Ports probed for a free one before the event gives up and is redelivered. */
+const MAX_PROBES = 64;
+
+async function holdersOf(kube: KubeClient, port: number): Promise<ObservedImport[]> {
+  const found = await kube.list(IMPORTS, { fieldSelector: `spec.targetPort=${port}` });
+  return found.map(observeImport).filter((i) => !i.deleting);
+}
+
+const claimsOf = (imports: readonly ObservedImport[]): LeaseClaim[] =>
+  imports.map(leaseClaimOf).filter((c): c is LeaseClaim => c !== null);
+
+const nextPort = (port: number): number => (port + 1 >= PORT_END ? PORT_MIN : port + 1);
+
+/** The first port from the Import's start that no Import holds. */
+async function probeFreePort(kube: KubeClient, imp: ObservedImport): Promise<number | null> {
+  let port = leaseStart(imp.uid);
+  for (let i = 0; i < MAX_PROBES; i += 1) {
+    const holders = (await holdersOf(kube, port)).filter((h) => keyOf(h) !== keyOf(imp));
+    if (holders.length === 0) return port;
+    port = nextPort(port);
+  }
+  return null;
+}
+
+interface PortDecision {
+  readonly decision: LeaseDecision | undefined;
+  /** Other Imports that hold the Import's current port: younger ones we leased must move. */
+  readonly rivals: readonly ObservedImport[];
+}
+
+async function decideFor(kube: KubeClient, imp: ObservedImport): Promise<PortDecision> {
+  const claim = leaseClaimOf(imp);
+  if (claim === null) return { decision: undefined, rivals: [] };
+  let rivals: ObservedImport[] = [];
+  if (claim.targetPort >= PORT_MIN && claim.targetPort < PORT_END) {
+    const holders = await holdersOf(kube, claim.targetPort);
+    rivals = holders.filter((h) => keyOf(h) !== keyOf(imp));
+    const decision = planLeases(claimsOf([imp, ...rivals])).get(claim.key);
+    if (decision?.kind !== "lease") return { decision, rivals };
+  } else if (claim.targetPort !== 0) {
+    const decision = planLeases([claim]).get(claim.key);
+    if (decision?.kind !== "lease") return { decision, rivals };
+  }
+  const port = await probeFreePort(kube, imp);
+  const decision: LeaseDecision =
+    port === null ? { kind: "exhausted" } : { kind: "lease", port, previous: claim.targetPort };
+  return { decision, rivals };
+}
+
+/** Younger Imports that hold `port` with a lease of ours: they lost it and must move. */
+function losersOn(holders: readonly ObservedImport[]): ImportKey[] {
+  const decisions = planLeases(claimsOf(holders));
+  return holders.filter((h) => decisions.get(keyOf(h))?.kind === "lease");
+}
+
+export interface PortSettled {
+  readonly own: Settled | null;
+  readonly others: readonly Settled[];
+}
+
+/**
+ * Settles one Import (re-read live) by its port alone, and the Imports that lost a port to it.
+ * `depth` bounds the chain: a loser's own losers are left to their events and the resync.
+ */
+export async function settleByPort(
+  kube: KubeClient,
+  key: ImportKey,
+  options: ImportEventOptions,
+  fromOwnEvent: boolean,
+  depth = 0,
+): Promise<PortSettled> {
+  const maxRounds = options.maxRounds ?? 5;
+  for (let round = 0; round < maxRounds; round += 1) {
+    const object = await kube.get(IMPORTS, key);
+    const imp = object === undefined ? undefined : observeImport(object);
+    if (imp === undefined || imp.deleting) return { own: null, others: [] };
+    const { decision, rivals } = await decideFor(kube, imp);
+    const own = await settleImport(kube, imp, decision, options, fromOwnEvent);
+    const contested =
+      decision?.kind === "lease" ? await holdersOf(kube, decision.port) : [imp, ...rivals];
+    const losers = losersOn(contested);
+    if (losers.some((l) => keyOf(l) === keyOf(imp))) continue; // we lost the race: lease again
+    const others = depth === 0 ? await settleLosers(kube, losers, options) : [];
+    return { own, others };
+  }
+  throw new LeaseRaceError(`Import ${keyOf(key)}: leases still moving after ${maxRounds} rounds`);
+}
+
+/** The Imports that lost a port to this one, each settled by its own port (one level deep). */
+async function settleLosers(
+  kube: KubeClient,
+  losers: readonly ImportKey[],
+  options: ImportEventOptions,
+): Promise<Settled[]> {
+  const settled: Settled[] = [];
+  for (const loser of losers) {
+    const result = await settleByPort(kube, loser, options, false, 1);
+    if (result.own !== null) settled.push(result.own);
+  }
+  return settled;
+}
+
+export class LeaseRaceError extends Error {
+  override readonly name = "LeaseRaceError";
+}

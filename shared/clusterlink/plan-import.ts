@@ -1,0 +1,248 @@
+/**
+ * Pure: what one Import's Services and conditions should be (reference B.3), given its lease
+ * decision and the Services found where it wants them. Beyond upstream: an Import that cannot be
+ * served (bad spec, port conflict, a name taken by someone else's Service) keeps none of its
+ * Services, so nothing of an invalid Import lingers.
+ */
+import type { Service } from "../core/objects.js";
+import type { ObservedImport } from "./observed.js";
+import {
+  DATAPLANE_SELECTOR,
+  externalNameOf,
+  importLabels,
+  MANAGED_BY_LABEL,
+  MERGE_LABEL,
+  ownedBy,
+  systemServiceName,
+  type ImportKey,
+} from "./names.js";
+import { leaseProblem, type LeaseDecision } from "./plan-lease.js";
+import { reconcileConditions, type WantedCondition } from "./plan-status.js";
+
+export interface ServiceRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** A Service as we want it: labels plus the spec fields we own. */
+export interface DesiredService extends ServiceRef {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly spec: {
+    readonly type: "ClusterIP" | "ExternalName";
+    readonly selector?: Readonly<Record<string, string>>;
+    readonly ports?: readonly { port: number; targetPort: number; protocol: "TCP" }[];
+    readonly externalName?: string;
+  };
+}
+
+export type ServiceWrite =
+  | { readonly action: "create"; readonly service: DesiredService }
+  | { readonly action: "update"; readonly service: DesiredService }
+  | { readonly action: "delete"; readonly ref: ServiceRef };
+
+export type ImportProblem = "InvalidSpec" | "PortConflict" | "ServiceConflict" | "MergeUnsupported";
+
+export interface ImportPlan {
+  readonly writes: readonly ServiceWrite[];
+  readonly conditions: readonly WantedCondition[];
+  readonly problem: { readonly reason: ImportProblem; readonly message: string } | null;
+}
+
+/** The Services found at the two names the Import wants (undefined: none there). */
+export interface FoundServices {
+  readonly system: Service | undefined;
+  /** Always undefined for an Import in the ClusterLink namespace (it has no user Service). */
+  readonly user: Service | undefined;
+}
+
+export function serviceRefs(
+  key: ImportKey,
+  clNamespace: string,
+): { system: ServiceRef; user: ServiceRef | null } {
+  return {
+    system: { namespace: clNamespace, name: systemServiceName(key, clNamespace) },
+    user: key.namespace === clNamespace ? null : { namespace: key.namespace, name: key.name },
+  };
+}
+
+export function desiredServices(
+  key: ImportKey,
+  port: number,
+  targetPort: number,
+  clNamespace: string,
+): { system: DesiredService; user: DesiredService | null } {
+  const refs = serviceRefs(key, clNamespace);
+  const labels = importLabels(key);
+  const system: DesiredService = {
+    ...refs.system,
+    labels,
+    spec: {
+      type: "ClusterIP",
+      selector: DATAPLANE_SELECTOR,
+      ports: [{ port, targetPort, protocol: "TCP" }],
+    },
+  };
+  const user: DesiredService | null =
+    refs.user === null
+      ? null
+      : {
+          ...refs.user,
+          labels,
+          spec: {
+            type: "ExternalName",
+            externalName: externalNameOf(refs.system.name, clNamespace),
+          },
+        };
+  return { system, user };
+}
+
+const sameMap = (
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+): boolean =>
+  JSON.stringify(Object.entries(a ?? {}).sort()) === JSON.stringify(Object.entries(b ?? {}).sort());
+
+/** Whether the found Service already is what we want (type, externalName, selector, ports). */
+export function serviceMatches(found: Service, want: DesiredService): boolean {
+  const spec = found.spec ?? {};
+  const ports = (spec.ports ?? []).map((p) => ({
+    port: p.port,
+    targetPort: p.targetPort ?? p.port,
+    protocol: p.protocol ?? "TCP",
+  }));
+  return (
+    (spec.type ?? "ClusterIP") === want.spec.type &&
+    (spec.externalName ?? "") === (want.spec.externalName ?? "") &&
+    sameMap(spec.selector, want.spec.selector) &&
+    JSON.stringify(ports) === JSON.stringify(want.spec.ports ?? [])
+  );
+}
+
+/** Delete what of ours is there: the cleanup of an Import that cannot be served. */
+function removeOwn(
+  key: ImportKey,
+  found: FoundServices,
+  refs: ReturnType<typeof serviceRefs>,
+): ServiceWrite[] {
+  const writes: ServiceWrite[] = [];
+  if (found.system !== undefined && ownedBy(found.system.metadata.labels, key)) {
+    writes.push({ action: "delete", ref: refs.system });
+  }
+  if (refs.user !== null && found.user !== undefined && ownedBy(found.user.metadata.labels, key)) {
+    writes.push({ action: "delete", ref: refs.user });
+  }
+  return writes;
+}
+
+function failed(
+  writes: ServiceWrite[],
+  reason: ImportProblem,
+  message: string,
+  portCondition: WantedCondition,
+): ImportPlan {
+  return {
+    writes,
+    problem: { reason, message },
+    conditions: [
+      portCondition,
+      { type: "ImportServiceValid", status: "False", reason: "Error", message },
+      ...reconcileConditions({ kind: "stalled", reason, message }),
+    ],
+  };
+}
+
+const LEASED: WantedCondition = {
+  type: "ImportTargetPortValid",
+  status: "True",
+  reason: "Leased",
+  message: "",
+};
+
+/** Create, update or leave one Service; a Service that is not ours is never touched. */
+function writeFor(
+  key: ImportKey,
+  found: Service | undefined,
+  want: DesiredService,
+): ServiceWrite | "conflict" | null {
+  if (found === undefined) return { action: "create", service: want };
+  if (!ownedBy(found.metadata.labels, key)) return "conflict";
+  return serviceMatches(found, want) ? null : { action: "update", service: want };
+}
+
+export interface ImportPlanInput {
+  readonly imp: ObservedImport;
+  readonly decision: LeaseDecision | undefined;
+  readonly found: FoundServices;
+  readonly clNamespace: string;
+}
+
+/** The port a decision grants, or null when it grants none. */
+export const grantedPort = (decision: LeaseDecision | undefined): number | null =>
+  decision?.kind === "held" || decision?.kind === "lease" ? decision.port : null;
+
+/** The writes that make both Services as wanted, or the Service that is in the way. */
+function planServices(
+  key: ImportKey,
+  found: FoundServices,
+  want: ReturnType<typeof desiredServices>,
+): { readonly writes: ServiceWrite[] } | { readonly blocker: string } {
+  const pairs: [Service | undefined, DesiredService | null][] = [
+    [found.system, want.system],
+    [found.user, want.user],
+  ];
+  const writes: ServiceWrite[] = [];
+  for (const [have, desired] of pairs) {
+    if (desired === null) continue;
+    const write = writeFor(key, have, desired);
+    if (write === "conflict") {
+      const manager = have?.metadata.labels?.[MANAGED_BY_LABEL] ?? "";
+      return {
+        blocker: `service '${desired.namespace}/${desired.name}' already exists and managed by '${manager}'`,
+      };
+    }
+    if (write !== null) writes.push(write);
+  }
+  return { writes };
+}
+
+export function planImport({ imp, decision, found, clNamespace }: ImportPlanInput): ImportPlan {
+  const key = { namespace: imp.namespace, name: imp.name };
+  const cleanup = removeOwn(key, found, serviceRefs(key, clNamespace));
+  const portError = (message: string): WantedCondition => ({
+    type: "ImportTargetPortValid",
+    status: "False",
+    reason: "Error",
+    message,
+  });
+  if (!imp.spec.ok) {
+    return failed(cleanup, "InvalidSpec", imp.spec.message, portError(imp.spec.message));
+  }
+  const port = grantedPort(decision);
+  if (port === null) {
+    const message = (decision && leaseProblem(decision)) ?? "no target port leased yet";
+    return failed(cleanup, "PortConflict", message, portError(message));
+  }
+  if (imp.labels[MERGE_LABEL] === "true") {
+    const message = `merge mode (${MERGE_LABEL}) is not supported yet`;
+    return failed(cleanup, "MergeUnsupported", message, LEASED);
+  }
+  const services = planServices(
+    key,
+    found,
+    desiredServices(key, imp.spec.value.port, port, clNamespace),
+  );
+  if ("blocker" in services) return failed(cleanup, "ServiceConflict", services.blocker, LEASED);
+  return {
+    writes: services.writes,
+    problem: null,
+    conditions: [
+      LEASED,
+      { type: "ImportServiceValid", status: "True", reason: "Valid", message: "" },
+      ...reconcileConditions({
+        kind: "ready",
+        reason: "Imported",
+        message: `port ${imp.spec.value.port} -> dataplane port ${port}`,
+      }),
+    ],
+  };
+}

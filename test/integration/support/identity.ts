@@ -1,0 +1,145 @@
+// Identities made from a role manifest of manifests/rbac, for tests that run a function with
+// exactly its role: the file's ServiceAccount, ClusterRole and binding under a unique name, a
+// TokenRequest token, and helpers to ask what the identity may do and to read a refusal.
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import {
+  AuthorizationV1Api,
+  CoreV1Api,
+  RbacAuthorizationV1Api,
+  type KubeConfig,
+  type V1ClusterRole,
+  type V1ClusterRoleBinding,
+  type V1PolicyRule,
+} from "@kubernetes/client-node";
+import { parseAllDocuments } from "yaml";
+import { pollUntil } from "../../../dev/control-plane/api.js";
+import { createKubeClient, isKubeError, type KubeClient } from "../../../shared/kube/index.js";
+import { kubeConfigWithToken } from "../admission-harness.js";
+import { adminKubeConfig, newNamespace } from "./cluster.js";
+
+export interface Identity {
+  readonly kc: KubeConfig;
+  readonly kube: KubeClient;
+  readonly user: string;
+}
+
+interface ManifestRole {
+  readonly role: V1ClusterRole;
+  readonly binding: V1ClusterRoleBinding;
+  readonly serviceAccount: string;
+}
+
+function manifestRole(file: string): ManifestRole {
+  const docs = parseAllDocuments(
+    readFileSync(new URL(`../../../manifests/rbac/${file}`, import.meta.url), "utf8"),
+  ).map((d) => d.toJS() as { kind?: string; metadata?: { name?: string } });
+  const find = <T>(kind: string): T => {
+    const doc = docs.find((d) => d.kind === kind);
+    if (doc === undefined) throw new Error(`manifests/rbac/${file} has no ${kind}`);
+    return doc as T;
+  };
+  return {
+    role: find<V1ClusterRole>("ClusterRole"),
+    binding: find<V1ClusterRoleBinding>("ClusterRoleBinding"),
+    serviceAccount: find<{ metadata: { name: string } }>("ServiceAccount").metadata.name,
+  };
+}
+
+/** Whether `rule` grants `verb` on `resource` of `group` (no wildcards in our manifests). */
+const grants = (rule: V1PolicyRule, group: string, resource: string, verb: string): boolean =>
+  (rule.apiGroups ?? []).includes(group) &&
+  (rule.resources ?? []).includes(resource) &&
+  rule.verbs.includes(verb);
+
+/**
+ * The file's ServiceAccount, ClusterRole and binding, created under a unique name (ClusterRoles
+ * are cluster-wide and test files run in parallel), the service account in a fresh namespace.
+ * `without` takes one permission out of the role: its rules lose that verb.
+ */
+export async function identityFrom(
+  file: string,
+  without?: { group: string; resource: string; verb: string },
+): Promise<Identity> {
+  const { role, binding, serviceAccount } = manifestRole(file);
+  const id = randomBytes(3).toString("hex");
+  const name = `${role.metadata?.name ?? "role"}-${id}`;
+  const namespace = await newNamespace(`rbac-${id}`);
+  const rules = (role.rules ?? [])
+    .map((rule) =>
+      without && grants(rule, without.group, without.resource, without.verb)
+        ? { ...rule, verbs: rule.verbs.filter((v) => v !== without.verb) }
+        : rule,
+    )
+    .filter((rule) => rule.verbs.length > 0);
+  const rbac = adminKubeConfig().makeApiClient(RbacAuthorizationV1Api);
+  const core = adminKubeConfig().makeApiClient(CoreV1Api);
+  await rbac.createClusterRole({
+    body: { ...role, metadata: { ...role.metadata, name }, rules },
+  });
+  await rbac.createClusterRoleBinding({
+    body: {
+      ...binding,
+      metadata: { ...binding.metadata, name },
+      roleRef: { ...binding.roleRef, name },
+      subjects: [{ kind: "ServiceAccount", name: serviceAccount, namespace }],
+    },
+  });
+  await core.createNamespacedServiceAccount({
+    namespace,
+    body: { metadata: { name: serviceAccount } },
+  });
+  const request = await core.createNamespacedServiceAccountToken({
+    namespace,
+    name: serviceAccount,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const token = request.status?.token;
+  if (!token) throw new Error(`no token for ${namespace}/${serviceAccount}`);
+  const kc = kubeConfigWithToken(token);
+  const user = `system:serviceaccount:${namespace}:${serviceAccount}`;
+  // The authorizer learns of new bindings through its informers: wait until this one counts.
+  const firstRule = rules.find((r) => r.verbs.length > 0);
+  const probe = {
+    group: firstRule?.apiGroups?.[0] ?? "",
+    resource: firstRule?.resources?.[0] ?? "",
+    verb: firstRule?.verbs[0] ?? "get",
+  };
+  await pollUntil(
+    async () => ((await allowed(kc, probe)) ? true : undefined),
+    () => `the binding of ${user} to take effect`,
+    { timeoutMs: 10_000, intervalMs: 50 },
+  );
+  return { kc, kube: createKubeClient(kc), user };
+}
+
+/** SelfSubjectAccessReview: may this identity do `verb` on `resource` (cluster-wide)? */
+export async function allowed(
+  kc: KubeConfig,
+  what: { group: string; resource: string; verb: string; subresource?: string },
+): Promise<boolean> {
+  const review = await kc.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
+    body: {
+      spec: {
+        resourceAttributes: {
+          group: what.group,
+          resource: what.resource,
+          verb: what.verb,
+          ...(what.subresource ? { subresource: what.subresource } : {}),
+        },
+      },
+    },
+  });
+  return review.status?.allowed === true;
+}
+
+/** Resolves with the KubeError code of a request that must fail. */
+export async function refusal(request: Promise<unknown>): Promise<string> {
+  try {
+    await request;
+  } catch (error) {
+    if (isKubeError(error)) return `${error.code} ${error.status ?? ""}`.trim();
+    throw error;
+  }
+  return "succeeded";
+}
