@@ -57,6 +57,7 @@ export const CASE_TABLE_TESTS: Readonly<Record<string, string>> = {
   "test/unit/admission/plan-admission.test.ts": "what each admission policy denies",
   "test/integration/admission-policies.test.ts": "the same policies through the API server",
   "test/unit/rules/limits.test.ts": "bad values the schemas refuse, upstream values they keep",
+  "test/integration/rule-limits.test.ts": "the same bad values, reaching the function unchecked",
 };
 
 /** Fixed data from outside the project, which names the kinds of its time. */

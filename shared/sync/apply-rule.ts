@@ -4,11 +4,17 @@
  * the status subresource, then the finalizer's release). Kubernetes failures become outcomes
  * here: conflicts and outages retry, a rule deleted meanwhile is done.
  */
-import { isKubeError, ruleResource, type KnownFinalizers, type KubeClient } from "../kube/index.js";
+import {
+  isKubeError,
+  ruleResource,
+  type KnownFinalizers,
+  type KubeClient,
+  type KubeError,
+} from "../kube/index.js";
 import { requireKind, ruleKey, type RuleKey, type RuleStatus } from "../rules/index.js";
 import { done, permanent, retryLater, type Outcome } from "../core/outcome.js";
 import type { RuleIdentity } from "./plan-rules.js";
-import type { RuleAfterWrite, RuleDecision } from "./plan-status.js";
+import type { ClaimFailure, RuleAfterWrite, RuleDecision } from "./plan-status.js";
 
 export type { RuleIdentity } from "./plan-rules.js";
 
@@ -38,7 +44,13 @@ export function kubeFailureOutcome(error: unknown, what: string): Outcome {
 }
 
 export type ClaimResult =
-  { readonly claimed: true } | { readonly claimed: false; readonly outcome: Outcome };
+  | { readonly claimed: true }
+  | {
+      readonly claimed: false;
+      readonly outcome: Outcome;
+      /** Set when the rule should say why in its status (planClaimFailure). */
+      readonly failure?: ClaimFailure;
+    };
 
 /**
  * Adds the rule's finalizer, so a rule whose objects reach a CNF can never be deleted without
@@ -56,11 +68,42 @@ export async function claimRule(
     return result === "gone" ? { claimed: false, outcome: done("gone") } : { claimed: true };
   } catch (error) {
     if (!isKubeError(error)) throw error;
-    // Nothing was written yet, so every failure just waits for the next delivery. That includes
-    // "invalid": the API server refuses new finalizers once a deletion has begun, and the
-    // deletion's own event follows.
-    return { claimed: false, outcome: retryLater(`finalizer write failed: ${error.message}`, 2) };
+    return claimFailed(kube, rule, entry.finalizer, error);
   }
+}
+
+/**
+ * Nothing was written yet, so a conflict just waits for the next delivery, and so does a refusal
+ * of a rule whose deletion has begun (the API server takes no new finalizers then, and the
+ * deletion's own event follows). Any other refusal (invalid, forbidden: an admission policy,
+ * RBAC, the object's size) is reported in the rule's status, and so is an outage.
+ */
+async function claimFailed(
+  kube: KubeClient,
+  rule: RuleIdentity,
+  finalizer: string,
+  error: KubeError,
+): Promise<ClaimResult> {
+  const outcome = retryLater(`finalizer write failed: ${error.message}`, 2);
+  if (error.code === "notFound") return { claimed: false, outcome: done("gone") };
+  if (error.code === "conflict") return { claimed: false, outcome };
+  if (error.code === "invalid" || error.code === "forbidden") {
+    const now = await kube
+      .get(ruleResource(requireKind(rule.kind)), { namespace: rule.namespace, name: rule.name })
+      .catch(() => null);
+    if (now === undefined) return { claimed: false, outcome: done("gone") };
+    if (now?.metadata.deletionTimestamp !== undefined) return { claimed: false, outcome };
+    return {
+      claimed: false,
+      outcome,
+      failure: { kind: "refused", finalizer, message: error.message },
+    };
+  }
+  return {
+    claimed: false,
+    outcome,
+    failure: { kind: "unavailable", finalizer, message: error.message },
+  };
 }
 
 export interface DecisionResult {

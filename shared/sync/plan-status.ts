@@ -412,6 +412,56 @@ export function mayHaveWritten(rule: ObservedRule, podResults: readonly PodRuleR
   return !rule.deleting && podResults.some((r) => (r.kind === "held" ? r.changed : true));
 }
 
+/** Why the API server did not take the rule's finalizer: "refused" is an answer, not an outage. */
+export interface ClaimFailure {
+  readonly kind: "refused" | "unavailable";
+  readonly finalizer: string;
+  readonly message: string;
+}
+
+/**
+ * The status of a rule whose finalizer could not be added (so nothing was written for it on any
+ * CNF): a refusal (invalid, forbidden, an admission policy, the object's size) is Stalled with the
+ * API server's words, an outage is Reconciling and retried. Either way the rule says why, instead
+ * of showing no status while the claim is retried forever.
+ */
+export function planClaimFailure(
+  rule: ObservedRule,
+  failure: ClaimFailure,
+  now: string,
+): RuleDecision {
+  const held = `so nothing is applied yet: ${failure.message}`;
+  const retryMessage = `adding finalizer ${failure.finalizer} failed, ${held}; will retry`;
+  const verdict: Verdict =
+    failure.kind === "refused"
+      ? stalled(
+          "FinalizerRefused",
+          `the API server refused to add finalizer ${failure.finalizer}, ${held}; fix what it names (an admission policy, RBAC, the object's size) and the next resync retries`,
+        )
+      : {
+          condition: { type: "Reconciling", reason: "FinalizerWriteFailed", message: retryMessage },
+          inSync: false,
+          applied: false,
+          finalizer: "keep",
+          outcome: retryLater(retryMessage, RETRY_SECONDS),
+          result: "not claimed",
+        };
+  const input: RulePlanInput = {
+    rule,
+    cnf: { kind: "none", purpose: "", namespace: "" },
+    podResults: [],
+    whileWaiting: "retry",
+    now,
+  };
+  const status = nextStatus(input, verdict);
+  return {
+    status: jsonEqual(status, rule.status ?? {}) ? null : status,
+    finalizer: "keep",
+    outcome: verdict.outcome,
+    result: verdict.result,
+  };
+}
+
 /** Decides status, finalizer and outcome for one rule. */
 export function planRuleDecision(input: RulePlanInput): RuleDecision {
   const verdict = verdictFor(input);

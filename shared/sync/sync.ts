@@ -22,6 +22,7 @@ import {
   applyRuleDecision,
   claimRule,
   readRulesAfterWrite,
+  type ClaimResult,
   type DecisionResult,
 } from "./apply-rule.js";
 import { observeReferrers, type CnfObservation, type ObservedRuleCr } from "./observe.js";
@@ -29,6 +30,7 @@ import {
   mayHaveWritten,
   needsClaim,
   planAfterWrite,
+  planClaimFailure,
   planRuleDecision,
   restartPendingOf,
   type PodRuleResult,
@@ -169,7 +171,8 @@ async function claimRules(
       limit(async () => {
         if (rule.target === undefined || !needsClaim(rule.observed, willWrite)) return rule;
         const claim = await claimRule(ctx.kube, rule.identity, rule.meta);
-        if (!claim.claimed) return { rule: rule.identity, outcome: claim.outcome };
+        if (!claim.claimed)
+          return { rule: rule.identity, outcome: await claimFailed(ctx, rule, claim) };
         return { ...rule, observed: { ...rule.observed, hasFinalizer: true } };
       }),
     ),
@@ -178,6 +181,24 @@ async function claimRules(
     claimed: results.filter((r): r is PlannedRule => "observed" in r),
     unclaimed: results.filter((r): r is RuleReport => "outcome" in r),
   };
+}
+
+/** A claim that failed: its outcome, after the rule's status says why when it should. */
+async function claimFailed(
+  ctx: SyncContext,
+  rule: PlannedRule,
+  claim: Extract<ClaimResult, { claimed: false }>,
+): Promise<Outcome> {
+  if (claim.failure === undefined) return claim.outcome;
+  const decision = planClaimFailure(rule.observed, claim.failure, ctx.now());
+  const { outcome } = await applyRuleDecision(
+    ctx.kube,
+    rule.identity,
+    rule.oldStatus,
+    decision,
+    rule.meta,
+  );
+  return outcome;
 }
 
 /** Brings `request.rules` in sync on every ready pod of the observed CNF and records the result. */

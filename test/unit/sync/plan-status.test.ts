@@ -3,6 +3,7 @@ import {
   mayHaveWritten,
   needsClaim,
   planAfterWrite,
+  planClaimFailure,
   planRuleDecision,
   restartPendingOf,
   type CnfSituation,
@@ -380,5 +381,49 @@ describe("a deletion the CNF refuses because something still uses the object", (
     const d = decide({ rule: deleting, podResults: [inUse, held(true)] });
     expect(d.outcome).toMatchObject({ kind: "retry" });
     expect(d.status?.message).toContain("still used by another rule on the CNF");
+  });
+});
+
+describe("planClaimFailure: a finalizer the API server did not take", () => {
+  const refusal = {
+    kind: "refused" as const,
+    finalizer: "rule.finalizers.sdewan.akraino.org",
+    message: "update Mwan3Rule ns/r1: 422 Invalid: this namespace takes no new finalizers",
+  };
+
+  it("a refusal is Stalled with the API server's words and a permanent outcome", () => {
+    const decision = planClaimFailure(rule(), refusal, NOW);
+    expect(decision.outcome).toMatchObject({ kind: "permanent", code: "FinalizerRefused" });
+    expect(decision.finalizer).toBe("keep");
+    expect(decision.status).toMatchObject({ inSync: false, observedGeneration: 1 });
+    const condition = decision.status?.conditions?.[0];
+    expect(condition).toMatchObject({ type: "Stalled", reason: "FinalizerRefused" });
+    expect(condition?.message).toContain("this namespace takes no new finalizers");
+    expect(condition?.message).toContain(refusal.finalizer);
+  });
+
+  it("an outage is Reconciling and retried, still saying why", () => {
+    const decision = planClaimFailure(
+      rule(),
+      { ...refusal, kind: "unavailable", message: "update: 500 InternalError" },
+      NOW,
+    );
+    expect(decision.outcome.kind).toBe("retry");
+    expect(decision.status?.conditions?.[0]).toMatchObject({
+      type: "Reconciling",
+      reason: "FinalizerWriteFailed",
+    });
+  });
+
+  it("a repeat writes nothing", () => {
+    const first = planClaimFailure(rule(), refusal, NOW);
+    const again = planClaimFailure(rule({ status: first.status ?? undefined }), refusal, LATER);
+    expect(again.status).toBeNull();
+  });
+
+  it("a rule shown in sync for an earlier generation is no longer shown in sync", () => {
+    const status = { inSync: true, observedGeneration: 1, appliedGeneration: 1 };
+    const decision = planClaimFailure(rule({ generation: 2, status }), refusal, NOW);
+    expect(decision.status).toMatchObject({ inSync: false, observedGeneration: 2 });
   });
 });
