@@ -85,6 +85,37 @@ describe("the largest rule of each kind, with the webhook registered", () => {
   });
 });
 
+describe("the bad values of issue 17, at admission", () => {
+  const proposal = {
+    encryption_algorithm: "aes128",
+    hash_algorithm: "sha256",
+    dh_group: "modp2048",
+  };
+  it.each([
+    ["Mwan3Rule", "badip", { policy: "balance1", src_ip: "999.1.1.1" }, "spec.src_ip"],
+    ["Mwan3Rule", "badprefix", { policy: "balance1", dest_ip: "10.0.0.0/99" }, "spec.dest_ip"],
+    ["FirewallDNAT", "dnat-70000", { src: "wan1", dest_port: "70000" }, "spec.dest_port"],
+    ["IpsecProposal", "p".repeat(251), proposal, "metadata.name"],
+    [
+      "IpsecHost",
+      "host1",
+      {
+        remote: "999.1.1.1",
+        authentication_method: "psk",
+        pre_shared_key: "k",
+        crypto_proposal: ["p1"],
+        connections: [],
+      },
+      "spec.remote",
+    ],
+  ] as const)("%s %# is denied naming the field", async (kind, name, spec, field) => {
+    const ns = await harness.namespace();
+    const refused = await rules(admin, ns).create(rule(kind, name, labels, spec));
+    expect(refused.ok).toBe(false);
+    if (!refused.ok) expect(refused.message).toContain(field);
+  });
+});
+
 describe("a rule made before the size limits", () => {
   it("of 600 KB (an UPDATE review over 1 MiB) still has its finalizer released through the webhook", async () => {
     const world = await SyncWorld.create();
@@ -171,11 +202,13 @@ describe("a finalizer the API server refuses", () => {
         dh_group: "modp2048",
       };
       await world.createRule(entry.kind, "probe", PURPOSE, proposal);
+      // Each attempt asks for one finalizer more than the last, so each is an addition.
+      let probes = 0;
       await pollUntil(
         async () => {
-          const tried = await api.patch(entry.kind, "probe", {
-            metadata: { finalizers: ["example.com/probe"] },
-          });
+          probes += 1;
+          const finalizers = Array.from({ length: probes }, (_, i) => `example.com/probe-${i}`);
+          const tried = await api.patch(entry.kind, "probe", { metadata: { finalizers } });
           return tried.ok ? undefined : true;
         },
         () => "the ValidatingAdmissionPolicy to refuse a new finalizer",
