@@ -321,7 +321,7 @@ export class CnfClient {
   }
 
   private site(method: string, path: string): CnfCallSite {
-    return { endpoint: this.baseUrl, operation: `${method} ${path}` };
+    return { endpoint: this.baseUrl, operation: `${method} ${path}`, method };
   }
 }
 
