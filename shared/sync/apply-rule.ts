@@ -14,7 +14,14 @@ import {
 import { requireKind, ruleKey, type RuleKey, type RuleStatus } from "../rules/index.js";
 import { done, permanent, retryLater, type Outcome } from "../core/outcome.js";
 import type { RuleIdentity } from "./plan-rules.js";
-import type { ClaimFailure, RuleAfterWrite, RuleDecision } from "./plan-status.js";
+import {
+  planSuperseded,
+  type ClaimFailure,
+  type RuleAfterWrite,
+  type RuleDecision,
+} from "./plan-status.js";
+
+const now = (): string => new Date().toISOString();
 
 export type { RuleIdentity } from "./plan-rules.js";
 
@@ -106,6 +113,25 @@ async function claimFailed(
   };
 }
 
+/**
+ * Writes `status` (planApplying) before the CNF writes. A failure is left to the status write
+ * after them, which says what happened either way.
+ */
+export async function markApplying(
+  kube: KubeClient,
+  rule: RuleIdentity,
+  oldStatus: RuleStatus | undefined,
+  status: RuleStatus,
+): Promise<void> {
+  const type = ruleResource(requireKind(rule.kind));
+  const key = { namespace: rule.namespace, name: rule.name };
+  try {
+    await kube.patchStatus(type, key, statusMergePatch(oldStatus, status));
+  } catch (error) {
+    if (!isKubeError(error)) throw error;
+  }
+}
+
 export interface DecisionResult {
   readonly outcome: Outcome;
   /** The rule as the status write answered (or "gone"); undefined when nothing was written. */
@@ -131,6 +157,10 @@ export async function applyRuleDecision(
         statusMergePatch(oldStatus, decision.status),
       );
       after = { uid: metadata.uid, deleting: metadata.deletionTimestamp !== undefined };
+      const superseded = planSuperseded(decision.status, metadata.generation, now());
+      if (superseded !== null) {
+        await kube.patchStatus(type, key, statusMergePatch(decision.status, superseded));
+      }
     }
     if (decision.finalizer === "remove") {
       // A rule on its way out got no status write (planRuleDecision), so `observed` is current

@@ -412,6 +412,65 @@ export function mayHaveWritten(rule: ObservedRule, podResults: readonly PodRuleR
   return !rule.deleting && podResults.some((r) => (r.kind === "held" ? r.changed : true));
 }
 
+/**
+ * A status that stops claiming inSync for an earlier generation: Reconciling, observedGeneration
+ * `generation`, the applied* fields kept (they are facts about what was applied). Null when the
+ * status does not claim inSync, or claims it for `generation` itself.
+ */
+function notInSyncFor(
+  status: RuleStatus | undefined,
+  generation: number,
+  reason: string,
+  message: string,
+  now: string,
+): RuleStatus | null {
+  if (status?.inSync !== true || (status.observedGeneration ?? -1) >= generation) return null;
+  const marker = pendingMarker(status);
+  const condition: Condition = {
+    type: "Reconciling",
+    status: "True",
+    reason,
+    message,
+    lastTransitionTime: now,
+    observedGeneration: generation,
+  };
+  return {
+    ...status,
+    inSync: false,
+    observedGeneration: generation,
+    conditions: marker ? [condition, marker] : [condition],
+    message,
+  };
+}
+
+/**
+ * Written before a new generation goes to the CNF (issue 17): a status that still says inSync
+ * for an earlier generation would be read as "the CNF holds this spec" for as long as the writes
+ * take (seconds in a CNF-wide resync). One status write per spec change; null otherwise.
+ */
+export function planApplying(rule: ObservedRule, now: string): RuleStatus | null {
+  if (rule.deleting) return null;
+  const from = rule.status?.observedGeneration;
+  const message = `applying generation ${rule.generation} (generation ${from ?? "?"} was in sync)`;
+  return notInSyncFor(rule.status, rule.generation, "Applying", message, now);
+}
+
+/**
+ * After a status write that said inSync for `written.observedGeneration`, when the API server's
+ * answer shows a newer generation (the spec changed while this event wrote the older one): the
+ * correction, so inSync=true never stands beside an observedGeneration behind generation. The
+ * newer generation's own event applies it.
+ */
+export function planSuperseded(
+  written: RuleStatus,
+  currentGeneration: number | undefined,
+  now: string,
+): RuleStatus | null {
+  if (currentGeneration === undefined) return null;
+  const message = `generation ${currentGeneration} arrived while generation ${written.observedGeneration ?? "?"} was applied; it is applied next`;
+  return notInSyncFor(written, currentGeneration, "Superseded", message, now);
+}
+
 /** Why the API server did not take the rule's finalizer: "refused" is an answer, not an outage. */
 export interface ClaimFailure {
   readonly kind: "refused" | "unavailable";

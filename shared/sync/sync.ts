@@ -21,6 +21,7 @@ import { syncPod, type PodSyncResult, type ReadMode } from "./apply-pod.js";
 import {
   applyRuleDecision,
   claimRule,
+  markApplying,
   readRulesAfterWrite,
   type ClaimResult,
   type DecisionResult,
@@ -30,6 +31,7 @@ import {
   mayHaveWritten,
   needsClaim,
   planAfterWrite,
+  planApplying,
   planClaimFailure,
   planRuleDecision,
   restartPendingOf,
@@ -158,7 +160,8 @@ function resultsFor(key: string, pods: readonly PodSyncResult[]): PodRuleResult[
 
 /**
  * Claims (ADR 0003) every rule about to be written for the first time. A rule that could not be
- * claimed is left out of this sync, writes and status alike, and reported with why.
+ * claimed is left out of this sync, writes and status alike, and reported with why. A rule whose
+ * status says inSync for an earlier generation is marked Applying first.
  */
 async function claimRules(
   ctx: SyncContext,
@@ -169,11 +172,21 @@ async function claimRules(
   const results = await Promise.all(
     planned.map((rule) =>
       limit(async () => {
-        if (rule.target === undefined || !needsClaim(rule.observed, willWrite)) return rule;
-        const claim = await claimRule(ctx.kube, rule.identity, rule.meta);
-        if (!claim.claimed)
-          return { rule: rule.identity, outcome: await claimFailed(ctx, rule, claim) };
-        return { ...rule, observed: { ...rule.observed, hasFinalizer: true } };
+        if (rule.target === undefined || !willWrite) return rule;
+        let ready = rule;
+        if (needsClaim(rule.observed, willWrite)) {
+          const claim = await claimRule(ctx.kube, rule.identity, rule.meta);
+          if (!claim.claimed) {
+            return { rule: rule.identity, outcome: await claimFailed(ctx, rule, claim) };
+          }
+          ready = { ...rule, observed: { ...rule.observed, hasFinalizer: true } };
+        }
+        // No inSync=true for an earlier generation while this one is written (issue 17).
+        const applying = planApplying(rule.observed, ctx.now());
+        if (applying !== null) {
+          await markApplying(ctx.kube, rule.identity, rule.oldStatus, applying);
+        }
+        return ready;
       }),
     ),
   );

@@ -3,7 +3,9 @@ import {
   mayHaveWritten,
   needsClaim,
   planAfterWrite,
+  planApplying,
   planClaimFailure,
+  planSuperseded,
   planRuleDecision,
   restartPendingOf,
   type CnfSituation,
@@ -425,5 +427,56 @@ describe("planClaimFailure: a finalizer the API server did not take", () => {
     const status = { inSync: true, observedGeneration: 1, appliedGeneration: 1 };
     const decision = planClaimFailure(rule({ generation: 2, status }), refusal, NOW);
     expect(decision.status).toMatchObject({ inSync: false, observedGeneration: 2 });
+  });
+});
+
+describe("planApplying and planSuperseded: no inSync=true behind generation", () => {
+  const inSyncFor = (generation: number) => ({
+    inSync: true,
+    observedGeneration: generation,
+    appliedGeneration: generation,
+    appliedVersion: "100",
+    appliedTime: NOW,
+    conditions: [
+      {
+        type: "Ready" as const,
+        status: "True" as const,
+        reason: "Applied",
+        message: "applied on all 2 pods of CNF cnf-1",
+        lastTransitionTime: NOW,
+        observedGeneration: generation,
+      },
+    ],
+    message: "applied on all 2 pods of CNF cnf-1",
+  });
+
+  it("a new generation is marked Applying, keeping what was applied", () => {
+    const status = planApplying(rule({ generation: 2, status: inSyncFor(1) }), LATER);
+    expect(status).toMatchObject({
+      inSync: false,
+      observedGeneration: 2,
+      appliedGeneration: 1,
+      appliedVersion: "100",
+    });
+    expect(status?.conditions).toEqual([
+      expect.objectContaining({ type: "Reconciling", reason: "Applying", observedGeneration: 2 }),
+    ]);
+  });
+
+  it.each([
+    ["the generation in sync already", rule({ generation: 1, status: inSyncFor(1) })],
+    ["a status not claiming inSync", rule({ generation: 2, status: { inSync: false } })],
+    ["no status yet", rule({ generation: 1 })],
+    ["a rule being deleted", rule({ generation: 2, deleting: true, status: inSyncFor(1) })],
+  ])("nothing to mark for %s", (_case, observed) => {
+    expect(planApplying(observed, LATER)).toBeNull();
+  });
+
+  it("a status written for N, answered with generation N+1, is corrected", () => {
+    const corrected = planSuperseded(inSyncFor(2), 3, LATER);
+    expect(corrected).toMatchObject({ inSync: false, observedGeneration: 3, appliedGeneration: 2 });
+    expect(corrected?.conditions?.[0]).toMatchObject({ reason: "Superseded" });
+    expect(planSuperseded(inSyncFor(2), 2, LATER)).toBeNull();
+    expect(planSuperseded({ ...inSyncFor(2), inSync: false }, 3, LATER)).toBeNull();
   });
 });
