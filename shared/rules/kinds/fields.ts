@@ -12,9 +12,9 @@ import { NetworkNotMappedError } from "../errors.js";
 import type { NetworkInterfaceMap } from "../network-map.js";
 
 /**
- * Field size limits, in characters. Each is well above any real value and what the CNF keeps
- * as one UCI option (or one file, for the PEM fields); together they stay under RULE_SPEC_MAX_BYTES (common.ts)
- * except where a kind has several PEM fields, which the spec cap bounds.
+ * Field size limits, in characters: well above any real value, and what the CNF keeps as one
+ * UCI option (or one file, for the PEM fields). The whole spec is capped as well
+ * (RULE_SPEC_MAX_BYTES, common.ts); for the ipsec kinds, with three PEM fields, the cap binds first.
  */
 export const FIELD_LIMITS = {
   /** Enumerated or short tokens: marks, families, protocols, flags. */
