@@ -8,7 +8,12 @@
  * Environment: SYNC_POD_CONCURRENCY (pods of one CNF synced at once, default 4),
  * RESYNC_CNF_CONCURRENCY (CNFs of one resync at once, default 4).
  */
-import { functionDeps, positiveIntFromEnv, type FunctionDeps } from "../../shared/runtime/deps.js";
+import {
+  eventRecorder,
+  functionDeps,
+  positiveIntFromEnv,
+  type FunctionDeps,
+} from "../../shared/runtime/deps.js";
 import type { EventFunction } from "../../shared/runtime/function.js";
 import { syncCnfEvent } from "../../shared/sync/index.js";
 
@@ -28,6 +33,7 @@ export function createOnDeploymentReady(given: Partial<FunctionDeps> = {}): Even
           env: deps.env,
           now: () => deps.now().toISOString(),
           podConcurrency,
+          events: eventRecorder(deps, "on-deployment-ready", ctx.calls),
         },
         cnfConcurrency,
       ),

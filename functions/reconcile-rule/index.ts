@@ -3,7 +3,7 @@
  * every ready pod of its CNF; finalizer; status. The event only names the rule: shared/sync
  * re-reads it with its CNF and does the rest (syncRuleEvent).
  */
-import { functionDeps, type FunctionDeps } from "../../shared/runtime/deps.js";
+import { eventRecorder, functionDeps, type FunctionDeps } from "../../shared/runtime/deps.js";
 import type { EventFunction } from "../../shared/runtime/function.js";
 import { syncRuleEvent } from "../../shared/sync/index.js";
 
@@ -18,6 +18,7 @@ export function createReconcileRule(given: Partial<FunctionDeps> = {}): EventFun
         kube: deps.kube().withCalls(ctx.calls),
         env: deps.env,
         now: () => deps.now().toISOString(),
+        events: eventRecorder(deps, "reconcile-rule", ctx.calls),
       }),
   };
 }

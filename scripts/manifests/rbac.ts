@@ -16,6 +16,24 @@ import {
 
 const SOURCE = "scripts/manifests/rbac.ts";
 
+/** What both rule-sync functions may do to every rule kind of the registry. */
+const ruleAccess = (kinds: readonly KindNames[]): string => `  # Every rule kind of the registry.
+  # patch: finalizers go in a merge patch; no update, no create, no delete.
+  - apiGroups: ["${RULE_GROUP}"]
+    resources:
+${blockList(6, pluralsOf(kinds))}
+    verbs: ["get", "list", "patch"]
+  - apiGroups: ["${RULE_GROUP}"]
+    resources:
+${blockList(6, statusResourcesOf(kinds))}
+    verbs: ["patch"]`;
+
+/** Kubernetes Events on the rules: created once, then their series counted (a patch). */
+const EVENTS_RULE = `  # Events on the rules it manages (kubectl describe); never deleted, never read in bulk.
+  - apiGroups: ["events.k8s.io"]
+    resources: ["events"]
+    verbs: ["create", "get", "patch"]`;
+
 export function renderReconcileRuleRbac(kinds: readonly KindNames[] = registryKinds()): string {
   return `${generatedHeader(SOURCE)}
 # Identity of reconcile-rule: reads a rule and its CNF (Deployment + Pods), writes the rule's
@@ -38,16 +56,7 @@ metadata:
     # so the controller's identity must be granted every bucket (manifests/webhook/README.md).
     sdewan-bucket-type-permission: '{"*":["*"]}'
 rules:
-  # Every rule kind of the registry.
-  # patch: finalizers go in a merge patch; no update, no create, no delete.
-  - apiGroups: ["${RULE_GROUP}"]
-    resources:
-${blockList(6, pluralsOf(kinds))}
-    verbs: ["get", "list", "patch"]
-  - apiGroups: ["${RULE_GROUP}"]
-    resources:
-${blockList(6, statusResourcesOf(kinds))}
-    verbs: ["patch"]
+${ruleAccess(kinds)}
   # The rule's CNF: its Deployment (by sdewanPurpose) and that Deployment's Pods.
   - apiGroups: ["apps"]
     resources: ["deployments"]
@@ -55,6 +64,7 @@ ${blockList(6, statusResourcesOf(kinds))}
   - apiGroups: [""]
     resources: ["pods"]
     verbs: ["get", "list"]
+${EVENTS_RULE}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -89,15 +99,7 @@ metadata:
     # Finalizer writes on bucket-labelled rules are UPDATEs (manifests/webhook/README.md).
     sdewan-bucket-type-permission: '{"*":["*"]}'
 rules:
-  # Every rule kind of the registry.
-  - apiGroups: ["${RULE_GROUP}"]
-    resources:
-${blockList(6, pluralsOf(kinds))}
-    verbs: ["get", "list", "patch"]
-  - apiGroups: ["${RULE_GROUP}"]
-    resources:
-${blockList(6, statusResourcesOf(kinds))}
-    verbs: ["patch"]
+${ruleAccess(kinds)}
   # CNF Deployments; patch: the prune ledger of a CNF that opts in (sdewan.akraino.org/prune) is
   # the Deployment's annotation sdewan.akraino.org/applied-objects, written with a merge patch
   # carrying the resourceVersion. RBAC cannot narrow a patch to one annotation: the tests prove
@@ -108,6 +110,7 @@ ${blockList(6, statusResourcesOf(kinds))}
   - apiGroups: [""]
     resources: ["pods"]
     verbs: ["get", "list"]
+${EVENTS_RULE}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding

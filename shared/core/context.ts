@@ -4,6 +4,9 @@
 export interface CallCounters {
   api: number;
   cnf: number;
+  /** Kubernetes Events written (best-effort, not counted in `api`) and given up on. */
+  eventsRecorded?: number;
+  eventsDropped?: number;
 }
 
 /** Minimal structured logger (pino-compatible subset); every line carries the event's correlation id. */

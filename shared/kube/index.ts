@@ -65,4 +65,11 @@ export { formatLabelSelector } from "./selectors.js";
 export type { LabelSelectorInput } from "./selectors.js";
 export { planFinalizers } from "./plan-finalizers.js";
 export { retryOnConflict } from "./retry.js";
+export { EVENTS, NO_EVENTS, eventName, kubeEventRecorder } from "./event-recorder.js";
+export type {
+  EventRecord,
+  EventRecorder,
+  EventRegarding,
+  RecorderOptions,
+} from "./event-recorder.js";
 export type { ConflictRetryOptions } from "./retry.js";

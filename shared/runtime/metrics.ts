@@ -22,6 +22,7 @@ export class RuntimeMetrics {
   private readonly apiCalls: Counter<"function">;
   private readonly cnfCalls: Counter<"function">;
   private readonly intakeErrors: Counter<"function" | "code">;
+  private readonly kubeEvents: Counter<"function" | "result">;
   readonly inFlight: Gauge;
 
   constructor(options: { readonly defaultMetrics?: boolean } = {}) {
@@ -57,6 +58,12 @@ export class RuntimeMetrics {
       labelNames: ["function", "code"],
       registers,
     });
+    this.kubeEvents = new Counter({
+      name: "sdewan_kube_events_total",
+      help: "Kubernetes Events written on managed objects (best-effort), recorded or dropped",
+      labelNames: ["function", "result"],
+      registers,
+    });
     this.inFlight = new Gauge({
       name: "sdewan_requests_in_flight",
       help: "Requests being handled now",
@@ -70,6 +77,10 @@ export class RuntimeMetrics {
     this.durations.observe({ function: fn, outcome }, seconds);
     if (calls.api > 0) this.apiCalls.inc({ function: fn }, calls.api);
     if (calls.cnf > 0) this.cnfCalls.inc({ function: fn }, calls.cnf);
+    if (calls.eventsRecorded)
+      this.kubeEvents.inc({ function: fn, result: "recorded" }, calls.eventsRecorded);
+    if (calls.eventsDropped)
+      this.kubeEvents.inc({ function: fn, result: "dropped" }, calls.eventsDropped);
   }
 
   recordIntakeError(fn: string, code: string): void {

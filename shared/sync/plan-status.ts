@@ -83,6 +83,12 @@ export interface RuleDecision {
   readonly outcome: Outcome;
   /** Sentence fragment for logs: "created", "unchanged", "waiting for CNF"... */
   readonly result: string;
+  /** The condition this decision stands for, also when no status is written (a rule leaving). */
+  readonly condition: {
+    readonly type: ConditionType;
+    readonly reason: string;
+    readonly message: string;
+  };
 }
 
 const RETRY_SECONDS = 5;
@@ -535,5 +541,6 @@ export function planRuleDecision(input: RulePlanInput): RuleDecision {
     finalizer,
     outcome: verdict.outcome,
     result: verdict.result,
+    condition: verdict.condition,
   };
 }

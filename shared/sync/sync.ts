@@ -13,8 +13,8 @@ import {
   cnfEndpointConfig,
   type Env,
 } from "../cnf/index.js";
-import { isKubeError, type KubeClient } from "../kube/index.js";
-import { ruleKey, type RuleKey } from "../rules/index.js";
+import { isKubeError, type EventRecorder, type KubeClient } from "../kube/index.js";
+import { RULE_API_VERSION, ruleKey, type RuleKey } from "../rules/index.js";
 import type { CallCounters, Log } from "../core/context.js";
 import { done, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
 import { syncPod, type PodSyncResult, type ReadMode } from "./apply-pod.js";
@@ -37,6 +37,7 @@ import {
   restartPendingOf,
   type PodRuleResult,
   type RuleAfterWrite,
+  type RuleDecision,
 } from "./plan-status.js";
 import {
   planRule,
@@ -46,6 +47,7 @@ import {
   type PlannedRule,
   type RuleIdentity,
 } from "./plan-rules.js";
+import { planRuleEvent } from "./plan-events.js";
 import { planDeletionTarget } from "./plan-targets.js";
 import type { RuleTarget } from "./plan-writes.js";
 
@@ -62,6 +64,8 @@ export interface SyncContext {
   readonly now: () => string;
   /** How many pods are synced at once. */
   readonly podConcurrency?: number;
+  /** Where rule Events go (shared/kube's recorder); none when absent. */
+  readonly events?: EventRecorder;
 }
 
 export interface SyncRequest {
@@ -257,12 +261,35 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
           decision,
           rule.meta,
         );
+        if (result.after !== "gone") await recordEvent(ctx, rule, decision);
         return { rule, wrote: mayHaveWritten(rule.observed, podResults), result };
       }),
     ),
   );
   const rules = [...unclaimed, ...(await settleRacedWrites(ctx, request, decided))];
   return { rules, pods, outcome: worstOutcome(rules.map((r) => r.outcome)) };
+}
+
+/** The rule's Event for this decision, if it is worth one (plan-events.ts); best-effort. */
+async function recordEvent(
+  ctx: SyncContext,
+  rule: PlannedRule,
+  decision: RuleDecision,
+): Promise<void> {
+  const event = planRuleEvent(rule.oldStatus, decision);
+  if (event === null || ctx.events === undefined) return;
+  const { kind, namespace, name } = rule.identity;
+  await ctx.events.record({
+    ...event,
+    regarding: {
+      apiVersion: RULE_API_VERSION,
+      kind,
+      namespace,
+      name,
+      ...(rule.uid ? { uid: rule.uid } : {}),
+    },
+    action: rule.observed.deleting ? "Delete" : "Sync",
+  });
 }
 
 /** For each deletion a pod refused as still in use: the rule CRs that reference it. */

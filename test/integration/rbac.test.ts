@@ -23,6 +23,7 @@ import { kubeAdmissionReader } from "../../shared/admission/index.js";
 import type { IntakeEvent } from "../../shared/events/types.js";
 import {
   DEPLOYMENTS,
+  EVENTS,
   EGRESSES,
   EGRESS_GROUPS,
   NAMESPACES,
@@ -211,6 +212,22 @@ describe("reconcile-rule runs with exactly manifests/rbac/reconcile-rule.yaml", 
     expect((await send(fn, "delete")).kind).toBe("done");
     expect(await world.ruleView("FirewallZone", "lan1")).toBeUndefined();
     expect(world.held(cnf, ZONES)).toEqual([[], []]);
+    // Applied and DeletedFromCNF, both written with the role's own token.
+    expect(world.calls).toMatchObject({ eventsRecorded: 2 });
+    expect(world.calls.eventsDropped).toBeUndefined();
+  });
+
+  it("without the Events permission the rule is still applied; only its Event is dropped", async () => {
+    const fn = reconcileAs(
+      await identityFrom("reconcile-rule.yaml", {
+        group: "events.k8s.io",
+        resource: "events",
+        verb: "create",
+      }),
+    );
+    expect((await send(fn)).kind).toBe("done");
+    expect((await world.ruleView("FirewallZone", "lan1"))?.inSync).toBe(true);
+    expect(world.calls).toMatchObject({ eventsDropped: 1 });
   });
 
   it("is refused (403) any write outside its role: deleting a rule, patching a Deployment or a Pod, creating a Namespace", async () => {
@@ -227,6 +244,11 @@ describe("reconcile-rule runs with exactly manifests/rbac/reconcile-rule.yaml", 
       "forbidden 403",
     );
     expect(await refusal(kube.create(NAMESPACES, { metadata: { name: `x-${ns}` } }))).toBe(
+      "forbidden 403",
+    );
+    // Events: written and counted, never listed or deleted.
+    expect(await refusal(kube.list(EVENTS, { namespace: ns }))).toBe("forbidden 403");
+    expect(await refusal(kube.delete(EVENTS, { namespace: ns, name: "any" }))).toBe(
       "forbidden 403",
     );
   });

@@ -183,17 +183,6 @@ describe("writes racing a rule's deletion", () => {
       finalizers: [FINALIZER],
     });
   });
-});
-
-describe("a policy and the rule that uses it, deleted at once", () => {
-  let world: SyncWorld;
-  let cnf: Cnf;
-
-  beforeEach(async () => {
-    world = await SyncWorld.create();
-    cnf = await world.createCnf(PURPOSE, { pods: 2 });
-  });
-  afterEach(() => world.close());
 
   it("the rule's deletion finishes between the policy's refusal and the lookup of its users: the policy goes too", async () => {
     await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);

@@ -17,6 +17,7 @@ import {
   type RuleCondition,
   type RuleStatus,
 } from "../../shared/rules/index.js";
+import type { CallCounters } from "../../shared/core/context.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import { adminKubeConfig, newNamespace } from "./support/cluster.js";
@@ -66,7 +67,7 @@ export class SyncWorld extends CnfFleet {
   readonly apps = adminKubeConfig().makeApiClient(AppsV1Api);
   readonly custom = adminKubeConfig().makeApiClient(CustomObjectsApi);
   readonly log = new CapturedLog();
-  readonly calls = { api: 0, cnf: 0 };
+  readonly calls: CallCounters = { api: 0, cnf: 0 };
   readonly env: Record<string, string | undefined> = {
     CNF_TIMEOUT_MS: String(CNF_TEST_TIMEOUT_MS),
   };

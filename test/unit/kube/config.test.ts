@@ -1,6 +1,7 @@
 // shared/kube's kubeconfig reader on kubeconfig files in a temporary directory: which source
 // wins, how KUBECONFIG files merge, relative paths, the in-cluster service account and its
 // rotating token, the errors a broken kubeconfig gives, and exec users handed to client-node.
+import { jest } from "@jest/globals";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type https from "node:https";
 import { tmpdir } from "node:os";
@@ -344,6 +345,9 @@ describe("a broken kubeconfig is refused with the reason", () => {
 });
 
 describe("what shared/kube does not implement is handed to @kubernetes/client-node", () => {
+  // Loading client-node alone takes about a second, several on a loaded 2-core machine.
+  jest.setTimeout(30_000);
+
   it("an exec user: client-node runs the plugin for the token", async () => {
     const credential = {
       apiVersion: "client.authentication.k8s.io/v1",

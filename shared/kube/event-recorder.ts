@@ -1,0 +1,165 @@
+/**
+ * Kubernetes Events (events.k8s.io/v1) on the objects the functions manage, so `kubectl describe`
+ * answers "what happened to this rule, and since when?". One Event per (object, reason, note):
+ * its name is derived from them, so a repeat finds the Event and raises its series count instead
+ * of creating another, as client-go's event broadcaster does.
+ *
+ * Best-effort by contract: `record` never throws and never takes longer than its deadline. A
+ * write that fails or times out is counted (calls.eventsDropped) and logged by the caller's
+ * metrics, never turned into the event's outcome.
+ */
+import { createHash } from "node:crypto";
+import type { CallCounters } from "../core/context.js";
+import { kubeObjectSchema, type KubeObject } from "../core/objects.js";
+import type { KubeClient } from "./client.js";
+import { isKubeError } from "./errors.js";
+import type { ResourceType } from "./resources.js";
+import { retryOnConflict } from "./retry.js";
+
+export const EVENTS: ResourceType = {
+  group: "events.k8s.io",
+  version: "v1",
+  kind: "Event",
+  plural: "events",
+  namespaced: true,
+  statusSubresource: false,
+  schema: kubeObjectSchema,
+};
+
+/** The object an Event is about. */
+export interface EventRegarding {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** "" for a cluster-scoped object: its Events go to the "default" namespace. */
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid?: string;
+}
+
+export interface EventRecord {
+  readonly regarding: EventRegarding;
+  readonly type: "Normal" | "Warning";
+  /** CamelCase, from a closed catalogue of the caller's. */
+  readonly reason: string;
+  /** What the controller did: "Sync", "Delete". */
+  readonly action: string;
+  /** Human-readable; cut to the API's limit of 1 KiB. */
+  readonly note: string;
+}
+
+export interface EventRecorder {
+  record(event: EventRecord): Promise<void>;
+}
+
+export const NO_EVENTS: EventRecorder = { record: () => Promise.resolve() };
+
+export interface RecorderOptions {
+  /** reportingController: "sdewan.akraino.org/<function>". */
+  readonly controller: string;
+  /** reportingInstance: the pod's (or process's) name. */
+  readonly instance: string;
+  /** Where recorded and dropped Events are counted; the per-event counters. */
+  readonly calls?: CallCounters;
+  /** Longest a record may take. Default 1 s. */
+  readonly deadlineMs?: number;
+  readonly now?: () => Date;
+}
+
+const NOTE_LIMIT = 1024;
+const NAME_LIMIT = 253;
+
+/** MicroTime as the API wants it: RFC 3339 with six fractional digits. */
+const microTime = (date: Date): string => date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+
+function cut(note: string): string {
+  const bytes = Buffer.from(note, "utf8");
+  if (bytes.length <= NOTE_LIMIT) return note;
+  // Cut on a character boundary, then mark the cut.
+  return `${new TextDecoder().decode(bytes.subarray(0, NOTE_LIMIT - 4)).replace(/\uFFFD$/, "")}...`;
+}
+
+/** `<object>.<digest of uid, reason and note>`: the same occurrence always has the same name. */
+export function eventName(event: EventRecord): string {
+  const { regarding, reason, note } = event;
+  const digest = createHash("sha256")
+    .update(`${regarding.uid ?? ""}\n${regarding.kind}\n${reason}\n${note}`)
+    .digest("hex")
+    .slice(0, 16);
+  return `${regarding.name.slice(0, NAME_LIMIT - digest.length - 1)}.${digest}`;
+}
+
+interface SeriesFields {
+  readonly series?: { readonly count?: number };
+  readonly deprecatedCount?: number;
+}
+
+interface ReportedEvent extends EventRecord {
+  readonly controller: string;
+  readonly instance: string;
+}
+
+async function createOrCount(kube: KubeClient, event: ReportedEvent, now: Date): Promise<void> {
+  const namespace = event.regarding.namespace === "" ? "default" : event.regarding.namespace;
+  const name = eventName(event);
+  const note = cut(event.note);
+  try {
+    await kube.create(EVENTS, {
+      apiVersion: "events.k8s.io/v1",
+      kind: "Event",
+      metadata: { name, namespace },
+      eventTime: microTime(now),
+      reportingController: event.controller,
+      reportingInstance: event.instance,
+      action: event.action,
+      reason: event.reason,
+      note,
+      type: event.type,
+      regarding: event.regarding,
+    });
+    return;
+  } catch (error) {
+    // 409 AlreadyExists: this occurrence has been recorded before.
+    if (!isKubeError(error, "conflict")) throw error;
+  }
+  // Seen before: one more in its series (re-read on a concurrent count, so none is lost).
+  await retryOnConflict({ attempts: 3 }, async () => {
+    const existing = await kube.get(EVENTS, { namespace, name });
+    if (existing === undefined) return;
+    const { series } = existing as KubeObject & SeriesFields;
+    const count = (series?.count ?? 1) + 1;
+    await kube.mergePatch(
+      EVENTS,
+      { namespace, name },
+      {
+        metadata: { resourceVersion: existing.metadata.resourceVersion },
+        series: { count, lastObservedTime: microTime(now) },
+      },
+    );
+  });
+}
+
+/** Records through `kube`; `kube` should not count into the event's API calls (see calls). */
+export function kubeEventRecorder(kube: KubeClient, options: RecorderOptions): EventRecorder {
+  const deadlineMs = options.deadlineMs ?? 1000;
+  const now = options.now ?? (() => new Date());
+  const calls = options.calls;
+  return {
+    async record(event) {
+      const full = { ...event, controller: options.controller, instance: options.instance };
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<"dropped">((resolve) => {
+        timer = setTimeout(() => resolve("dropped"), deadlineMs);
+      });
+      // A write that outlives the deadline finishes (or fails) unobserved, never unhandled.
+      const write = createOrCount(kube, full, now()).then(
+        () => "recorded" as const,
+        () => "dropped" as const,
+      );
+      const result = await Promise.race([write, deadline]);
+      clearTimeout(timer);
+      if (calls === undefined) return;
+      if (result === "recorded") calls.eventsRecorded = (calls.eventsRecorded ?? 0) + 1;
+      else calls.eventsDropped = (calls.eventsDropped ?? 0) + 1;
+    },
+  };
+}

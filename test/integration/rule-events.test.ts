@@ -1,0 +1,196 @@
+// Kubernetes Events on rules, read back the way `kubectl describe` reads them (core/v1 Events
+// with an involvedObject field selector): one per transition, repeats counted in a series, and
+// writing them never decides or delays the function's outcome.
+import { jest } from "@jest/globals";
+import type { Cnf, CnfPod } from "../../dev/world/index.js";
+import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
+import { kubeObjectSchema } from "../../shared/core/objects.js";
+import type { KubeClient, ResourceType } from "../../shared/kube/index.js";
+import { SyncWorld } from "./sync-harness.js";
+
+jest.setTimeout(90_000);
+
+const PURPOSE = "cnf1";
+const POLICY = { members: [{ network: "ovn-net1", metric: 1, weight: 2 }] };
+const CORE_EVENTS: ResourceType = {
+  group: "",
+  version: "v1",
+  kind: "Event",
+  plural: "events",
+  namespaced: true,
+  statusSubresource: false,
+  schema: kubeObjectSchema,
+};
+
+interface DescribedEvent {
+  readonly type: string;
+  readonly reason: string;
+  readonly message: string;
+  readonly count: number;
+  readonly reportingComponent: string;
+}
+
+/** The Events `kubectl describe mwan3policy <name>` lists, oldest first. */
+async function describeEvents(world: SyncWorld, kind: string, name: string) {
+  const rule = await world.readRule(kind, name);
+  const selector = [
+    `involvedObject.kind=${kind}`,
+    `involvedObject.name=${name}`,
+    ...(rule?.metadata.uid ? [`involvedObject.uid=${rule.metadata.uid}`] : []),
+  ].join(",");
+  const events = await world.kube.list(CORE_EVENTS, {
+    namespace: world.namespace,
+    fieldSelector: selector,
+  });
+  const when = (e: unknown): string => String((e as { eventTime?: string }).eventTime ?? "");
+  return events
+    .sort((a, b) => when(a).localeCompare(when(b)))
+    .map((e): DescribedEvent => {
+      const raw = e as unknown as Record<string, unknown> & {
+        series?: { count?: number };
+        count?: number;
+      };
+      return {
+        type: String(raw["type"]),
+        reason: String(raw["reason"]),
+        message: String(raw["message"]),
+        count: raw.series?.count ?? raw.count ?? 1,
+        reportingComponent: String(raw["reportingComponent"]),
+      };
+    });
+}
+
+const reasons = (events: readonly DescribedEvent[]): string[] => events.map((e) => e.reason);
+
+describe("Events on a rule, as kubectl describe shows them", () => {
+  let world: SyncWorld;
+  let cnf: Cnf;
+
+  beforeEach(async () => {
+    world = await SyncWorld.create();
+    cnf = await world.createCnf(PURPOSE, { pods: 2 });
+  });
+  afterEach(() => world.close());
+
+  it("Applied once on all pods; an unchanged redelivery records nothing more", async () => {
+    await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);
+    expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "done" });
+    expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "done" });
+
+    const events = await describeEvents(world, "Mwan3Policy", "policy1");
+    expect(events).toEqual([
+      {
+        type: "Normal",
+        reason: "Applied",
+        message: `applied on all 2 pods of CNF ${cnf.name}`,
+        count: 1,
+        reportingComponent: "sdewan.akraino.org/reconcile-rule",
+      },
+    ]);
+  });
+
+  it("NotReady while a pod is down, Applied when it is back, DeletedFromCNF at the end", async () => {
+    const pod2 = cnf.pods[1] as CnfPod;
+    await world.setPodReady(pod2, false);
+    await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);
+    await world.reconcile("Mwan3Policy", "policy1");
+    await world.setPodReady(pod2, true);
+    expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "done" });
+    await world.deleteRule("Mwan3Policy", "policy1");
+    expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "done" });
+
+    // The rule is gone, so select by name and kind only (its uid is not known any more).
+    const events = await describeEvents(world, "Mwan3Policy", "policy1");
+    expect(reasons(events)).toEqual(["NotReady", "Applied", "DeletedFromCNF"]);
+    expect(events[0]?.type).toBe("Warning");
+    expect(events[0]?.message).toContain(`CNF ${cnf.name} has 1/2 pods ready`);
+  });
+
+  it("Rejected with the CNF's own message when the CNF refuses the rule", async () => {
+    (cnf.pods[0] as CnfPod).sim.failNext({
+      kind: "status",
+      status: 400,
+      method: "PUT",
+      collection: "mwan3/policies",
+      count: 1,
+    });
+    await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);
+    expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "permanent" });
+
+    const events = await describeEvents(world, "Mwan3Policy", "policy1");
+    expect(events.map((e) => `${e.type} ${e.reason}`)).toEqual(["Warning Rejected"]);
+    expect(events[0]?.message).toMatch(/^CNF rejected the rule on pod /);
+  });
+
+  it("a storm of 100 identical failures is one Event with count 100", async () => {
+    for (const pod of cnf.pods) {
+      pod.sim.failNext({
+        kind: "status",
+        status: 503,
+        method: "PUT",
+        collection: "mwan3/policies",
+        count: 10_000,
+      });
+    }
+    await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);
+    for (let i = 0; i < 100; i += 1) {
+      expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "retry" });
+    }
+
+    const events = await describeEvents(world, "Mwan3Policy", "policy1");
+    expect(events).toEqual([
+      expect.objectContaining({ type: "Warning", reason: "Retrying", count: 100 }),
+    ]);
+  });
+});
+
+/** `real`, except that every Event write fails (forbidden) or never answers. */
+function withBrokenEvents(real: KubeClient, mode: "refused" | "hanging"): KubeClient {
+  const isEvent = (type: unknown) => (type as ResourceType | undefined)?.plural === "events";
+  const broken = (type: unknown, call: () => Promise<unknown>): Promise<unknown> => {
+    if (!isEvent(type)) return call();
+    if (mode === "refused") return Promise.reject(new Error("events are forbidden here"));
+    return new Promise(() => undefined);
+  };
+  const wrap = (client: KubeClient): KubeClient =>
+    new Proxy(client, {
+      get(target, property) {
+        if (property === "withCalls") {
+          return (calls: Parameters<KubeClient["withCalls"]>[0]) => wrap(target.withCalls(calls));
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        if (typeof value !== "function") return value;
+        const bound = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
+        if (property !== "create" && property !== "get" && property !== "mergePatch") return bound;
+        return (...args: unknown[]) => broken(args[0], () => bound(...args));
+      },
+    });
+  return wrap(real);
+}
+
+describe("Events are best-effort", () => {
+  let world: SyncWorld;
+
+  beforeEach(async () => {
+    world = await SyncWorld.create();
+    await world.createCnf(PURPOSE, { pods: 2 });
+  });
+  afterEach(() => world.close());
+
+  it.each(["refused", "hanging"] as const)(
+    "Event writes %s: the rule is still applied, and the drop is counted",
+    async (mode) => {
+      await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);
+      const fn = createReconcileRule({
+        kube: () => withBrokenEvents(world.kube, mode),
+        env: world.env,
+      });
+      const ctx = world.context();
+      const outcome = await fn.handle(world.ruleEvent("Mwan3Policy", "policy1"), ctx);
+
+      expect(outcome).toMatchObject({ kind: "done", result: "created" });
+      expect(ctx.calls).toMatchObject({ eventsDropped: 1 });
+      expect(await world.ruleView("Mwan3Policy", "policy1")).toMatchObject({ inSync: true });
+    },
+  );
+});
