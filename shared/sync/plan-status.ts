@@ -524,6 +524,7 @@ export function planClaimFailure(
     finalizer: "keep",
     outcome: verdict.outcome,
     result: verdict.result,
+    condition: verdict.condition,
   };
 }
 

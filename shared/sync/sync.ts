@@ -208,13 +208,14 @@ async function claimFailed(
 ): Promise<Outcome> {
   if (claim.failure === undefined) return claim.outcome;
   const decision = planClaimFailure(rule.observed, claim.failure, ctx.now());
-  const { outcome } = await applyRuleDecision(
+  const { outcome, after } = await applyRuleDecision(
     ctx.kube,
     rule.identity,
     rule.oldStatus,
     decision,
     rule.meta,
   );
+  if (after !== "gone") await recordEvent(ctx, rule, decision);
   return outcome;
 }
 
