@@ -136,6 +136,8 @@ export interface DecisionResult {
   readonly outcome: Outcome;
   /** The rule as the status write answered (or "gone"); undefined when nothing was written. */
   readonly after: RuleAfterWrite | undefined;
+  /** Set when the finalizer's release failed other than by a conflict: the status should say why. */
+  readonly finalizerFailure?: ClaimFailure;
 }
 
 export async function applyRuleDecision(
@@ -162,15 +164,29 @@ export async function applyRuleDecision(
         await kube.patchStatus(type, key, statusMergePatch(decision.status, superseded));
       }
     }
-    if (decision.finalizer === "remove") {
+  } catch (error) {
+    if (isKubeError(error, "notFound")) return { outcome: done("gone"), after: "gone" };
+    return { outcome: kubeFailureOutcome(error, "status write"), after };
+  }
+  if (decision.finalizer === "remove") {
+    try {
       // A rule on its way out got no status write (planRuleDecision), so `observed` is current
       // unless someone else wrote meanwhile.
       await kube.removeFinalizer(type, key, entry.finalizer, observed);
+    } catch (error) {
+      if (isKubeError(error, "notFound")) return { outcome: done("gone"), after: "gone" };
+      const outcome = kubeFailureOutcome(error, "finalizer write");
+      if (!isKubeError(error) || error.code === "conflict") return { outcome, after };
+      // Refused or failing: the rule stays Terminating, so its status must say why (issue 17).
+      const kind = error.code === "unavailable" ? "unavailable" : "refused";
+      const failure: ClaimFailure = {
+        kind,
+        change: "remove",
+        finalizer: entry.finalizer,
+        message: error.message,
+      };
+      return { outcome, after, finalizerFailure: failure };
     }
-  } catch (error) {
-    if (isKubeError(error, "notFound")) return { outcome: done("gone"), after: "gone" };
-    const what = decision.finalizer === "remove" ? "finalizer write" : "status write";
-    return { outcome: kubeFailureOutcome(error, what), after };
   }
   return { outcome: decision.outcome, after };
 }

@@ -480,6 +480,8 @@ export function planSuperseded(
 /** Why the API server did not take the rule's finalizer: "refused" is an answer, not an outage. */
 export interface ClaimFailure {
   readonly kind: "refused" | "unavailable";
+  /** Adding the finalizer (the claim, default) or removing it (the release after a deletion). */
+  readonly change?: "add" | "remove";
   readonly finalizer: string;
   readonly message: string;
 }
@@ -495,13 +497,17 @@ export function planClaimFailure(
   failure: ClaimFailure,
   now: string,
 ): RuleDecision {
-  const held = `so nothing is applied yet: ${failure.message}`;
-  const retryMessage = `adding finalizer ${failure.finalizer} failed, ${held}; will retry`;
+  const removing = failure.change === "remove";
+  const verb = removing ? "remove" : "add";
+  const held = removing
+    ? `so the rule cannot finish deleting: ${failure.message}`
+    : `so nothing is applied yet: ${failure.message}`;
+  const retryMessage = `${removing ? "removing" : "adding"} finalizer ${failure.finalizer} failed, ${held}; will retry`;
   const verdict: Verdict =
     failure.kind === "refused"
       ? stalled(
           "FinalizerRefused",
-          `the API server refused to add finalizer ${failure.finalizer}, ${held}; fix what it names (an admission policy, RBAC, the object's size) and the next resync retries`,
+          `the API server refused to ${verb} finalizer ${failure.finalizer}, ${held}; fix what it names (an admission policy, RBAC, the object's size) and the next resync retries`,
         )
       : {
           condition: { type: "Reconciling", reason: "FinalizerWriteFailed", message: retryMessage },

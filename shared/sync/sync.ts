@@ -219,6 +219,25 @@ async function claimFailed(
   return outcome;
 }
 
+/** A finalizer release that failed: the Terminating rule's status says why (planClaimFailure). */
+async function reportFinalizerFailure(
+  ctx: SyncContext,
+  rule: PlannedRule,
+  applied: DecisionResult,
+): Promise<DecisionResult> {
+  if (applied.finalizerFailure === undefined) return applied;
+  const decision = planClaimFailure(rule.observed, applied.finalizerFailure, ctx.now());
+  const reported = await applyRuleDecision(
+    ctx.kube,
+    rule.identity,
+    rule.oldStatus,
+    decision,
+    rule.meta,
+  );
+  await recordEvent(ctx, rule, decision);
+  return { ...reported, after: applied.after };
+}
+
 /** Brings `request.rules` in sync on every ready pod of the observed CNF and records the result. */
 export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise<SyncReport> {
   const found = request.observation.situation.kind === "found";
@@ -255,13 +274,14 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
           whileWaiting: request.whileWaiting,
           now,
         });
-        const result = await applyRuleDecision(
+        const applied = await applyRuleDecision(
           ctx.kube,
           rule.identity,
           rule.oldStatus,
           decision,
           rule.meta,
         );
+        const result = await reportFinalizerFailure(ctx, rule, applied);
         if (result.after !== "gone") await recordEvent(ctx, rule, decision);
         return { rule, wrote: mayHaveWritten(rule.observed, podResults), result };
       }),

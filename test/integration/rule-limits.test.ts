@@ -146,78 +146,111 @@ describe("a rule made before the size limits", () => {
   });
 });
 
+const PROPOSAL = { encryption_algorithm: "aes128", hash_algorithm: "sha256", dh_group: "modp2048" };
+
+/**
+ * A ValidatingAdmissionPolicy on `world`'s namespace that refuses UPDATEs of `plural` adding
+ * finalizers ("add") or removing them ("remove"), in force when this resolves (a probe was
+ * refused). Returns the cleanup, which also frees the probe.
+ */
+async function freezeFinalizers(
+  world: SyncWorld,
+  plural: string,
+  kind: string,
+  refuse: "add" | "remove",
+): Promise<() => Promise<void>> {
+  const name = `freeze-${refuse}-${world.namespace}`;
+  const policies = admin.makeApiClient(AdmissionregistrationV1Api);
+  const size = (o: string) => `size(${o}.metadata.?finalizers.orValue([]))`;
+  const message =
+    refuse === "add"
+      ? "this namespace takes no new finalizers"
+      : "this namespace keeps its finalizers";
+  await policies.createValidatingAdmissionPolicy({
+    body: {
+      metadata: { name },
+      spec: {
+        failurePolicy: "Fail",
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: [RULE_GROUP],
+              apiVersions: ["*"],
+              operations: ["UPDATE"],
+              resources: [plural],
+            },
+          ],
+        },
+        validations: [
+          {
+            expression:
+              refuse === "add"
+                ? `${size("object")} <= ${size("oldObject")}`
+                : `${size("object")} >= ${size("oldObject")}`,
+            message,
+            reason: "Invalid",
+          },
+        ],
+      },
+    },
+  });
+  await policies.createValidatingAdmissionPolicyBinding({
+    body: {
+      metadata: { name },
+      spec: {
+        policyName: name,
+        validationActions: ["Deny"],
+        matchResources: {
+          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": world.namespace } },
+        },
+      },
+    },
+  });
+  const api = rules(admin, world.namespace);
+  await world.createRule(kind, "probe", PURPOSE, PROPOSAL);
+  // Each attempt makes the change the policy refuses, from a state where it is a change.
+  let probes = 0;
+  await pollUntil(
+    async () => {
+      probes += 1;
+      const more = Array.from({ length: probes + 1 }, (_, i) => `example.com/probe-${i}`);
+      if (refuse === "add") {
+        return (await api.patch(kind, "probe", { metadata: { finalizers: more } })).ok
+          ? undefined
+          : true;
+      }
+      await api.patch(kind, "probe", { metadata: { finalizers: more } });
+      return (await api.patch(kind, "probe", { metadata: { finalizers: more.slice(1) } })).ok
+        ? undefined
+        : true;
+    },
+    () => `the ValidatingAdmissionPolicy to refuse to ${refuse} a finalizer`,
+    { timeoutMs: 15_000, intervalMs: 100 },
+  );
+  if (refuse === "add") await api.patch(kind, "probe", { metadata: { finalizers: null } });
+  return async () => {
+    await policies.deleteValidatingAdmissionPolicyBinding({ name }).catch(() => undefined);
+    await policies.deleteValidatingAdmissionPolicy({ name }).catch(() => undefined);
+    // The probe keeps its finalizers until the policy is gone from the API server's cache.
+    await pollUntil(
+      async () =>
+        (await api.patch(kind, "probe", { metadata: { finalizers: null } })).ok ? true : undefined,
+      () => "the probe's finalizers to go once the policy is deleted",
+      { timeoutMs: 15_000, intervalMs: 100 },
+    );
+  };
+}
+
 describe("a finalizer the API server refuses", () => {
-  it("shows as Stalled with the API server's reason, not a silent retry loop", async () => {
+  const entry = requireKind("IpsecProposal");
+
+  it("to add: the rule shows Stalled with the API server's reason, not a silent retry loop", async () => {
     const world = await SyncWorld.create();
-    const entry = requireKind("IpsecProposal");
-    const name = `freeze-finalizers-${world.namespace}`;
-    const policies = admin.makeApiClient(AdmissionregistrationV1Api);
+    let cleanup: (() => Promise<void>) | undefined;
     try {
       const cnf = await world.createCnf(PURPOSE, { pods: 1 });
-      await policies.createValidatingAdmissionPolicy({
-        body: {
-          metadata: { name },
-          spec: {
-            failurePolicy: "Fail",
-            matchConstraints: {
-              resourceRules: [
-                {
-                  apiGroups: [RULE_GROUP],
-                  apiVersions: ["*"],
-                  operations: ["UPDATE"],
-                  resources: [entry.plural],
-                },
-              ],
-            },
-            validations: [
-              {
-                expression:
-                  "size(object.metadata.?finalizers.orValue([])) <= size(oldObject.metadata.?finalizers.orValue([]))",
-                message: "this namespace takes no new finalizers",
-                reason: "Invalid",
-              },
-            ],
-          },
-        },
-      });
-      await policies.createValidatingAdmissionPolicyBinding({
-        body: {
-          metadata: { name },
-          spec: {
-            policyName: name,
-            validationActions: ["Deny"],
-            matchResources: {
-              namespaceSelector: {
-                matchLabels: { "kubernetes.io/metadata.name": world.namespace },
-              },
-            },
-          },
-        },
-      });
-      // The policy is in force once a probe's finalizer is refused.
-      const api = rules(admin, world.namespace);
-      const proposal = {
-        encryption_algorithm: "aes128",
-        hash_algorithm: "sha256",
-        dh_group: "modp2048",
-      };
-      await world.createRule(entry.kind, "probe", PURPOSE, proposal);
-      // Each attempt asks for one finalizer more than the last, so each is an addition.
-      let probes = 0;
-      await pollUntil(
-        async () => {
-          probes += 1;
-          const finalizers = Array.from({ length: probes }, (_, i) => `example.com/probe-${i}`);
-          const tried = await api.patch(entry.kind, "probe", { metadata: { finalizers } });
-          return tried.ok ? undefined : true;
-        },
-        () => "the ValidatingAdmissionPolicy to refuse a new finalizer",
-        { timeoutMs: 15_000, intervalMs: 100 },
-      );
-      // The probe may have taken the finalizer before the policy was in force.
-      await api.patch(entry.kind, "probe", { metadata: { finalizers: null } });
-
-      await world.createRule(entry.kind, "proposal1", PURPOSE, proposal);
+      cleanup = await freezeFinalizers(world, entry.plural, entry.kind, "add");
+      await world.createRule(entry.kind, "proposal1", PURPOSE, PROPOSAL);
       const outcome = await world.reconcile(entry.kind, "proposal1");
       expect(outcome).toMatchObject({ kind: "permanent", code: "FinalizerRefused" });
       const view = await world.ruleView(entry.kind, "proposal1");
@@ -229,8 +262,38 @@ describe("a finalizer the API server refuses", () => {
       expect(view?.condition?.message).toContain("this namespace takes no new finalizers");
       expect(world.heldObjects(cnf, "ipsec/proposals", "proposal1")).toEqual([undefined]);
     } finally {
-      await policies.deleteValidatingAdmissionPolicyBinding({ name }).catch(() => undefined);
-      await policies.deleteValidatingAdmissionPolicy({ name }).catch(() => undefined);
+      await cleanup?.();
+      await world.close();
+    }
+  });
+
+  it("to remove: the Terminating rule shows Stalled with the reason, and finishes once it is fixed", async () => {
+    const world = await SyncWorld.create();
+    let cleanup: (() => Promise<void>) | undefined;
+    try {
+      const cnf = await world.createCnf(PURPOSE, { pods: 1 });
+      await world.createRule(entry.kind, "proposal1", PURPOSE, PROPOSAL);
+      expect(await world.reconcile(entry.kind, "proposal1")).toMatchObject({ kind: "done" });
+      cleanup = await freezeFinalizers(world, entry.plural, entry.kind, "remove");
+      await world.deleteRule(entry.kind, "proposal1");
+      const outcome = await world.reconcile(entry.kind, "proposal1");
+      expect(outcome).toMatchObject({ kind: "permanent", code: "FinalizerRefused" });
+      const view = await world.ruleView(entry.kind, "proposal1");
+      expect(view).toMatchObject({
+        deleting: true,
+        condition: { type: "Stalled", reason: "FinalizerRefused" },
+      });
+      expect(view?.condition?.message).toContain("cannot finish deleting");
+      expect(view?.condition?.message).toContain("this namespace keeps its finalizers");
+      // The CNF object is gone already; only the release waits.
+      expect(world.heldObjects(cnf, "ipsec/proposals", "proposal1")).toEqual([undefined]);
+
+      await cleanup();
+      cleanup = undefined;
+      expect(await world.reconcile(entry.kind, "proposal1")).toMatchObject({ kind: "done" });
+      expect(await world.readRule(entry.kind, "proposal1")).toBeUndefined();
+    } finally {
+      await cleanup?.();
       await world.close();
     }
   });

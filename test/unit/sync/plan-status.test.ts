@@ -417,6 +417,18 @@ describe("planClaimFailure: a finalizer the API server did not take", () => {
     });
   });
 
+  it("a refused release says the rule cannot finish deleting", () => {
+    const decision = planClaimFailure(
+      rule({ deleting: true }),
+      { ...refusal, change: "remove" },
+      NOW,
+    );
+    expect(decision.outcome).toMatchObject({ kind: "permanent", code: "FinalizerRefused" });
+    expect(decision.status?.conditions?.[0]?.message).toContain(
+      `refused to remove finalizer ${refusal.finalizer}, so the rule cannot finish deleting`,
+    );
+  });
+
   it("a repeat writes nothing", () => {
     const first = planClaimFailure(rule(), refusal, NOW);
     const again = planClaimFailure(rule({ status: first.status ?? undefined }), refusal, LATER);
