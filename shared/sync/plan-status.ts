@@ -419,8 +419,11 @@ export function mayHaveWritten(rule: ObservedRule, podResults: readonly PodRuleR
 }
 
 /**
- * A status that stops claiming inSync for an earlier generation: Reconciling, observedGeneration
- * `generation`, the applied* fields kept (they are facts about what was applied). Null when the
+ * A status that stops claiming inSync for an earlier generation: inSync false and a Reconciling
+ * condition, the applied* fields kept (facts about what was applied). observedGeneration stays
+ * where it was: the newer generation has not been acted on to its end, and restartPendingOf
+ * reads "no status written for this generation" as "a restart may still be owed", so a delivery
+ * that stops between its CNF write and the restart is finished by the next one. Null when the
  * status does not claim inSync, or claims it for `generation` itself.
  */
 function notInSyncFor(
@@ -438,12 +441,13 @@ function notInSyncFor(
     reason,
     message,
     lastTransitionTime: now,
-    observedGeneration: generation,
+    ...(status.observedGeneration === undefined
+      ? {}
+      : { observedGeneration: status.observedGeneration }),
   };
   return {
     ...status,
     inSync: false,
-    observedGeneration: generation,
     conditions: marker ? [condition, marker] : [condition],
     message,
   };

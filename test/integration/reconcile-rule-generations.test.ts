@@ -70,10 +70,10 @@ describe("inSync and observedGeneration", () => {
     });
     expect(await reconcileWith(kube)).toEqual({ kind: "done", result: "updated" });
     // Before the Applying mark: still the old claim (nothing written yet). Before the final
-    // write, after the CNF writes: not in sync, for the current generation.
+    // write, after the CNF writes: not in sync (observedGeneration stays behind until the end).
     expect(seen).toEqual([
       { inSync: true, observedCurrent: false },
-      { inSync: false, observedCurrent: true },
+      { inSync: false, observedCurrent: false },
     ]);
     expect(await world.ruleView("Mwan3Policy", "policy1")).toMatchObject({
       inSync: true,
@@ -99,7 +99,7 @@ describe("inSync and observedGeneration", () => {
     expect(after).toMatchObject({
       generation: 3,
       inSync: false,
-      observedCurrent: true,
+      observedCurrent: false,
       condition: { type: "Reconciling", reason: "Superseded" },
     });
     expect(after?.status?.appliedGeneration).toBe(2);

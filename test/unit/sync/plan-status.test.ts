@@ -463,16 +463,19 @@ describe("planApplying and planSuperseded: no inSync=true behind generation", ()
   });
 
   it("a new generation is marked Applying, keeping what was applied", () => {
-    const status = planApplying(rule({ generation: 2, status: inSyncFor(1) }), LATER);
+    const observed = rule({ generation: 2, status: inSyncFor(1) });
+    const status = planApplying(observed, LATER);
     expect(status).toMatchObject({
       inSync: false,
-      observedGeneration: 2,
+      // Not yet acted on to its end: a restart may still be owed if this delivery stops.
+      observedGeneration: 1,
       appliedGeneration: 1,
       appliedVersion: "100",
     });
     expect(status?.conditions).toEqual([
-      expect.objectContaining({ type: "Reconciling", reason: "Applying", observedGeneration: 2 }),
+      expect.objectContaining({ type: "Reconciling", reason: "Applying", observedGeneration: 1 }),
     ]);
+    expect(restartPendingOf({ ...observed, status: status ?? undefined })).toBe(true);
   });
 
   it.each([
@@ -486,7 +489,7 @@ describe("planApplying and planSuperseded: no inSync=true behind generation", ()
 
   it("a status written for N, answered with generation N+1, is corrected", () => {
     const corrected = planSuperseded(inSyncFor(2), 3, LATER);
-    expect(corrected).toMatchObject({ inSync: false, observedGeneration: 3, appliedGeneration: 2 });
+    expect(corrected).toMatchObject({ inSync: false, observedGeneration: 2, appliedGeneration: 2 });
     expect(corrected?.conditions?.[0]).toMatchObject({ reason: "Superseded" });
     expect(planSuperseded(inSyncFor(2), 2, LATER)).toBeNull();
     expect(planSuperseded({ ...inSyncFor(2), inSync: false }, 3, LATER)).toBeNull();
