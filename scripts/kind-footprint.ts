@@ -42,6 +42,7 @@ export const REGISTRY_FILES: Readonly<Record<string, string>> = {
 export const PER_KIND_TESTS: Readonly<Record<string, string>> = {
   "test/unit/rules/to-cnf.test.ts": "the CNF body its CR converts to",
   "test/integration/reconcile-rule-kinds.test.ts": "an update and what each pod then holds",
+  "test/fixtures/largest-rules.ts": "the largest spec the kind admits, and one character over",
 };
 
 /**
@@ -55,6 +56,8 @@ export const CASE_TABLE_TESTS: Readonly<Record<string, string>> = {
   "test/unit/rules/samples.test.ts": "invalid specs the schemas refuse",
   "test/unit/admission/plan-admission.test.ts": "what each admission policy denies",
   "test/integration/admission-policies.test.ts": "the same policies through the API server",
+  "test/unit/rules/limits.test.ts": "bad values the schemas refuse, upstream values they keep",
+  "test/integration/rule-limits.test.ts": "the same bad values, reaching the function unchecked",
 };
 
 /** Fixed data from outside the project, which names the kinds of its time. */

@@ -4,7 +4,6 @@
  */
 import {
   DEEP_LEVELS,
-  HUGE_BODY_BYTES,
   HUGE_HEADER_CHARS,
   INVALID_UTF8,
   RESET,
@@ -20,6 +19,8 @@ import {
 import type { Prng } from "./prng.js";
 
 const FN = "validate-admission";
+/** Over validate-admission's 3 MiB body limit (the API server's own request limit). */
+const ADMISSION_HUGE_BODY_BYTES = 4 * 1000 * 1000;
 const JSON_TYPE = "application/json";
 
 type Review = { [key: string]: Json };
@@ -177,12 +178,13 @@ const emptyBody: AdmissionGenerator = (rng) => ({
 
 const hugeBody: AdmissionGenerator = (rng) => {
   const review = validReview(rng);
-  objectOf(review)["spec"] = { blob: "b".repeat(HUGE_BODY_BYTES) };
+  // validate-admission takes up to the API server's 3 MiB (ADMISSION_MAX_BODY_BYTES): over it.
+  objectOf(review)["spec"] = { blob: "b".repeat(ADMISSION_HUGE_BODY_BYTES) };
   return { label: "huge-body", headers: jsonHeaders, body: json(review), expect: [413] };
 };
 
 const largeBroken: AdmissionGenerator = (rng) => {
-  // Under the 1 MiB limit, so it is parsed: large strings where the policies would look.
+  // Under the body limit, so it is parsed: large strings where the policies would look.
   const { label, review } = brokenReview(rng);
   const request = requestOf(review);
   if (typeof request === "object" && request !== null && !Array.isArray(request)) {

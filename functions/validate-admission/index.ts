@@ -13,12 +13,21 @@ export interface ValidateAdmissionDeps extends FunctionDeps {
   readonly reader: () => AdmissionReader;
 }
 
+/**
+ * The API server's own request limit (kube-apiserver --max-request-bytes, 3 MiB by default): an
+ * UPDATE review carries the object and the old object, so a webhook with a lower limit would
+ * refuse (and, failurePolicy Fail, block) updates the API server itself accepts, such as the
+ * finalizer release of a large rule.
+ */
+export const ADMISSION_MAX_BODY_BYTES = 3 * 1024 * 1024;
+
 export function createValidateAdmission(given: Partial<ValidateAdmissionDeps> = {}): JsonFunction {
   const deps = functionDeps(given);
   const reader = given.reader ?? (() => kubeAdmissionReader(deps.kube()));
   return {
     name: "validate-admission",
     kind: "json",
+    maxBodyBytes: ADMISSION_MAX_BODY_BYTES,
     handle: (body, ctx) => admit(body, reader, ctx),
   };
 }

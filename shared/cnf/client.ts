@@ -334,7 +334,7 @@ export class CnfClient {
   }
 
   private site(method: string, path: string): CnfCallSite {
-    return { endpoint: this.baseUrl, operation: `${method} ${path}` };
+    return { endpoint: this.baseUrl, operation: `${method} ${path}`, method };
   }
 }
 

@@ -18,7 +18,8 @@ export type CnfRejection =
   | "not-allowed" //         405 (e.g. PUT on the CNFService collection)
   | "unauthorized" //        403 even after a fresh login
   | "busy" //                408 / 429
-  | "server-error"; //       5xx
+  | "server-error" //        5xx
+  | "read-failed"; //        400 or another 4xx on a GET: the CNF failed to read, nothing of ours was refused
 
 export type CnfFailureClass = "transient" | "dependency" | "permanent";
 
@@ -28,6 +29,8 @@ export interface CnfCallSite {
   readonly endpoint: string;
   /** e.g. "GET sdewan/mwan3/v1/policies/balance1" */
   readonly operation: string;
+  /** The HTTP method, when known: a GET sends no body, so a 4xx to it never refuses ours. */
+  readonly method?: string;
 }
 
 export abstract class CnfError extends Error {
@@ -56,7 +59,7 @@ export class CnfHttpError extends CnfError {
     readonly cnfMessage: string,
   ) {
     super(site, `HTTP ${status}${cnfMessage === "" ? "" : ` ${cnfMessage}`}`);
-    this.rejection = rejectionOf(status, cnfMessage);
+    this.rejection = rejectionOf(status, cnfMessage, site.method);
   }
 }
 
@@ -131,8 +134,11 @@ export class CnfConfigError extends Error {
 const MISSING_REFERENCE = /\b(?:Policy|Zone|Proposal|Interface)\[[^\]]*\] is not defin(?:i)?ed/;
 const IN_USE = /^\w+ \S+ is used$/;
 
-function rejectionOf(status: number, message: string): CnfRejection {
+function rejectionOf(status: number, message: string, method: string | undefined): CnfRejection {
   if (status >= 500) return "server-error";
+  // A read has no body to refuse: a 400 (or 416...) to it is the CNF failing to read its own
+  // configuration, which may pass; classing it "invalid" would stall the rule for good.
+  if (method === "GET" && ![403, 404, 408, 429].includes(status)) return "read-failed";
   if (status === 428) return "dependency-missing";
   if (status === 400 && MISSING_REFERENCE.test(message)) return "dependency-missing";
   if (status === 400 && IN_USE.test(message)) return "in-use";

@@ -6,6 +6,14 @@ import type { SpecIssue } from "./errors.js";
 
 export { RULE_GROUP, RULE_VERSION, RULE_API_VERSION } from "../core/api-groups.js";
 
+/**
+ * The cap on a whole rule spec, as compact JSON: 128 KiB. An UPDATE AdmissionReview carries
+ * the object and the old object (and kubectl's last-applied annotation, itself limited to
+ * 256 KiB, repeats the spec), so two copies with metadata stay far under the webhook's 3 MiB
+ * body limit and the API server's 1.5 MiB object limit; the CNF's request body is far under it too.
+ */
+export const RULE_SPEC_MAX_BYTES = 131_072;
+
 /** Ties a rule CR to the CNF Deployment in the same namespace that carries the same value. */
 export const PURPOSE_LABEL = "sdewanPurpose";
 /** Optional label read by the bucket-permission admission policy. */
@@ -126,4 +134,11 @@ function formatPath(prefix: string, path: readonly PropertyKey[]): string {
     else text += text === "" ? String(segment) : `.${String(segment)}`;
   }
   return text === "" ? "(root)" : text;
+}
+
+/** Null when a spec fits RULE_SPEC_MAX_BYTES, else the issue to report on `spec`. */
+export function specSizeProblem(spec: unknown): string | null {
+  const bytes = new TextEncoder().encode(JSON.stringify(spec) ?? "").length;
+  if (bytes <= RULE_SPEC_MAX_BYTES) return null;
+  return `the spec is ${bytes} bytes as JSON; at most ${RULE_SPEC_MAX_BYTES} bytes (128 KiB) are allowed for a whole rule spec: shorten its largest fields`;
 }

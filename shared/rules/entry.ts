@@ -10,6 +10,7 @@ import {
   issuesFromZod,
   ruleMetadataSchema,
   ruleStatusSchema,
+  specSizeProblem,
   type RuleMetadata,
   type RuleStatus,
 } from "./common.js";
@@ -222,6 +223,11 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
   def: RuleKindDefinition<Spec>,
 ): RuleKindEntry {
   const singular = def.kind.toLowerCase();
+  // The whole-spec cap (RULE_SPEC_MAX_BYTES) on top of the kind's own field limits.
+  const specSchema: z.ZodType<Spec> = def.specSchema.superRefine((spec, ctx) => {
+    const problem = specSizeProblem(spec);
+    if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
+  });
   const crSchema = z.object({
     apiVersion: z.literal(RULE_API_VERSION),
     kind: z.literal(def.kind),
@@ -229,14 +235,14 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
       const problem = nameProblem(def.nameRule, meta.name);
       if (problem !== null) ctx.addIssue({ code: "custom", path: ["name"], message: problem });
     }),
-    spec: def.specSchema,
+    spec: specSchema,
     status: ruleStatusSchema.optional(),
   }) as unknown as z.ZodType<RuleCr>;
   const replySchema = cnfReplySchema(def.cnf.shape);
   const shape = def.cnf.shape;
 
   const specOrThrow = (spec: unknown): Spec => {
-    const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
+    const parsed = specSchema.safeParse(spec, PARSE_OPTIONS);
     if (parsed.success) return parsed.data;
     throw new InvalidRuleSpecError(def.kind, issuesFromZod(parsed.error, "spec"));
   };
@@ -250,7 +256,7 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
     shortNames: def.shortNames,
     finalizer: def.finalizer,
     description: def.description,
-    specSchema: def.specSchema,
+    specSchema,
     crSchema,
     cnf: { ...def.cnf, path: `sdewan/${def.cnf.module}/v1/${def.cnf.collection}` },
     cnfObjectSchema: replySchema,
@@ -260,7 +266,7 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
     nameRule: def.nameRule,
     example: def.example,
     checkName: (name) => nameProblem(def.nameRule, name),
-    parseSpec: (spec) => toResult(def.specSchema.safeParse(spec, PARSE_OPTIONS), "spec", def.kind),
+    parseSpec: (spec) => toResult(specSchema.safeParse(spec, PARSE_OPTIONS), "spec", def.kind),
     parseCr: (raw) => toResult(crSchema.safeParse(raw, PARSE_OPTIONS), "", def.kind),
     references: (spec) => def.references(specOrThrow(spec)),
     networks: (spec) => (def.networks === undefined ? [] : def.networks(specOrThrow(spec))),

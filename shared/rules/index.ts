@@ -31,12 +31,15 @@ export {
   ruleStatusSchema,
   issuesFromZod,
   PARSE_OPTIONS,
+  RULE_SPEC_MAX_BYTES,
+  specSizeProblem,
   type RuleMetadata,
   type RuleCondition,
   type RuleConditionType,
   type RuleStatus,
 } from "./common.js";
 export { ruleKey, type RuleKey } from "./rule-key.js";
+export { FIELD_LIMITS } from "./kinds/fields.js";
 export {
   RuleError,
   InvalidRuleSpecError,

@@ -92,7 +92,7 @@ function routeFor(
   fn: SdewanFunction,
   runtime: Runtime,
 ): [RequestHandler, RequestHandler, ErrorRequestHandler] {
-  const rawBody = express.raw({ type: () => true, limit: runtime.maxBodyBytes });
+  const rawBody = express.raw({ type: () => true, limit: bodyLimitOf(fn, runtime) });
   const handler: RequestHandler =
     fn.kind === "event"
       ? (req, res) => runtime.track(() => serveEvents(fn, runtime, req, res))
@@ -294,6 +294,13 @@ function replyIntakeError(
   });
 }
 
+/** The body limit of one function's route: its own (a JSON function may raise it) or the runtime's. */
+export function bodyLimitOf(fn: SdewanFunction, runtime: Runtime): number {
+  return fn.kind === "json" && fn.maxBodyBytes !== undefined
+    ? fn.maxBodyBytes
+    : runtime.maxBodyBytes;
+}
+
 /**
  * Errors from the body reader: too large (413), unknown Content-Encoding (415), broken stream,
  * or a body that does not decompress (the reader's 400 without a `type`, e.g. corrupt gzip).
@@ -309,7 +316,7 @@ function bodyErrorHandler(fn: SdewanFunction, runtime: Runtime): ErrorRequestHan
       type === "entity.too.large"
         ? new IntakeError(
             "body-too-large",
-            `body is larger than the limit of ${runtime.maxBodyBytes} bytes`,
+            `body is larger than the limit of ${bodyLimitOf(fn, runtime)} bytes`,
           )
         : type === "encoding.unsupported" || type === "charset.unsupported"
           ? new IntakeError("unsupported-content-type", errorMessage(error))

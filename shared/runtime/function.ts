@@ -31,6 +31,11 @@ export interface EventFunction {
 export interface JsonFunction {
   readonly name: string;
   readonly kind: "json";
+  /**
+   * Its own request body limit, when the runtime's (1 MiB) is too small for what its caller
+   * sends: the API server sends AdmissionReviews up to its own 3 MiB request limit.
+   */
+  readonly maxBodyBytes?: number;
   /** Returns the HTTP status and JSON body. Malformed input is answered by the function itself. */
   handle(body: unknown, ctx: HandlerContext): Promise<{ status: number; body: unknown }>;
 }

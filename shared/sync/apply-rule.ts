@@ -4,11 +4,24 @@
  * the status subresource, then the finalizer's release). Kubernetes failures become outcomes
  * here: conflicts and outages retry, a rule deleted meanwhile is done.
  */
-import { isKubeError, ruleResource, type KnownFinalizers, type KubeClient } from "../kube/index.js";
+import {
+  isKubeError,
+  ruleResource,
+  type KnownFinalizers,
+  type KubeClient,
+  type KubeError,
+} from "../kube/index.js";
 import { requireKind, ruleKey, type RuleKey, type RuleStatus } from "../rules/index.js";
 import { done, permanent, retryLater, type Outcome } from "../core/outcome.js";
 import type { RuleIdentity } from "./plan-rules.js";
-import type { RuleAfterWrite, RuleDecision } from "./plan-status.js";
+import {
+  planSuperseded,
+  type ClaimFailure,
+  type RuleAfterWrite,
+  type RuleDecision,
+} from "./plan-status.js";
+
+const now = (): string => new Date().toISOString();
 
 export type { RuleIdentity } from "./plan-rules.js";
 
@@ -38,7 +51,13 @@ export function kubeFailureOutcome(error: unknown, what: string): Outcome {
 }
 
 export type ClaimResult =
-  { readonly claimed: true } | { readonly claimed: false; readonly outcome: Outcome };
+  | { readonly claimed: true }
+  | {
+      readonly claimed: false;
+      readonly outcome: Outcome;
+      /** Set when the rule should say why in its status (planClaimFailure). */
+      readonly failure?: ClaimFailure;
+    };
 
 /**
  * Adds the rule's finalizer, so a rule whose objects reach a CNF can never be deleted without
@@ -56,10 +75,60 @@ export async function claimRule(
     return result === "gone" ? { claimed: false, outcome: done("gone") } : { claimed: true };
   } catch (error) {
     if (!isKubeError(error)) throw error;
-    // Nothing was written yet, so every failure just waits for the next delivery. That includes
-    // "invalid": the API server refuses new finalizers once a deletion has begun, and the
-    // deletion's own event follows.
-    return { claimed: false, outcome: retryLater(`finalizer write failed: ${error.message}`, 2) };
+    return claimFailed(kube, rule, entry.finalizer, error);
+  }
+}
+
+/**
+ * Nothing was written yet, so a conflict just waits for the next delivery, and so does a refusal
+ * of a rule whose deletion has begun (the API server takes no new finalizers then, and the
+ * deletion's own event follows). Any other refusal (invalid, forbidden: an admission policy,
+ * RBAC, the object's size) is reported in the rule's status, and so is an outage.
+ */
+async function claimFailed(
+  kube: KubeClient,
+  rule: RuleIdentity,
+  finalizer: string,
+  error: KubeError,
+): Promise<ClaimResult> {
+  const outcome = retryLater(`finalizer write failed: ${error.message}`, 2);
+  if (error.code === "notFound") return { claimed: false, outcome: done("gone") };
+  if (error.code === "conflict") return { claimed: false, outcome };
+  if (error.code === "invalid" || error.code === "forbidden") {
+    const now = await kube
+      .get(ruleResource(requireKind(rule.kind)), { namespace: rule.namespace, name: rule.name })
+      .catch(() => null);
+    if (now === undefined) return { claimed: false, outcome: done("gone") };
+    if (now?.metadata.deletionTimestamp !== undefined) return { claimed: false, outcome };
+    return {
+      claimed: false,
+      outcome,
+      failure: { kind: "refused", finalizer, message: error.message },
+    };
+  }
+  return {
+    claimed: false,
+    outcome,
+    failure: { kind: "unavailable", finalizer, message: error.message },
+  };
+}
+
+/**
+ * Writes `status` (planApplying) before the CNF writes. A failure is left to the status write
+ * after them, which says what happened either way.
+ */
+export async function markApplying(
+  kube: KubeClient,
+  rule: RuleIdentity,
+  oldStatus: RuleStatus | undefined,
+  status: RuleStatus,
+): Promise<void> {
+  const type = ruleResource(requireKind(rule.kind));
+  const key = { namespace: rule.namespace, name: rule.name };
+  try {
+    await kube.patchStatus(type, key, statusMergePatch(oldStatus, status));
+  } catch (error) {
+    if (!isKubeError(error)) throw error;
   }
 }
 
@@ -67,6 +136,8 @@ export interface DecisionResult {
   readonly outcome: Outcome;
   /** The rule as the status write answered (or "gone"); undefined when nothing was written. */
   readonly after: RuleAfterWrite | undefined;
+  /** Set when the finalizer's release failed other than by a conflict: the status should say why. */
+  readonly finalizerFailure?: ClaimFailure;
 }
 
 export async function applyRuleDecision(
@@ -88,16 +159,34 @@ export async function applyRuleDecision(
         statusMergePatch(oldStatus, decision.status),
       );
       after = { uid: metadata.uid, deleting: metadata.deletionTimestamp !== undefined };
-    }
-    if (decision.finalizer === "remove") {
-      // A rule on its way out got no status write (planRuleDecision), so `observed` is current
-      // unless someone else wrote meanwhile.
-      await kube.removeFinalizer(type, key, entry.finalizer, observed);
+      const superseded = planSuperseded(decision.status, metadata.generation, now());
+      if (superseded !== null) {
+        await kube.patchStatus(type, key, statusMergePatch(decision.status, superseded));
+      }
     }
   } catch (error) {
     if (isKubeError(error, "notFound")) return { outcome: done("gone"), after: "gone" };
-    const what = decision.finalizer === "remove" ? "finalizer write" : "status write";
-    return { outcome: kubeFailureOutcome(error, what), after };
+    return { outcome: kubeFailureOutcome(error, "status write"), after };
+  }
+  if (decision.finalizer === "remove") {
+    try {
+      // A rule on its way out got no status write (planRuleDecision), so `observed` is current
+      // unless someone else wrote meanwhile.
+      await kube.removeFinalizer(type, key, entry.finalizer, observed);
+    } catch (error) {
+      if (isKubeError(error, "notFound")) return { outcome: done("gone"), after: "gone" };
+      const outcome = kubeFailureOutcome(error, "finalizer write");
+      if (!isKubeError(error) || error.code === "conflict") return { outcome, after };
+      // Refused or failing: the rule stays Terminating, so its status must say why (issue 17).
+      const kind = error.code === "unavailable" ? "unavailable" : "refused";
+      const failure: ClaimFailure = {
+        kind,
+        change: "remove",
+        finalizer: entry.finalizer,
+        message: error.message,
+      };
+      return { outcome, after, finalizerFailure: failure };
+    }
   }
   return { outcome: decision.outcome, after };
 }

@@ -43,11 +43,14 @@ export function planRuleEvent(
 ): PlannedEvent | null {
   const { condition } = decision;
   const previous = old?.conditions?.[0];
+  // A new generation applied is news too, though the condition reads as before.
+  const appliedGeneration = decision.status?.appliedGeneration;
   const transition =
     previous === undefined ||
     previous.type !== condition.type ||
     previous.reason !== condition.reason ||
-    previous.message !== condition.message;
+    previous.message !== condition.message ||
+    (appliedGeneration !== undefined && appliedGeneration !== old?.appliedGeneration);
   const reason = eventReason(condition);
   const { type } = RULE_EVENT_REASONS[reason];
   // A failure seen again is counted in its Event's series; a success seen again says nothing.

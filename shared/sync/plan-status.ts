@@ -424,6 +424,125 @@ export function mayHaveWritten(rule: ObservedRule, podResults: readonly PodRuleR
   return !rule.deleting && podResults.some((r) => (r.kind === "held" ? r.changed : true));
 }
 
+/**
+ * A status that stops claiming inSync for an earlier generation: inSync false and a Reconciling
+ * condition, the applied* fields kept (facts about what was applied). observedGeneration stays
+ * where it was: the newer generation has not been acted on to its end, and restartPendingOf
+ * reads "no status written for this generation" as "a restart may still be owed", so a delivery
+ * that stops between its CNF write and the restart is finished by the next one. Null when the
+ * status does not claim inSync, or claims it for `generation` itself.
+ */
+function notInSyncFor(
+  status: RuleStatus | undefined,
+  generation: number,
+  reason: string,
+  message: string,
+  now: string,
+): RuleStatus | null {
+  if (status?.inSync !== true || (status.observedGeneration ?? -1) >= generation) return null;
+  const marker = pendingMarker(status);
+  const condition: Condition = {
+    type: "Reconciling",
+    status: "True",
+    reason,
+    message,
+    lastTransitionTime: now,
+    ...(status.observedGeneration === undefined
+      ? {}
+      : { observedGeneration: status.observedGeneration }),
+  };
+  return {
+    ...status,
+    inSync: false,
+    conditions: marker ? [condition, marker] : [condition],
+    message,
+  };
+}
+
+/**
+ * Written before a new generation goes to the CNF (issue 17): a status that still says inSync
+ * for an earlier generation would be read as "the CNF holds this spec" for as long as the writes
+ * take (seconds in a CNF-wide resync). One status write per spec change; null otherwise.
+ */
+export function planApplying(rule: ObservedRule, now: string): RuleStatus | null {
+  if (rule.deleting) return null;
+  const from = rule.status?.observedGeneration;
+  const message = `applying generation ${rule.generation} (generation ${from ?? "?"} was in sync)`;
+  return notInSyncFor(rule.status, rule.generation, "Applying", message, now);
+}
+
+/**
+ * After a status write that said inSync for `written.observedGeneration`, when the API server's
+ * answer shows a newer generation (the spec changed while this event wrote the older one): the
+ * correction, so inSync=true never stands beside an observedGeneration behind generation. The
+ * newer generation's own event applies it.
+ */
+export function planSuperseded(
+  written: RuleStatus,
+  currentGeneration: number | undefined,
+  now: string,
+): RuleStatus | null {
+  if (currentGeneration === undefined) return null;
+  const message = `generation ${currentGeneration} arrived while generation ${written.observedGeneration ?? "?"} was applied; it is applied next`;
+  return notInSyncFor(written, currentGeneration, "Superseded", message, now);
+}
+
+/** Why the API server did not take the rule's finalizer: "refused" is an answer, not an outage. */
+export interface ClaimFailure {
+  readonly kind: "refused" | "unavailable";
+  /** Adding the finalizer (the claim, default) or removing it (the release after a deletion). */
+  readonly change?: "add" | "remove";
+  readonly finalizer: string;
+  readonly message: string;
+}
+
+/**
+ * The status of a rule whose finalizer could not be added (so nothing was written for it on any
+ * CNF): a refusal (invalid, forbidden, an admission policy, the object's size) is Stalled with the
+ * API server's words, an outage is Reconciling and retried. Either way the rule says why, instead
+ * of showing no status while the claim is retried forever.
+ */
+export function planClaimFailure(
+  rule: ObservedRule,
+  failure: ClaimFailure,
+  now: string,
+): RuleDecision {
+  const removing = failure.change === "remove";
+  const verb = removing ? "remove" : "add";
+  const held = removing
+    ? `so the rule cannot finish deleting: ${failure.message}`
+    : `so nothing is applied yet: ${failure.message}`;
+  const retryMessage = `${removing ? "removing" : "adding"} finalizer ${failure.finalizer} failed, ${held}; will retry`;
+  const verdict: Verdict =
+    failure.kind === "refused"
+      ? stalled(
+          "FinalizerRefused",
+          `the API server refused to ${verb} finalizer ${failure.finalizer}, ${held}; fix what it names (an admission policy, RBAC, the object's size) and the next resync retries`,
+        )
+      : {
+          condition: { type: "Reconciling", reason: "FinalizerWriteFailed", message: retryMessage },
+          inSync: false,
+          applied: false,
+          finalizer: "keep",
+          outcome: retryLater(retryMessage, RETRY_SECONDS),
+          result: "not claimed",
+        };
+  const input: RulePlanInput = {
+    rule,
+    cnf: { kind: "none", purpose: "", namespace: "" },
+    podResults: [],
+    now,
+  };
+  const status = nextStatus(input, verdict);
+  return {
+    status: jsonEqual(status, rule.status ?? {}) ? null : status,
+    finalizer: "keep",
+    outcome: verdict.outcome,
+    result: verdict.result,
+    condition: verdict.condition,
+  };
+}
+
 /** Decides status, finalizer and outcome for one rule. */
 export function planRuleDecision(input: RulePlanInput): RuleDecision {
   const verdict = verdictFor(input);

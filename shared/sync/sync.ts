@@ -21,7 +21,9 @@ import { syncPod, type PodSyncResult, type ReadMode } from "./apply-pod.js";
 import {
   applyRuleDecision,
   claimRule,
+  markApplying,
   readRulesAfterWrite,
+  type ClaimResult,
   type DecisionResult,
 } from "./apply-rule.js";
 import { observeReferrers, type CnfObservation, type ObservedRuleCr } from "./observe.js";
@@ -29,6 +31,8 @@ import {
   mayHaveWritten,
   needsClaim,
   planAfterWrite,
+  planApplying,
+  planClaimFailure,
   planRuleDecision,
   restartPendingOf,
   type PodRuleResult,
@@ -172,7 +176,8 @@ function resultsFor(key: string, pods: readonly PodSyncResult[]): PodRuleResult[
 
 /**
  * Claims (ADR 0003) every rule about to be written for the first time. A rule that could not be
- * claimed is left out of this sync, writes and status alike, and reported with why.
+ * claimed is left out of this sync, writes and status alike, and reported with why. A rule whose
+ * status says inSync for an earlier generation is marked Applying first.
  */
 async function claimRules(
   ctx: SyncContext,
@@ -183,10 +188,21 @@ async function claimRules(
   const results = await Promise.all(
     planned.map((rule) =>
       limit(async () => {
-        if (rule.target === undefined || !needsClaim(rule.observed, willWrite)) return rule;
-        const claim = await claimRule(ctx.kube, rule.identity, rule.meta);
-        if (!claim.claimed) return { rule: rule.identity, outcome: claim.outcome };
-        return { ...rule, observed: { ...rule.observed, hasFinalizer: true } };
+        if (rule.target === undefined || !willWrite) return rule;
+        let ready = rule;
+        if (needsClaim(rule.observed, willWrite)) {
+          const claim = await claimRule(ctx.kube, rule.identity, rule.meta);
+          if (!claim.claimed) {
+            return { rule: rule.identity, outcome: await claimFailed(ctx, rule, claim) };
+          }
+          ready = { ...rule, observed: { ...rule.observed, hasFinalizer: true } };
+        }
+        // No inSync=true for an earlier generation while this one is written (issue 17).
+        const applying = planApplying(rule.observed, ctx.now());
+        if (applying !== null) {
+          await markApplying(ctx.kube, rule.identity, rule.oldStatus, applying);
+        }
+        return ready;
       }),
     ),
   );
@@ -194,6 +210,44 @@ async function claimRules(
     claimed: results.filter((r): r is PlannedRule => "observed" in r),
     unclaimed: results.filter((r): r is RuleReport => "outcome" in r),
   };
+}
+
+/** A claim that failed: its outcome, after the rule's status says why when it should. */
+async function claimFailed(
+  ctx: SyncContext,
+  rule: PlannedRule,
+  claim: Extract<ClaimResult, { claimed: false }>,
+): Promise<Outcome> {
+  if (claim.failure === undefined) return claim.outcome;
+  const decision = planClaimFailure(rule.observed, claim.failure, ctx.now());
+  const { outcome, after } = await applyRuleDecision(
+    ctx.kube,
+    rule.identity,
+    rule.oldStatus,
+    decision,
+    rule.meta,
+  );
+  if (after !== "gone") await recordEvent(ctx, rule, decision);
+  return outcome;
+}
+
+/** A finalizer release that failed: the Terminating rule's status says why (planClaimFailure). */
+async function reportFinalizerFailure(
+  ctx: SyncContext,
+  rule: PlannedRule,
+  applied: DecisionResult,
+): Promise<DecisionResult> {
+  if (applied.finalizerFailure === undefined) return applied;
+  const decision = planClaimFailure(rule.observed, applied.finalizerFailure, ctx.now());
+  const reported = await applyRuleDecision(
+    ctx.kube,
+    rule.identity,
+    rule.oldStatus,
+    decision,
+    rule.meta,
+  );
+  await recordEvent(ctx, rule, decision);
+  return { ...reported, after: applied.after };
 }
 
 /** Brings `request.rules` in sync on every ready pod of the observed CNF and records the result. */
@@ -231,13 +285,14 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
           stillUsedBy: usedBy.get(rule.observed.key),
           now,
         });
-        const result = await applyRuleDecision(
+        const applied = await applyRuleDecision(
           ctx.kube,
           rule.identity,
           rule.oldStatus,
           decision,
           rule.meta,
         );
+        const result = await reportFinalizerFailure(ctx, rule, applied);
         if (result.after !== "gone") await recordEvent(ctx, rule, decision);
         return { rule, wrote: mayHaveWritten(rule.observed, podResults), result };
       }),

@@ -40,6 +40,8 @@ export interface AdmissionHarness {
   readonly certDir: string;
   /** A namespace the webhook covers, ready (a probe was denied) when this resolves. */
   namespace(): Promise<string>;
+  /** Puts an existing namespace under the webhook; resolves once a probe there is denied. */
+  cover(namespace: string): Promise<void>;
   /** A KubeConfig that authenticates as a service account through a TokenRequest token. */
   serviceAccountKubeConfig(namespace: string, name: string): Promise<KubeConfig>;
   close(): Promise<void>;
@@ -159,19 +161,23 @@ export async function startAdmissionHarness(): Promise<AdmissionHarness> {
   const admission = adminKubeConfig().makeApiClient(AdmissionregistrationV1Api);
   await admission.createValidatingWebhookConfiguration({ body: configuration });
   const core = adminKubeConfig().makeApiClient(CoreV1Api);
+  const cover = async (name: string): Promise<void> => {
+    await core.patchNamespace(
+      { name, body: { metadata: { labels: { [HARNESS_LABEL]: id } } } },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    );
+    await waitForWebhook(name);
+  };
   return {
     id,
     server,
     certDir,
     async namespace() {
       const name = await newNamespace();
-      await core.patchNamespace(
-        { name, body: { metadata: { labels: { [HARNESS_LABEL]: id } } } },
-        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-      );
-      await waitForWebhook(name);
+      await cover(name);
       return name;
     },
+    cover,
     async serviceAccountKubeConfig(namespace, name) {
       return kubeConfigWithToken(await tokenFor(namespace, name));
     },

@@ -143,15 +143,17 @@ describe("reconcile-rule over HTTP", () => {
       await world.createSampleRule(PURPOSE, "FirewallZone", zone);
       expect((await post(ref("FirewallZone", zone))).status).toBe(202);
     }
-    const snat = { src: "lan1", src_dip: "1.2.3.4", dest: "wan1", family: "ipx" };
-    await world.createRule("FirewallSNAT", "snat1", PURPOSE, snat);
+    // The schema takes any protocol word; the CNF knows its list (the schema refuses a bad
+    // family itself since issue 17).
+    const rule = { src: "lan1", dest: "wan1", proto: "gre", target: "ACCEPT" };
+    await world.createRule("FirewallRule", "rule1", PURPOSE, rule);
     world.resetObservations();
-    const reply = await post(ref("FirewallSNAT", "snat1"));
+    const reply = await post(ref("FirewallRule", "rule1"));
     expect(reply.status).toBe(422);
     expect(reply.headers["x-sdewan-code"]).toBe("CNFRejected");
-    const view = await world.ruleView("FirewallSNAT", "snat1");
+    const view = await world.ruleView("FirewallRule", "rule1");
     expect(view).toMatchObject({ condition: { type: "Stalled", reason: "CNFRejected" } });
-    expect(view?.message).toContain("invalid family");
+    expect(view?.message).toContain("invalid proto");
     // One attempt per pod: a 400 is not retried in process.
     expect(world.cnfWrites(cnf)).toEqual([1, 1]);
   });

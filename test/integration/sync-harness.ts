@@ -76,8 +76,9 @@ export class SyncWorld extends CnfFleet {
     super(createKubeClient(adminKubeConfig()), { namespace });
   }
 
-  static async create(): Promise<SyncWorld> {
-    return new SyncWorld(await newNamespace());
+  /** In a new namespace, or in `namespace` (e.g. one the admission harness covers). */
+  static async create(namespace?: string): Promise<SyncWorld> {
+    return new SyncWorld(namespace ?? (await newNamespace()));
   }
 
   get reconcileRule(): EventFunction {

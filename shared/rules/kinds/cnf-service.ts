@@ -6,18 +6,17 @@
 import { z } from "zod";
 import { bodyFromShape, type CnfObject, type CnfShape } from "../cnf-shape.js";
 import { defineRuleKind, type RuleKindEntry } from "../entry.js";
+import { FIELD_LIMITS, bounded } from "./fields.js";
 
 const port = (description: string) =>
-  z
-    .string()
+  bounded(5)
     .regex(/^[0-9]+$/, { message: 'must be a port number written as a string, e.g. "8080"' })
     .refine((p) => Number(p) >= 1 && Number(p) <= 65534, { message: "must be between 1 and 65534" })
     .describe(description);
 
 export const cnfServiceSpecSchema = z
   .strictObject({
-    fullname: z
-      .string()
+    fullname: bounded(FIELD_LIMITS.kubeName)
       .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
         message: "must be a DNS name such as httpd-svc.default.svc.cluster.local",
       })

@@ -12,10 +12,35 @@ import {
   type RuleKindEntry,
   type RuleReference,
 } from "../entry.js";
-import { exampleOctets, examplePort, flag, interfaceOf, nameList, opt } from "./fields.js";
+import {
+  FIELD_LIMITS,
+  ZONE_NAME_MAX,
+  bounded,
+  exampleOctets,
+  examplePort,
+  flag,
+  interfaceOf,
+  ipv4OrCidr,
+  macAddress,
+  nameList,
+  opt,
+  port,
+} from "./fields.js";
 
-const zoneRef = (description: string) =>
-  opt(`${description} Name of a FirewallZone of the same CNF.`);
+/** A FirewallZone name: the CNF keeps zone names to 11 characters, so a longer one never exists. */
+const zoneName = (description: string) =>
+  bounded(ZONE_NAME_MAX).describe(
+    `${description} Name of a FirewallZone of the same CNF (at most ${ZONE_NAME_MAX} characters).`,
+  );
+const zoneRef = (description: string) => zoneName(description).optional();
+/** A required zone reference. */
+const requiredZone = (description: string) => zoneName(description).min(1);
+/** IPv4 address or IPv4/prefix, as the CNF checks it (it takes no IPv6 here). */
+const ipv4 = (description: string) => ipv4OrCidr().optional().describe(description);
+const family = z
+  .enum(["ipv4", "ipv6", "any"])
+  .optional()
+  .describe("Address family: ipv4, ipv6 or any.");
 const verdict = (description: string) =>
   z
     .enum(["ACCEPT", "REJECT", "DROP"])
@@ -44,32 +69,32 @@ function zoneReferences(spec: {
 
 export const firewallZoneSpecSchema = z
   .strictObject({
-    name: opt("Ignored: the zone is named after metadata.name (at most 11 characters)."),
+    name: opt(
+      "Ignored: the zone is named after metadata.name (at most 11 characters).",
+      FIELD_LIMITS.kubeName,
+    ),
     network: nameList(
       "Kubernetes network names in the zone, translated to CNF pod interfaces through the CNF Deployment's k8s.plugin.opnfv.org/nfn-network annotation.",
     ).min(1),
     masq: flag('"1" masquerades traffic leaving the zone.'),
     masq_src: z
-      .array(z.string().min(1))
+      .array(ipv4OrCidr(true))
       .optional()
-      .describe("Source subnets to masquerade; a leading ! negates."),
+      .describe("Source IPv4 addresses or subnets to masquerade; a leading ! negates."),
     masq_dest: z
-      .array(z.string().min(1))
+      .array(ipv4OrCidr(true))
       .optional()
-      .describe("Destination subnets to masquerade; a leading ! negates."),
+      .describe("Destination IPv4 addresses or subnets to masquerade; a leading ! negates."),
     masq_allow_invalid: flag('"1" does not drop invalid packets when masquerading.'),
     mtu_fix: flag('"1" clamps TCP MSS to the path MTU for traffic leaving the zone.'),
     input: verdict("Default policy for traffic entering the zone"),
     forward: verdict("Default policy for traffic forwarded within the zone"),
     output: verdict("Default policy for traffic leaving the zone"),
-    family: z
-      .enum(["ipv4", "ipv6", "any"])
-      .optional()
-      .describe("Address family: ipv4, ipv6 or any."),
+    family,
     subnet: z
-      .array(z.string().min(1))
+      .array(ipv4OrCidr())
       .optional()
-      .describe("Subnets in the zone, in addition to its networks."),
+      .describe("IPv4 subnets in the zone, in addition to its networks."),
     extra_src: opt("Extra iptables arguments for source matches."),
     etra_dest: opt(
       "Extra iptables arguments for destination matches (key spelled etra_dest, as upstream).",
@@ -104,7 +129,10 @@ export const firewallZone: RuleKindEntry = defineRuleKind<FirewallZoneSpec>({
   cnf: firewallCollection("zones", firewallZoneShape),
   dependsOn: [],
   applyRank: 0,
-  nameRule: { maxLength: 11, reason: "the CNF limits zone names to 11 characters" },
+  nameRule: {
+    maxLength: ZONE_NAME_MAX,
+    reason: `the CNF limits zone names to ${ZONE_NAME_MAX} characters`,
+  },
   references: () => [],
   networks: (spec) => spec.network.map((n, i) => ({ network: n, field: `spec.network[${i}]` })),
   toCnf: (name, spec, ctx): CnfObject => ({
@@ -127,41 +155,37 @@ export const firewallZone: RuleKindEntry = defineRuleKind<FirewallZoneSpec>({
 // ---- FirewallSNAT / FirewallDNAT
 
 const redirectFields = {
-  name: opt("Ignored: the redirect is named after metadata.name."),
+  name: opt("Ignored: the redirect is named after metadata.name.", FIELD_LIMITS.kubeName),
   src: zoneRef("Source zone."),
-  src_ip: opt("Source IP address or subnet to match."),
-  src_dip: opt(
-    "For SNAT: the address to rewrite the source to. For DNAT: the original destination address to match.",
+  src_ip: ipv4("Source IPv4 address or IPv4/prefix to match."),
+  src_dip: ipv4(
+    "For SNAT: the IPv4 address to rewrite the source to. For DNAT: the original destination address to match.",
   ),
-  src_mac: opt("Source MAC address to match."),
-  src_port: opt("Source port or range to match."),
-  src_dport: opt("For DNAT: the original destination port or range to match."),
+  src_mac: macAddress().optional().describe("Source MAC address to match."),
+  src_port: port("Source port to match, 1-65535 (the CNF takes no ranges)."),
+  src_dport: port("For DNAT: the original destination port to match, 1-65535."),
   proto: z
     .enum(["tcp", "udp", "tcpudp", "udplite", "icmp", "esp", "ah", "sctp", "all"])
     .optional()
     .describe("Protocol: tcp, udp, tcpudp, udplite, icmp, esp, ah, sctp or all."),
   dest: zoneRef("Destination zone."),
-  dest_ip: opt(
-    "For DNAT: the internal address to redirect to. For SNAT: the destination to match.",
+  dest_ip: ipv4(
+    "For DNAT: the internal IPv4 address to redirect to. For SNAT: the destination to match.",
   ),
-  dest_port: opt(
-    "For DNAT: the internal port or range to redirect to. For SNAT: the destination port to match.",
+  dest_port: port(
+    "For DNAT: the internal port to redirect to. For SNAT: the destination port to match. 1-65535.",
   ),
-  mark: opt("Firewall mark to match, e.g. 0xFF or !0x10/0x10."),
-  family: opt("Address family: ipv4, ipv6 or any."),
+  mark: opt("Firewall mark to match, e.g. 0xFF or !0x10/0x10.", FIELD_LIMITS.token),
+  family,
 };
 
 export const firewallSnatSpecSchema = z
   .strictObject({
     ...redirectFields,
-    src_dip: z
-      .string()
+    src_dip: ipv4OrCidr()
       .min(1)
-      .describe("The address to rewrite the source to (required for SNAT)."),
-    dest: z
-      .string()
-      .min(1)
-      .describe("Destination zone (required for SNAT). Name of a FirewallZone of the same CNF."),
+      .describe("The IPv4 address to rewrite the source to (required for SNAT)."),
+    dest: requiredZone("Destination zone (required for SNAT)."),
     target: z.literal("SNAT").optional().describe("Always SNAT; set by the controller."),
   })
   .describe("Source NAT: rewrites the source address of traffic towards dest.");
@@ -170,10 +194,7 @@ export type FirewallSnatSpec = z.infer<typeof firewallSnatSpecSchema>;
 export const firewallDnatSpecSchema = z
   .strictObject({
     ...redirectFields,
-    src: z
-      .string()
-      .min(1)
-      .describe("Source zone (required for DNAT). Name of a FirewallZone of the same CNF."),
+    src: requiredZone("Source zone (required for DNAT)."),
     target: z.literal("DNAT").optional().describe("Always DNAT; set by the controller."),
   })
   .describe("Destination NAT (port forwarding): redirects traffic arriving from src.");
@@ -263,19 +284,10 @@ export const firewallDnat: RuleKindEntry = redirectKind<FirewallDnatSpec>("DNAT"
 
 export const firewallForwardingSpecSchema = z
   .strictObject({
-    name: opt("Ignored: the forwarding is named after metadata.name."),
-    src: z
-      .string()
-      .min(1)
-      .describe("Zone traffic comes from. Name of a FirewallZone of the same CNF."),
-    dest: z
-      .string()
-      .min(1)
-      .describe("Zone traffic may be forwarded to. Name of a FirewallZone of the same CNF."),
-    family: z
-      .enum(["ipv4", "ipv6", "any"])
-      .optional()
-      .describe("Address family: ipv4, ipv6 or any."),
+    name: opt("Ignored: the forwarding is named after metadata.name.", FIELD_LIMITS.kubeName),
+    src: requiredZone("Zone traffic comes from."),
+    dest: requiredZone("Zone traffic may be forwarded to."),
+    family,
   })
   .describe("Allows forwarding from one zone to another.");
 export type FirewallForwardingSpec = z.infer<typeof firewallForwardingSpecSchema>;
@@ -307,29 +319,29 @@ export const firewallForwarding: RuleKindEntry = defineRuleKind<FirewallForwardi
 
 export const firewallRuleSpecSchema = z
   .strictObject({
-    name: opt("Ignored: the rule is named after metadata.name."),
+    name: opt("Ignored: the rule is named after metadata.name.", FIELD_LIMITS.kubeName),
     src: zoneRef("Source zone."),
-    src_ip: opt("Source IP address or subnet to match."),
-    src_mac: opt("Source MAC address to match."),
-    src_port: opt("Source port or range to match."),
-    proto: opt("Protocol(s) to match, e.g. tcp, udp, icmp, all."),
+    src_ip: ipv4("Source IPv4 address or IPv4/prefix to match."),
+    src_mac: macAddress().optional().describe("Source MAC address to match."),
+    src_port: port("Source port to match, 1-65535 (the CNF takes no ranges)."),
+    proto: opt("Protocol(s) to match, e.g. tcp, udp, icmp, all.", FIELD_LIMITS.token),
     icmp_type: z
-      .array(z.string().min(1))
+      .array(bounded(FIELD_LIMITS.token).min(1))
       .optional()
       .describe("ICMP type names to match (iptables names)."),
     dest: zoneRef("Destination zone."),
-    dest_ip: opt("Destination IP address or subnet to match."),
-    dest_port: opt("Destination port or range to match."),
-    mark: opt("Firewall mark to match."),
+    dest_ip: ipv4("Destination IPv4 address or IPv4/prefix to match."),
+    dest_port: port("Destination port to match, 1-65535 (the CNF takes no ranges)."),
+    mark: opt("Firewall mark to match.", FIELD_LIMITS.token),
     target: z
       .enum(["ACCEPT", "REJECT", "DROP", "MARK", "NOTRACK"])
       .optional()
       .describe(
         "What to do with matching traffic: ACCEPT, REJECT, DROP, MARK (needs set_mark or set_xmark) or NOTRACK.",
       ),
-    set_mark: opt("With target MARK: the mark to set."),
-    set_xmark: opt("With target MARK: the mark to XOR."),
-    family: opt("Address family: ipv4, ipv6 or any."),
+    set_mark: opt("With target MARK: the mark to set.", FIELD_LIMITS.token),
+    set_xmark: opt("With target MARK: the mark to XOR.", FIELD_LIMITS.token),
+    family,
     extra: opt("Extra iptables arguments."),
   })
   .superRefine((spec, ctx) => {

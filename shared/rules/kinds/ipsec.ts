@@ -7,31 +7,38 @@ import { z } from "zod";
 import { bodyFromShape, type CnfObject, type CnfRecord, type CnfShape } from "../cnf-shape.js";
 import { defineRuleKind, type RuleKindEntry, type RuleReference } from "../entry.js";
 import {
-  UCI_SECTION_NAME_RULE,
+  FIELD_LIMITS,
+  IPSEC_NAME_MAX,
+  IPSEC_NAME_RULE,
+  bounded,
   exampleOctets,
   flag,
   nameList,
   opt,
+  peerAddress,
+  req,
+  sourceIpList,
+  subnetList,
   uciSectionName,
 } from "./fields.js";
+
+/** An IpsecProposal name as referenced: it can never be longer than a proposal name may be. */
+const proposalName = bounded(IPSEC_NAME_MAX).min(1);
 
 // ---- IpsecProposal
 
 export const ipsecProposalSpecSchema = z
   .strictObject({
-    name: opt("Ignored: the proposal is named after metadata.name."),
-    encryption_algorithm: z
-      .string()
-      .min(1)
-      .describe("strongSwan encryption algorithm, e.g. aes128, aes256, aes128gcm16."),
-    hash_algorithm: z
-      .string()
-      .min(1)
-      .describe("strongSwan integrity algorithm, e.g. sha1, sha256."),
-    dh_group: z
-      .string()
-      .min(1)
-      .describe("strongSwan Diffie-Hellman group, e.g. modp2048, ecp256, curve25519."),
+    name: opt("Ignored: the proposal is named after metadata.name.", FIELD_LIMITS.kubeName),
+    encryption_algorithm: req(
+      "strongSwan encryption algorithm, e.g. aes128, aes256, aes128gcm16.",
+      FIELD_LIMITS.token,
+    ),
+    hash_algorithm: req("strongSwan integrity algorithm, e.g. sha1, sha256.", FIELD_LIMITS.token),
+    dh_group: req(
+      "strongSwan Diffie-Hellman group, e.g. modp2048, ecp256, curve25519.",
+      FIELD_LIMITS.token,
+    ),
   })
   .describe("An IPsec crypto proposal, referenced by name from IpsecSite and IpsecHost.");
 export type IpsecProposalSpec = z.infer<typeof ipsecProposalSpecSchema>;
@@ -55,7 +62,7 @@ export const ipsecProposal: RuleKindEntry = defineRuleKind<IpsecProposalSpec>({
   },
   dependsOn: [],
   applyRank: 0,
-  nameRule: UCI_SECTION_NAME_RULE,
+  nameRule: IPSEC_NAME_RULE,
   references: () => [],
   toCnf: (name, spec): CnfObject => ({ ...bodyFromShape(proposalShape, spec), name }),
   example: {
@@ -72,22 +79,27 @@ export const ipsecProposal: RuleKindEntry = defineRuleKind<IpsecProposalSpec>({
 // ---- Connections
 
 const connectionCommon = {
-  name: z
-    .string()
+  name: bounded(IPSEC_NAME_MAX)
     .regex(/^[A-Za-z0-9_]+$/, {
       message: "must be letters, digits and _ only (a UCI section name on the CNF)",
     })
-    .describe("Connection name, unique on the CNF (letters, digits, _)."),
+    .describe(
+      `Connection name, unique on the CNF (letters, digits, _; at most ${IPSEC_NAME_MAX}).`,
+    ),
   conn_type: z.enum(["tunnel", "transport"]).describe("tunnel or transport."),
   mode: z
     .enum(["start", "add", "route"])
     .describe("start (initiate), add (wait) or route (on traffic)."),
   local_updown: opt("Updown script run on the local side."),
   local_firewall: z.enum(["yes", "no"]).optional().describe("yes or no: add local firewall rules."),
-  remote_subnet: opt("Remote subnets, comma separated."),
-  remote_sourceip: opt(
-    "Virtual IP(s) or range handed out to the peer, e.g. 192.168.1.5-192.168.1.6.",
-  ),
+  remote_subnet: subnetList()
+    .optional()
+    .describe("Remote IPv4/IPv6 subnets, comma separated, e.g. 172.12.0.0/24."),
+  remote_sourceip: sourceIpList()
+    .optional()
+    .describe(
+      "Virtual IP(s), subnet or range handed out to the peer, e.g. 192.168.1.5-192.168.1.6, or %config.",
+    ),
   remote_updown: opt("Updown script run for the remote side."),
   remote_firewall: z
     .enum(["yes", "no"])
@@ -95,27 +107,32 @@ const connectionCommon = {
     .describe("yes or no: add remote firewall rules."),
   crypto_proposal: nameList(
     "IpsecProposal names for this connection (child SA), in order of preference.",
+    proposalName,
   ).optional(),
-  mark: opt("Mark for the connection's traffic."),
+  mark: opt("Mark for the connection's traffic.", FIELD_LIMITS.token),
   if_id: opt(
     "XFRM interface id. Accepted for compatibility; the CNF ignores it, so it is not sent.",
+    FIELD_LIMITS.token,
   ),
 };
 
 export const ipsecSiteConnectionSchema = z
   .strictObject({
     ...connectionCommon,
-    local_subnet: z
-      .string()
+    local_subnet: subnetList()
       .min(1)
-      .describe("Local subnets, comma separated, e.g. 172.12.0.0/24,10.239.160.22."),
+      .describe(
+        "Local IPv4/IPv6 subnets or addresses, comma separated, e.g. 172.12.0.0/24,10.239.160.22.",
+      ),
   })
   .describe("One IPsec connection of a site.");
 
 export const ipsecHostConnectionSchema = z
   .strictObject({
     ...connectionCommon,
-    local_sourceip: opt("Local virtual IP, usually %config to ask the peer for one."),
+    local_sourceip: sourceIpList()
+      .optional()
+      .describe("Local virtual IP, usually %config to ask the peer for one."),
   })
   .describe("One IPsec connection of a host.");
 
@@ -123,20 +140,25 @@ export const ipsecHostConnectionSchema = z
 
 function remoteFields<C extends z.ZodType<{ name: string }>>(connection: C) {
   return {
-    name: opt("Ignored: the CNF remote is named after metadata.name."),
-    type: opt("Remote type, e.g. VTI-based."),
-    remote: z.string().min(1).describe("Peer gateway address, or %any to accept any peer."),
+    name: opt("Ignored: the CNF remote is named after metadata.name.", FIELD_LIMITS.kubeName),
+    type: opt("Remote type, e.g. VTI-based.", FIELD_LIMITS.token),
+    remote: peerAddress()
+      .min(1)
+      .describe("Peer gateway: an IPv4/IPv6 address or DNS name, or %any to accept any peer."),
     authentication_method: z
       .enum(["psk", "pubkey"])
       .describe("psk (needs pre_shared_key) or pubkey (needs the three certs)."),
     pre_shared_key: opt("Pre-shared key for psk authentication."),
     local_identifier: opt("Local IKE identity."),
     remote_identifier: opt("Remote IKE identity."),
-    crypto_proposal: nameList("IpsecProposal names for IKE, in order of preference."),
+    crypto_proposal: nameList("IpsecProposal names for IKE, in order of preference.", proposalName),
     force_crypto_proposal: flag('"1" accepts only the listed proposals.'),
-    local_public_cert: opt("Local public certificate (PEM) for pubkey authentication."),
-    local_private_cert: opt("Local private key (PEM) for pubkey authentication."),
-    shared_ca: opt("CA certificate (PEM) for pubkey authentication."),
+    local_public_cert: opt(
+      "Local public certificate (PEM) for pubkey authentication.",
+      FIELD_LIMITS.pem,
+    ),
+    local_private_cert: opt("Local private key (PEM) for pubkey authentication.", FIELD_LIMITS.pem),
+    shared_ca: opt("CA certificate (PEM) for pubkey authentication.", FIELD_LIMITS.pem),
     connections: z
       .array(connection)
       .superRefine((conns, ctx) => {
@@ -287,7 +309,7 @@ export const ipsecSite: RuleKindEntry = defineRuleKind<IpsecSiteSpec>({
   },
   dependsOn: ["IpsecProposal"],
   applyRank: 1,
-  nameRule: UCI_SECTION_NAME_RULE,
+  nameRule: IPSEC_NAME_RULE,
   references: proposalReferences,
   toCnf: remoteToCnf,
   // No change: the site's settings are its tunnels; the soak varies hosts instead.
@@ -329,7 +351,7 @@ export const ipsecHost: RuleKindEntry = defineRuleKind<IpsecHostSpec>({
   },
   dependsOn: ["IpsecProposal"],
   applyRank: 1,
-  nameRule: UCI_SECTION_NAME_RULE,
+  nameRule: IPSEC_NAME_RULE,
   references: proposalReferences,
   toCnf: remoteToCnf,
   example: {

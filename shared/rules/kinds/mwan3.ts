@@ -6,21 +6,29 @@ import { z } from "zod";
 import { bodyFromShape, type CnfObject, type CnfShape } from "../cnf-shape.js";
 import { defineRuleKind, type RuleKindEntry } from "../entry.js";
 import {
-  UCI_SECTION_NAME_RULE,
+  FIELD_LIMITS,
+  MWAN3_NAME_MAX,
+  MWAN3_NAME_RULE,
+  bounded,
   uciSectionName,
   exampleOctets,
   examplePort,
   flag,
   interfaceOf,
+  ipv4OrCidr,
+  port,
   positiveIntText,
 } from "./fields.js";
+
+/** mwan3's own ranges for a member (its metric and weight options). */
+export const MWAN3_METRIC_MAX = 256;
+export const MWAN3_WEIGHT_MAX = 1000;
 
 const RULE_FINALIZER = "rule.finalizers.sdewan.akraino.org";
 
 export const mwan3PolicyMemberSchema = z
   .strictObject({
-    network: z
-      .string()
+    network: bounded(FIELD_LIMITS.kubeName)
       .min(1)
       .describe(
         "Kubernetes network name, translated to the CNF pod interface through the CNF Deployment's k8s.plugin.opnfv.org/nfn-network annotation.",
@@ -28,8 +36,17 @@ export const mwan3PolicyMemberSchema = z
     metric: z
       .int()
       .min(1)
-      .describe("Priority of this member; lower metric is used first. Integer > 0."),
-    weight: z.int().min(1).describe("Share of traffic among members of equal metric. Integer > 0."),
+      .max(MWAN3_METRIC_MAX)
+      .describe(
+        `Priority of this member; lower metric is used first. Integer 1-${MWAN3_METRIC_MAX}, as mwan3 takes it.`,
+      ),
+    weight: z
+      .int()
+      .min(1)
+      .max(MWAN3_WEIGHT_MAX)
+      .describe(
+        `Share of traffic among members of equal metric. Integer 1-${MWAN3_WEIGHT_MAX}, as mwan3 takes it.`,
+      ),
   })
   .describe("One interface of the policy.");
 
@@ -79,7 +96,7 @@ export const mwan3Policy: RuleKindEntry = defineRuleKind<Mwan3PolicySpec>({
   },
   dependsOn: [],
   applyRank: 0,
-  nameRule: UCI_SECTION_NAME_RULE,
+  nameRule: MWAN3_NAME_RULE,
   references: () => [],
   networks: (spec) =>
     spec.members.map((m, i) => ({ network: m.network, field: `spec.members[${i}].network` })),
@@ -108,27 +125,19 @@ export const mwan3Policy: RuleKindEntry = defineRuleKind<Mwan3PolicySpec>({
   },
 });
 
-const ipv4OrCidr = (description: string) =>
-  z
-    .string()
-    .regex(/^([0-9]{1,3}\.){3}[0-9]{1,3}(\/[0-9]{1,2})?$/, {
-      message: "must be an IPv4 address or IPv4/prefix",
-    })
-    .optional()
-    .describe(description);
+const ipv4 = (description: string) => ipv4OrCidr().optional().describe(description);
 
 export const mwan3RuleSpecSchema = z
   .strictObject({
-    policy: z
-      .string()
+    policy: bounded(MWAN3_NAME_MAX)
       .min(1)
       .describe(
         "Name of the Mwan3Policy (in the same namespace, same sdewanPurpose) that matching traffic uses.",
       ),
-    src_ip: ipv4OrCidr("Source IPv4 address or IPv4/prefix."),
-    src_port: positiveIntText("Source port, an integer > 0 (no ranges)."),
-    dest_ip: ipv4OrCidr("Destination IPv4 address or IPv4/prefix."),
-    dest_port: positiveIntText("Destination port, an integer > 0 (no ranges)."),
+    src_ip: ipv4("Source IPv4 address or IPv4/prefix."),
+    src_port: port("Source port, 1-65535 (no ranges)."),
+    dest_ip: ipv4("Destination IPv4 address or IPv4/prefix."),
+    dest_port: port("Destination port, 1-65535 (no ranges)."),
     proto: z
       .enum(["tcp", "udp", "icmp", "all"])
       .optional()
@@ -174,7 +183,7 @@ export const mwan3Rule: RuleKindEntry = defineRuleKind<Mwan3RuleSpec>({
   },
   dependsOn: ["Mwan3Policy"],
   applyRank: 1,
-  nameRule: UCI_SECTION_NAME_RULE,
+  nameRule: MWAN3_NAME_RULE,
   references: (spec) => [{ kind: "Mwan3Policy", name: spec.policy, field: "spec.policy" }],
   // The policy is a Mwan3Policy, stored under its UCI section name.
   toCnf: (name, spec): CnfObject => ({

@@ -181,7 +181,8 @@ describe("CNF client: failed calls counted by reason for sdewan_cnf_failures_tot
     sim.failNext({ kind: "status", status: 400, message: "bad", collection: "zones", count: 1 });
     await expect(client.list(zones)).rejects.toBeInstanceOf(CnfHttpError);
     expect(await client.delete(zones, "absent-zone")).toBe("absent");
-    expect(calls.cnfFailures).toEqual({ "server-error": 1, invalid: 1 });
+    // A 4xx to a GET is the CNF failing to read (retried), not a verdict on a rule.
+    expect(calls.cnfFailures).toEqual({ "server-error": 1, "read-failed": 1 });
   });
 
   it("names an unreachable CNF", () => {

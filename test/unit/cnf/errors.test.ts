@@ -42,6 +42,27 @@ describe("CnfHttpError: what the CNF's status and message mean", () => {
   }); // prettier-ignore
 });
 
+describe("a 4xx answer to a GET (issue 17 item 6)", () => {
+  const read = { ...site, operation: "GET sdewan/mwan3/v1/rules", method: "GET" };
+  it.each<[number, string, CnfRejection, CnfFailureClass]>([
+    [400, "Bad request URI", "read-failed", "transient"],
+    [400, "Field[policy] checked failed: invalid policy", "read-failed", "transient"],
+    [416, "", "read-failed", "transient"],
+    [404, "Cannot find rule[r1]", "not-found", "permanent"],
+    [403, "", "unauthorized", "transient"],
+    [500, "", "server-error", "transient"],
+  ])("GET answered %i %j -> %s, %s: the CNF failed to read, nothing of ours was refused", (status, message, rejection, failureClass) => {
+    const error = new CnfHttpError(read, status, message);
+    expect(error.rejection).toBe(rejection);
+    expect(classifyCnfFailure(error)).toBe(failureClass);
+  }); // prettier-ignore
+
+  it("the same 400 to a PUT is still a refusal of the body", () => {
+    const write = { ...site, method: "PUT" };
+    expect(classifyCnfFailure(new CnfHttpError(write, 400, "Bad request URI"))).toBe("permanent");
+  });
+});
+
 describe("classifyCnfFailure for the other error kinds", () => {
   it.each<[string, unknown, CnfFailureClass]>([
     ["unreachable", new CnfUnreachableError(site, "ECONNREFUSED", null), "transient"],

@@ -4,7 +4,7 @@
 // are proved against the real API server in test/integration/rbac.test.ts.
 import { ALL_FUNCTIONS } from "../../../functions/all.js";
 import { ALL_RULE_KINDS, RULE_GROUP } from "../../../shared/rules/index.js";
-import { at, docsOfFolder, ofKind, yamlDocs, type Doc } from "./repo-files.js";
+import { at, docsOfFolder, ofKind, readText, yamlDocs, type Doc } from "./repo-files.js";
 
 interface Rule {
   readonly apiGroups: string[];
@@ -107,6 +107,51 @@ describe("manifests/openfaas", () => {
       expect(env.find((e) => e.name === variable)?.value).toMatch(
         new RegExp(`/function/${route}/${route}$`),
       );
+    }
+  });
+});
+
+describe("docs/deploy.md on the OpenFaaS CE binding (issue 17 item 6)", () => {
+  const text = readText("docs/deploy.md");
+  const start = text.indexOf("### What `openfaas-fn/default` may do on CE");
+  const section = text.slice(start, text.indexOf("\n## ", start + 1));
+  const table = section.split("\n").filter((line) => line.startsWith("| "));
+  const boundRoles = ofKind(yamlDocs("manifests/openfaas/rbac-ce.yaml"), "ClusterRoleBinding").map(
+    (b) => String(at(b, "roleRef", "name")),
+  );
+  const READS = new Set(["get", "list", "watch"]);
+
+  it("exists and names every role rbac-ce.yaml binds to the shared account", () => {
+    expect(start).toBeGreaterThan(0);
+    for (const role of boundRoles) expect(section).toContain(`\`${role}\``);
+    expect(section).toContain("any function anyone deploys to that OpenFaaS");
+  });
+
+  it("names every write the bound roles grant, in a row that names the role", () => {
+    for (const role of boundRoles) {
+      for (const rule of rulesOf(roleNamed(rbac, role))) {
+        const writes = rule.verbs.filter((v) => !READS.has(v));
+        if (writes.length === 0) continue;
+        // The rule kinds are one row ("rule kinds", "rule kinds/status"), whatever the registry holds.
+        const isRuleGroup = rule.apiGroups.includes(RULE_GROUP);
+        const names = isRuleGroup
+          ? [
+              ...new Set(
+                rule.resources.map((r) =>
+                  r.endsWith("/status") ? "rule kinds/status" : "rule kinds",
+                ),
+              ),
+            ]
+          : rule.resources;
+        for (const name of names) {
+          const row = table.find(
+            (line) => line.includes(`${name}: `) && line.includes(`\`${role}\``),
+          );
+          expect([role, name, row !== undefined]).toEqual([role, name, true]);
+          for (const verb of writes)
+            expect([role, name, row?.includes(verb)]).toEqual([role, name, true]);
+        }
+      }
     }
   });
 });

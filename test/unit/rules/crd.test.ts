@@ -346,12 +346,13 @@ const EXPECTED_EGRESS_GROUP_SCHEMA = {
   },
 };
 
-const portString = { type: "string", pattern: "^[0-9]+$" };
+const portString = { type: "string", maxLength: 5, pattern: "^[0-9]+$" };
 const EXPECTED_CNF_SERVICE_SPEC = {
   type: "object",
   properties: {
     fullname: {
       type: "string",
+      maxLength: 253,
       pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
     },
     port: portString,
@@ -390,6 +391,10 @@ function violations(node: SchemaNode, value: unknown, at = ""): string[] {
     out.push(`${at}: pattern`);
   if (typeof node["minLength"] === "number" && String(value).length < node["minLength"])
     out.push(`${at}: minLength`);
+  if (typeof node["maxLength"] === "number" && String(value).length > node["maxLength"])
+    out.push(`${at}: maxLength`);
+  if (typeof node["maximum"] === "number" && (value as number) > node["maximum"])
+    out.push(`${at}: maximum`);
   if (typeof node["minimum"] === "number" && (value as number) < node["minimum"])
     out.push(`${at}: minimum`);
   if (Array.isArray(value)) {

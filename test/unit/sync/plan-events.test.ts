@@ -34,6 +34,12 @@ describe("which Event a rule decision is worth", () => {
     ["first status: Applied", undefined, decision(APPLIED), "Normal Applied"],
     ["Applied again, unchanged: nothing", stored(APPLIED), decision(APPLIED), null],
     [
+      "a new generation applied, same condition: Applied",
+      { ...stored(APPLIED), appliedGeneration: 1 },
+      { ...decision(APPLIED), status: { appliedGeneration: 2 } },
+      "Normal Applied",
+    ],
+    [
       "Applied after NotReady: a transition",
       stored(NOT_READY),
       decision(APPLIED),

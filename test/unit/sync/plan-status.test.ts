@@ -3,6 +3,9 @@ import {
   mayHaveWritten,
   needsClaim,
   planAfterWrite,
+  planApplying,
+  planClaimFailure,
+  planSuperseded,
   planRuleDecision,
   restartPendingOf,
   type CnfSituation,
@@ -371,5 +374,115 @@ describe("a deletion the CNF refuses because something still uses the object", (
     const d = decide({ rule: deleting, podResults: [inUse, held(true)] });
     expect(d.outcome).toMatchObject({ kind: "retry" });
     expect(d.status?.message).toContain("still used by another rule on the CNF");
+  });
+});
+
+describe("planClaimFailure: a finalizer the API server did not take", () => {
+  const refusal = {
+    kind: "refused" as const,
+    finalizer: "rule.finalizers.sdewan.akraino.org",
+    message: "update Mwan3Rule ns/r1: 422 Invalid: this namespace takes no new finalizers",
+  };
+
+  it("a refusal is Stalled with the API server's words and a permanent outcome", () => {
+    const decision = planClaimFailure(rule(), refusal, NOW);
+    expect(decision.outcome).toMatchObject({ kind: "permanent", code: "FinalizerRefused" });
+    expect(decision.finalizer).toBe("keep");
+    expect(decision.status).toMatchObject({ inSync: false, observedGeneration: 1 });
+    const condition = decision.status?.conditions?.[0];
+    expect(condition).toMatchObject({ type: "Stalled", reason: "FinalizerRefused" });
+    expect(condition?.message).toContain("this namespace takes no new finalizers");
+    expect(condition?.message).toContain(refusal.finalizer);
+  });
+
+  it("an outage is Reconciling and retried, still saying why", () => {
+    const decision = planClaimFailure(
+      rule(),
+      { ...refusal, kind: "unavailable", message: "update: 500 InternalError" },
+      NOW,
+    );
+    expect(decision.outcome.kind).toBe("retry");
+    expect(decision.status?.conditions?.[0]).toMatchObject({
+      type: "Reconciling",
+      reason: "FinalizerWriteFailed",
+    });
+  });
+
+  it("a refused release says the rule cannot finish deleting", () => {
+    const decision = planClaimFailure(
+      rule({ deleting: true }),
+      { ...refusal, change: "remove" },
+      NOW,
+    );
+    expect(decision.outcome).toMatchObject({ kind: "permanent", code: "FinalizerRefused" });
+    expect(decision.status?.conditions?.[0]?.message).toContain(
+      `refused to remove finalizer ${refusal.finalizer}, so the rule cannot finish deleting`,
+    );
+  });
+
+  it("a repeat writes nothing", () => {
+    const first = planClaimFailure(rule(), refusal, NOW);
+    const again = planClaimFailure(rule({ status: first.status ?? undefined }), refusal, LATER);
+    expect(again.status).toBeNull();
+  });
+
+  it("a rule shown in sync for an earlier generation is no longer shown in sync", () => {
+    const status = { inSync: true, observedGeneration: 1, appliedGeneration: 1 };
+    const decision = planClaimFailure(rule({ generation: 2, status }), refusal, NOW);
+    expect(decision.status).toMatchObject({ inSync: false, observedGeneration: 2 });
+  });
+});
+
+describe("planApplying and planSuperseded: no inSync=true behind generation", () => {
+  const inSyncFor = (generation: number) => ({
+    inSync: true,
+    observedGeneration: generation,
+    appliedGeneration: generation,
+    appliedVersion: "100",
+    appliedTime: NOW,
+    conditions: [
+      {
+        type: "Ready" as const,
+        status: "True" as const,
+        reason: "Applied",
+        message: "applied on all 2 pods of CNF cnf-1",
+        lastTransitionTime: NOW,
+        observedGeneration: generation,
+      },
+    ],
+    message: "applied on all 2 pods of CNF cnf-1",
+  });
+
+  it("a new generation is marked Applying, keeping what was applied", () => {
+    const observed = rule({ generation: 2, status: inSyncFor(1) });
+    const status = planApplying(observed, LATER);
+    expect(status).toMatchObject({
+      inSync: false,
+      // Not yet acted on to its end: a restart may still be owed if this delivery stops.
+      observedGeneration: 1,
+      appliedGeneration: 1,
+      appliedVersion: "100",
+    });
+    expect(status?.conditions).toEqual([
+      expect.objectContaining({ type: "Reconciling", reason: "Applying", observedGeneration: 1 }),
+    ]);
+    expect(restartPendingOf({ ...observed, status: status ?? undefined })).toBe(true);
+  });
+
+  it.each([
+    ["the generation in sync already", rule({ generation: 1, status: inSyncFor(1) })],
+    ["a status not claiming inSync", rule({ generation: 2, status: { inSync: false } })],
+    ["no status yet", rule({ generation: 1 })],
+    ["a rule being deleted", rule({ generation: 2, deleting: true, status: inSyncFor(1) })],
+  ])("nothing to mark for %s", (_case, observed) => {
+    expect(planApplying(observed, LATER)).toBeNull();
+  });
+
+  it("a status written for N, answered with generation N+1, is corrected", () => {
+    const corrected = planSuperseded(inSyncFor(2), 3, LATER);
+    expect(corrected).toMatchObject({ inSync: false, observedGeneration: 2, appliedGeneration: 2 });
+    expect(corrected?.conditions?.[0]).toMatchObject({ reason: "Superseded" });
+    expect(planSuperseded(inSyncFor(2), 2, LATER)).toBeNull();
+    expect(planSuperseded({ ...inSyncFor(2), inSync: false }, 3, LATER)).toBeNull();
   });
 });
