@@ -106,6 +106,8 @@ describe("prometheus availability", () => {
       kind: "status",
       status: 400,
       message: "Field[members] checked failed: rejected by this test",
+      // Writes only: a 400 to a GET is the CNF failing to read (retried), not a rejection.
+      method: "PUT",
       collection: "mwan3/policies",
       count: 100,
     });

@@ -236,7 +236,49 @@ function netpolTableSamples(): { file: string; value: Record<string, unknown> }[
   return tables.map((t) => ({ file: "the netpol compiler", value: { ...t.object } }));
 }
 
-const SAMPLES = [...SEED_SAMPLES, ...MANIFEST_SAMPLES, EGRESS_GROUP_SAMPLE, ...netpolTableSamples()]
+/** ClusterLink objects as an operator writes them (upstream's field names), one per kind. */
+const CLUSTERLINK_SAMPLES = [
+  {
+    kind: "Peer",
+    metadata: { name: "peer-b", namespace: "clusterlink-system" },
+    spec: { gateways: [{ host: "127.0.20.1", port: 443 }] },
+  },
+  {
+    kind: "Export",
+    metadata: { name: "db", namespace: "app" },
+    spec: { port: 5432 },
+  },
+  {
+    kind: "Import",
+    metadata: { name: "db", namespace: "app" },
+    spec: {
+      port: 5432,
+      sources: [{ peer: "peer-b", exportName: "db", exportNamespace: "app" }],
+      lbScheme: "round-robin",
+    },
+  },
+  {
+    kind: "AccessPolicy",
+    metadata: { name: "allow-app", namespace: "app" },
+    spec: { action: "allow", from: [{ workloadSelector: {} }], to: [{ workloadSelector: {} }] },
+  },
+  {
+    kind: "PrivilegedAccessPolicy",
+    metadata: { name: "deny-all" },
+    spec: { action: "deny", from: [{ workloadSelector: {} }], to: [{ workloadSelector: {} }] },
+  },
+].map((value) => ({
+  file: "this test",
+  value: { apiVersion: "clusterlink.net/v1alpha1", ...value } as Record<string, unknown>,
+}));
+
+const SAMPLES = [
+  ...SEED_SAMPLES,
+  ...MANIFEST_SAMPLES,
+  EGRESS_GROUP_SAMPLE,
+  ...netpolTableSamples(),
+  ...CLUSTERLINK_SAMPLES,
+]
   .filter((d) => d.value["kind"] !== "Deployment")
   .map((d, index) => {
     const value = structuredClone(d.value) as unknown as KubeObject;

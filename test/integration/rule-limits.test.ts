@@ -92,8 +92,8 @@ describe("the bad values of issue 17, at admission", () => {
     dh_group: "modp2048",
   };
   it.each([
-    ["Mwan3Rule", "badip", { policy: "balance1", src_ip: "999.1.1.1" }, "spec.src_ip"],
-    ["Mwan3Rule", "badprefix", { policy: "balance1", dest_ip: "10.0.0.0/99" }, "spec.dest_ip"],
+    ["Mwan3Rule", "badip", { policy: "balance-1", src_ip: "999.1.1.1" }, "spec.src_ip"],
+    ["Mwan3Rule", "badprefix", { policy: "balance-1", dest_ip: "10.0.0.0/99" }, "spec.dest_ip"],
     ["FirewallDNAT", "dnat-70000", { src: "wan1", dest_port: "70000" }, "spec.dest_port"],
     ["IpsecProposal", "p".repeat(251), proposal, "metadata.name"],
     [
@@ -304,15 +304,15 @@ describe("bad values that reach the function without the webhook", () => {
   beforeAll(async () => {
     world = await SyncWorld.create();
     await world.createCnf(PURPOSE, { pods: 1 });
-    await world.createSampleRule(PURPOSE, "Mwan3Policy", "balance1");
+    await world.createSampleRule(PURPOSE, "Mwan3Policy", "balance-1");
     await world.createSampleRule(PURPOSE, "FirewallZone", "lan1");
     await world.createSampleRule(PURPOSE, "FirewallZone", "wan1");
   });
   afterAll(() => world?.close());
 
   it.each([
-    ["Mwan3Rule", "badip", { policy: "balance1", src_ip: "999.1.1.1" }, "spec.src_ip"],
-    ["Mwan3Rule", "badprefix", { policy: "balance1", dest_ip: "10.0.0.0/99" }, "spec.dest_ip"],
+    ["Mwan3Rule", "badip", { policy: "balance-1", src_ip: "999.1.1.1" }, "spec.src_ip"],
+    ["Mwan3Rule", "badprefix", { policy: "balance-1", dest_ip: "10.0.0.0/99" }, "spec.dest_ip"],
     [
       "FirewallDNAT",
       "dnat-70000",
