@@ -269,7 +269,7 @@ const CLUSTERLINK_SAMPLES = [
   },
 ].map((value) => ({
   file: "this test",
-  value: { apiVersion: "clusterlink.net/v1alpha1", ...value } as Record<string, unknown>,
+  value: { apiVersion: "clusterlink.net/v1alpha1", ...value },
 }));
 
 const SAMPLES = [
