@@ -163,6 +163,11 @@ export interface RuleKindEntry {
   references(spec: unknown): RuleReference[];
   /** Networks the spec names (must be in the CNF's nfn-network map); throws InvalidRuleSpecError. */
   networks(spec: unknown): NetworkUse[];
+  /**
+   * Key material the spec carries (pre-shared keys, private keys): never to appear in a status,
+   * an Event or a log, even when the CNF echoes it back in an error. [] when the spec does not parse.
+   */
+  secretValues(spec: unknown): string[];
   /** The CNF request body; never mutates `cr`. Throws InvalidRuleSpecError or NetworkNotMappedError. */
   toCnf(cr: RuleCrInput, ctx: ConversionContext): CnfObject;
   /** Whether a CNF object (from a GET list) is one this kind manages; kinds sharing a collection differ here. */
@@ -190,6 +195,8 @@ export interface RuleKindDefinition<Spec extends Readonly<Record<string, unknown
   readonly nameRule: NameRule | null;
   readonly references: (spec: Spec) => RuleReference[];
   readonly networks?: (spec: Spec) => NetworkUse[];
+  /** Key material in the spec (see RuleKindEntry.secretValues). */
+  readonly secrets?: (spec: Spec) => readonly (string | undefined)[];
   readonly toCnf: (name: string, spec: Spec, ctx: ConversionContext) => CnfObject;
   readonly ownsCnfObject?: (obj: Readonly<Record<string, unknown>>) => boolean;
   readonly example: RuleExample<Spec>;
@@ -270,6 +277,12 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
     parseCr: (raw) => toResult(crSchema.safeParse(raw, PARSE_OPTIONS), "", def.kind),
     references: (spec) => def.references(specOrThrow(spec)),
     networks: (spec) => (def.networks === undefined ? [] : def.networks(specOrThrow(spec))),
+    secretValues: (spec) => {
+      if (def.secrets === undefined) return [];
+      const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
+      if (!parsed.success) return [];
+      return def.secrets(parsed.data).filter((v): v is string => v !== undefined && v !== "");
+    },
     cnfObjectName: (name) => cnfObjectName(def.nameRule, name),
     toCnf: (cr, ctx) =>
       def.toCnf(cnfObjectName(def.nameRule, cr.metadata.name), specOrThrow(cr.spec), ctx),

@@ -5,6 +5,7 @@
  */
 import type { RuleCondition, RuleConditionType, RuleStatus } from "../rules/index.js";
 import { done, permanent, retryLater, type Outcome } from "../core/outcome.js";
+import { redactSecrets } from "../core/redact.js";
 import type { PlannedWrite } from "./plan-writes.js";
 
 type ConditionType = RuleConditionType;
@@ -69,6 +70,8 @@ export interface RulePlanInput {
    */
   readonly stillUsedBy?: readonly string[];
   readonly now: string;
+  /** Key material of the rule's spec: kept out of the status and the outcome (a CNF may echo it). */
+  readonly secrets?: readonly string[];
 }
 
 /** Finalizers are added before the first CNF write (needsClaim, ADR 0003), never here. */
@@ -544,8 +547,20 @@ export function planClaimFailure(
 }
 
 /** Decides status, finalizer and outcome for one rule. */
+/** The verdict with the rule's secrets taken out of every text it will be shown in. */
+function withoutSecrets(verdict: Verdict, secrets: readonly string[] | undefined): Verdict {
+  if (secrets === undefined || secrets.length === 0) return verdict;
+  const message = redactSecrets(verdict.condition.message, secrets);
+  const { outcome } = verdict;
+  const clean: Outcome =
+    outcome.kind === "done"
+      ? outcome
+      : { ...outcome, reason: redactSecrets(outcome.reason, secrets) };
+  return { ...verdict, condition: { ...verdict.condition, message }, outcome: clean };
+}
+
 export function planRuleDecision(input: RulePlanInput): RuleDecision {
-  const verdict = verdictFor(input);
+  const verdict = withoutSecrets(verdictFor(input), input.secrets);
   const finalizer =
     verdict.finalizer === "remove" && !input.rule.hasFinalizer ? "keep" : verdict.finalizer;
   // A rule on its way out needs no status: it disappears once the finalizer goes.

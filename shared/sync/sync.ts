@@ -283,6 +283,7 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
           unappliable: rule.unappliable,
           needs: rule.needs,
           stillUsedBy: usedBy.get(rule.observed.key),
+          secrets: rule.secrets,
           now,
         });
         const applied = await applyRuleDecision(

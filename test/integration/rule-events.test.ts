@@ -2,10 +2,11 @@
 // with an involvedObject field selector): one per transition, repeats counted in a series, and
 // writing them never decides or delays the function's outcome.
 import { jest } from "@jest/globals";
-import type { Cnf, CnfPod } from "../../dev/world/index.js";
+import { sampleRule, type Cnf, type CnfPod } from "../../dev/world/index.js";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
 import { kubeObjectSchema } from "../../shared/core/objects.js";
 import type { KubeClient, ResourceType } from "../../shared/kube/index.js";
+import { requireKind } from "../../shared/rules/index.js";
 import { SyncWorld } from "./sync-harness.js";
 
 jest.setTimeout(90_000);
@@ -120,6 +121,65 @@ describe("Events on a rule, as kubectl describe shows them", () => {
     const events = await describeEvents(world, "Mwan3Policy", "policy1");
     expect(events.map((e) => `${e.type} ${e.reason}`)).toEqual(["Warning Rejected"]);
     expect(events[0]?.message).toMatch(/^CNF rejected the rule on pod /);
+  });
+
+  it("DriftRepaired from on-deployment-ready when a pod's copy was changed behind its back", async () => {
+    await world.createRule("Mwan3Policy", "policy1", PURPOSE, POLICY);
+    expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "done" });
+    const pod = cnf.pods[0] as CnfPod;
+    const policies = requireKind("Mwan3Policy").cnf;
+    await world.cnfClient(pod).update(policies, {
+      name: "policy1",
+      members: [{ interface: "net1", metric: "7", weight: "7" }],
+    });
+    expect(await world.syncCnf(cnf)).toMatchObject({ kind: "done" });
+
+    const events = await describeEvents(world, "Mwan3Policy", "policy1");
+    expect(events.map((e) => `${e.reason} ${e.reportingComponent}`)).toEqual([
+      "Applied sdewan.akraino.org/reconcile-rule",
+      "DriftRepaired sdewan.akraino.org/on-deployment-ready",
+    ]);
+  });
+
+  it("Stalled, saying what to fix, for a rule its CNF can never take", async () => {
+    await world.createRule("Mwan3Policy", "policy1", PURPOSE, {
+      members: [{ network: "no-such-net", metric: 1, weight: 2 }],
+    });
+    expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "permanent" });
+
+    const events = await describeEvents(world, "Mwan3Policy", "policy1");
+    expect(events.map((e) => `${e.type} ${e.reason}`)).toEqual(["Warning Stalled"]);
+    expect(events[0]?.message).toContain("no-such-net");
+  });
+
+  it("a CNF error that echoes the pre-shared key: no Event, status or log line holds it", async () => {
+    const secret = "psk-7c1e9d-not-for-your-eyes";
+    await world.createSampleRule(PURPOSE, "IpsecProposal");
+    expect(await world.reconcile("IpsecProposal", "proposal1")).toMatchObject({ kind: "done" });
+    const site = sampleRule("IpsecSite");
+    for (const pod of cnf.pods) {
+      pod.sim.failNext({
+        kind: "status",
+        status: 400,
+        method: "PUT",
+        message: `Field[pre_shared_key] checked failed: ${secret} is too weak`,
+        collection: "ipsec/remotes",
+        count: 100,
+      });
+    }
+    await world.createRule("IpsecSite", site.name, PURPOSE, {
+      ...structuredClone(site.spec),
+      pre_shared_key: secret,
+    });
+    expect(await world.reconcile("IpsecSite", site.name)).toMatchObject({ kind: "permanent" });
+
+    const events = await describeEvents(world, "IpsecSite", site.name);
+    expect(events.map((e) => e.reason)).toEqual(["Rejected"]);
+    expect(events[0]?.message).toContain("[redacted] is too weak");
+    const view = await world.ruleView("IpsecSite", site.name);
+    expect(view?.message).toContain("[redacted]");
+    const shown = JSON.stringify({ events, message: view?.message, log: world.log.lines });
+    expect(shown).not.toContain(secret);
   });
 
   it("a storm of 100 identical failures is one Event with count 100", async () => {

@@ -311,6 +311,7 @@ export const ipsecSite: RuleKindEntry = defineRuleKind<IpsecSiteSpec>({
   applyRank: 1,
   nameRule: IPSEC_NAME_RULE,
   references: proposalReferences,
+  secrets: (spec) => [spec.pre_shared_key, spec.local_private_cert],
   toCnf: remoteToCnf,
   // No change: the site's settings are its tunnels; the soak varies hosts instead.
   example: {
@@ -353,6 +354,7 @@ export const ipsecHost: RuleKindEntry = defineRuleKind<IpsecHostSpec>({
   applyRank: 1,
   nameRule: IPSEC_NAME_RULE,
   references: proposalReferences,
+  secrets: (spec) => [spec.pre_shared_key, spec.local_private_cert],
   toCnf: remoteToCnf,
   example: {
     namePrefix: "host",
