@@ -8,7 +8,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ["*.js"] },
+        projectService: { allowDefaultProject: ["*.js", "*.cjs"] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -31,7 +31,12 @@ export default tseslint.config(
     rules: { "@typescript-eslint/explicit-module-boundary-types": "off", complexity: "off" },
   },
   {
-    files: ["*.js"],
+    files: ["*.js", "*.cjs"],
     ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    // dependency-cruiser reads its configuration as CommonJS.
+    files: ["*.cjs"],
+    languageOptions: { sourceType: "commonjs", globals: { module: "writable" } },
   },
 );
