@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", ".cluster/", "coverage/"] },
+  { ignores: ["node_modules/", "dist/", "build/", ".cluster/", "coverage/"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
