@@ -227,12 +227,20 @@ export class E2eWorld {
     this.kube = this.cluster.kube;
   }
 
+  /** The admin kubeconfig the children use. */
+  get kubeconfig(): string {
+    return this.kubeconfigPath;
+  }
+
   get functionsUrl(): string {
     return `http://127.0.0.1:${this.ports.functions}`;
   }
 
-  /** Starts everything; on failure stops what it started and rethrows. */
-  static async start(namespace: string): Promise<E2eWorld> {
+  /**
+   * Starts everything (without the connector when `connector: false`: another event source
+   * drives the functions); on failure stops what it started and rethrows.
+   */
+  static async start(namespace: string, options: { connector?: boolean } = {}): Promise<E2eWorld> {
     const workDir = await mkdtemp(path.join(os.tmpdir(), "sdewan-e2e-"));
     const kubeconfigPath = userFromInfo(clusterInfo(), ADMIN_USER).kubeconfigPath;
     const world = new E2eWorld(namespace, workDir, kubeconfigPath, {
@@ -244,7 +252,7 @@ export class E2eWorld {
       await world.startWebhook();
       await world.cluster.createCnf(namespace);
       world.relay = await startResyncRelay(`${world.functionsUrl}/on-deployment-ready`, namespace);
-      await world.startConnector();
+      if (options.connector !== false) await world.startConnector();
     } catch (error) {
       await world.stop();
       throw error;

@@ -1,0 +1,227 @@
+// End to end with Knative's real ApiServerSource adapter instead of the connector: the sdewan-cnf
+// source of manifests/knative (Reference mode, then once in Resource mode) watches the test
+// namespace on the real API server and sends its CloudEvents, through the Triggers of
+// manifests/knative (a loopback stand-in for the Broker, test/e2e/knative.ts), to the functions'
+// server; the functions drive the two CNF simulators. Rules created, edited and deleted, and a CNF
+// restart, all converge; no event is refused; the latency from write to inSync is measured.
+import { randomBytes } from "node:crypto";
+import { clusterInfo, newNamespace } from "../integration/support/cluster.js";
+import {
+  KnativeAdapter,
+  TriggerRouter,
+  adapterAvailability,
+  adapterEnvironment,
+  type Delivery,
+} from "./knative.js";
+import { E2eWorld, firstPending, waitFor } from "./world.js";
+
+const { binary, skip } = adapterAvailability();
+if (skip !== undefined) console.warn(`Knative ApiServerSource e2e SKIPPED: ${skip}`);
+
+let world: E2eWorld | undefined;
+let router: TriggerRouter | undefined;
+let adapter: KnativeAdapter | undefined;
+let failed = false;
+const timings: Record<string, number | number[]> = {};
+
+const w = (): E2eWorld => {
+  if (world === undefined) throw new Error("no world");
+  return world;
+};
+
+async function startAdapter(mode?: "Reference" | "Resource"): Promise<KnativeAdapter> {
+  const from = Date.now();
+  const started = await KnativeAdapter.start({
+    binary,
+    kubeconfigPath: w().kubeconfig,
+    apiServer: clusterInfo().server,
+    sinkPort: router?.port ?? 0,
+    env: adapterEnvironment("sdewan-cnf", w().namespace, mode),
+  });
+  timings[`adapterStart${mode ?? ""}`] = Date.now() - from;
+  return started;
+}
+
+const scenario = (title: string, body: () => Promise<void>, timeoutMs = 90_000) =>
+  it(
+    title,
+    async () => {
+      try {
+        await body();
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    },
+    timeoutMs,
+  );
+
+const SAMPLES = [
+  "mwan3policy.yaml",
+  "mwan3rule.yaml",
+  "firewallzone.yaml",
+  "firewallforwarding.yaml",
+  "ipsecproposal.yaml",
+];
+type Held = (o: Record<string, unknown>) => boolean;
+const samplesConverged = (held: { httprule?: Held; lan1?: Held; proposal1?: Held } = {}) =>
+  firstPending([
+    () => w().pending("Mwan3Policy", "balance1"),
+    () => w().pending("Mwan3Rule", "httprule", held.httprule),
+    () => w().pending("FirewallZone", "lan1", held.lan1),
+    () => w().pending("FirewallZone", "wan1"),
+    () => w().pending("FirewallForwarding", "lan1-to-wan1"),
+    () => w().pending("IpsecProposal", "proposal1", held.proposal1),
+  ]);
+const UPDATED = {
+  httprule: (o: Record<string, unknown>) => o["src_ip"] === "192.168.1.9",
+  lan1: (o: Record<string, unknown>) => o["input"] === "REJECT",
+  proposal1: (o: Record<string, unknown>) => o["encryption_algorithm"] === "aes256",
+};
+const zone = (input: "ACCEPT" | "REJECT") => ({
+  network: ["ovn-net1"],
+  input,
+  output: "ACCEPT",
+  forward: "ACCEPT",
+});
+const shortName = (prefix: string) => `${prefix}${randomBytes(2).toString("hex")}`;
+
+/** Deliveries the functions refused as malformed or permanently (4xx). */
+const refused = (): Delivery[] =>
+  (router?.deliveries ?? []).filter((d) => d.status >= 400 && d.status < 500);
+
+const percentile = (values: number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+};
+
+(skip === undefined ? describe : describe.skip)(
+  "Knative's ApiServerSource adapter drives the functions",
+  () => {
+    beforeAll(async () => {
+      world = await E2eWorld.start(await newNamespace("e2e-knative"), { connector: false });
+      router = await TriggerRouter.start(w().functionsUrl, [
+        "reconcile-rule",
+        "on-deployment-ready",
+      ]);
+      adapter = await startAdapter();
+    }, 120_000);
+
+    afterAll(async () => {
+      await adapter?.stop(failed);
+      await router?.close();
+      await world?.stop(failed);
+      const statuses: Record<string, number> = {};
+      for (const d of router?.deliveries ?? []) {
+        const key = `${d.trigger} ${d.status}`;
+        statuses[key] = (statuses[key] ?? 0) + 1;
+      }
+      process.stderr.write(
+        `knative e2e timings (ms): ${JSON.stringify(timings)}\ndeliveries: ${JSON.stringify(statuses)}\n`,
+      );
+    }, 60_000);
+
+    scenario("applying the samples lands every rule on both pods with inSync status", async () => {
+      expect(await w().applySamples(SAMPLES)).toBe(6);
+      timings["create"] = await waitFor("samples converged", () => samplesConverged());
+      expect(refused()).toEqual([]);
+    });
+
+    scenario(
+      "editing three kinds of rule updates both pods and the applied generation",
+      async () => {
+        await w().patchRule("Mwan3Rule", "httprule", { src_ip: "192.168.1.9" });
+        await w().patchRule("FirewallZone", "lan1", { input: "REJECT" });
+        await w().patchRule("IpsecProposal", "proposal1", { encryption_algorithm: "aes256" });
+        timings["update"] = await waitFor("updates converged", () => samplesConverged(UPDATED));
+        expect(refused()).toEqual([]);
+      },
+    );
+
+    scenario("a CNF container restart is healed by the Pod events the adapter sends", async () => {
+      const podEventsBefore = (router?.deliveries ?? []).filter((d) => d.kind === "Pod").length;
+      await w().restartCnfPod(0);
+      timings["cnfRestart"] = await waitFor("restarted pod healed", () =>
+        samplesConverged(UPDATED),
+      );
+      const podEvents = (router?.deliveries ?? []).filter((d) => d.kind === "Pod");
+      expect(podEvents.length).toBeGreaterThan(podEventsBefore);
+      expect(podEvents.every((d) => d.trigger === "on-deployment-ready")).toBe(true);
+    });
+
+    scenario(
+      "each rule's write -> inSync on both pods, one rule at a time (the latency through the adapter)",
+      async () => {
+        const latencies: number[] = [];
+        for (let i = 0; i < 8; i += 1) {
+          const name = shortName("l");
+          const from = Date.now();
+          await w().createRule("FirewallZone", name, zone("ACCEPT"));
+          await waitFor(`zone ${name} converged`, () => w().pending("FirewallZone", name));
+          latencies.push(Date.now() - from);
+        }
+        timings["writeToInSync"] = latencies;
+        timings["writeToInSyncMedian"] = percentile(latencies, 50);
+        timings["writeToInSyncMax"] = Math.max(...latencies);
+        expect(timings["writeToInSyncMax"]).toBeLessThan(10_000);
+      },
+    );
+
+    scenario(
+      "deleting the rules and, while those deletions are in flight, what they use removes them all",
+      async () => {
+        const from = Date.now();
+        // The referrers first: each delete returns once marked (the finalizer holds the object
+        // until the CNFs are cleaned), so the webhook lets the referenced objects go right after,
+        // while reconcile-rule may still see the referrers (issue 16, finding 1).
+        await Promise.all([
+          w().deleteRule("Mwan3Rule", "httprule"),
+          w().deleteRule("FirewallForwarding", "lan1-to-wan1"),
+          w().deleteRule("IpsecProposal", "proposal1"),
+        ]);
+        await Promise.all([
+          w().deleteRule("Mwan3Policy", "balance1"),
+          w().deleteRule("FirewallZone", "lan1"),
+          w().deleteRule("FirewallZone", "wan1"),
+        ]);
+        await waitFor(
+          "everything deleted",
+          () =>
+            firstPending([
+              () => w().pendingDeletion("Mwan3Rule", "httprule"),
+              () => w().pendingDeletion("Mwan3Policy", "balance1"),
+              () => w().pendingDeletion("FirewallForwarding", "lan1-to-wan1"),
+              () => w().pendingDeletion("FirewallZone", "lan1"),
+              () => w().pendingDeletion("FirewallZone", "wan1"),
+              () => w().pendingDeletion("IpsecProposal", "proposal1"),
+            ]),
+          60_000,
+        );
+        timings["deleteAll"] = Date.now() - from;
+        // A referrer being deleted is a retry, never a permanent refusal (issue 16, finding 1).
+        expect(refused()).toEqual([]);
+      },
+    );
+
+    scenario("in Resource mode (full objects in the events) rules still converge", async () => {
+      expect(await adapter?.stop()).toBe("exit 0");
+      adapter = await startAdapter("Resource");
+      const before = router?.deliveries.length ?? 0;
+      const name = shortName("r");
+      const from = Date.now();
+      await w().createRule("FirewallZone", name, zone("ACCEPT"));
+      await waitFor("created in Resource mode", () => w().pending("FirewallZone", name));
+      await w().patchRule("FirewallZone", name, { input: "REJECT" });
+      await waitFor("edited in Resource mode", () =>
+        w().pending("FirewallZone", name, (o) => o["input"] === "REJECT"),
+      );
+      await w().deleteRule("FirewallZone", name);
+      await waitFor("deleted in Resource mode", () => w().pendingDeletion("FirewallZone", name));
+      timings["resourceMode"] = Date.now() - from;
+      const types = new Set(router?.deliveries.slice(before).map((d) => d.type));
+      expect([...types].every((t) => t.startsWith("dev.knative.apiserver.resource."))).toBe(true);
+      expect(types.size).toBeGreaterThan(0);
+      expect(refused()).toEqual([]);
+    });
+  },
+);
