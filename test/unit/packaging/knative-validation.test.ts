@@ -75,6 +75,33 @@ describe("Knative validation availability", () => {
       expect(eventing.length).toBeGreaterThanOrEqual(9);
     });
 
+    // The feature flags the install needs (docs/deploy.md): Knative's defaults. delivery-timeout
+    // (on by default) carries the Triggers' timeout; delivery-retryafter (off by default) is not
+    // needed, because no Trigger sets retryAfterMax (the retry budget alone outlasts a CNF outage).
+    it("needs delivery-timeout, which Knative enables by default", () => {
+      const triggers = repoPath("manifests/knative/triggers.yaml");
+      expect(validate("--feature", "delivery-timeout=disabled", triggers).out).toMatch(
+        /^invalid .*Trigger\/reconcile-rule: .*timeout/m,
+      );
+      expect(validate("--feature", "delivery-timeout=enabled", triggers).status).toBe(0);
+    });
+
+    it("would need delivery-retryafter (off by default) for retryAfterMax, which no Trigger sets", () => {
+      const withMax = (features: string[]) => {
+        const trigger = structuredClone(
+          ofKind(yamlDocs("manifests/knative/triggers.yaml"), "Trigger")[0],
+        ) as Doc & {
+          spec: { delivery: Record<string, unknown> };
+        };
+        trigger.spec.delivery["retryAfterMax"] = "PT2M";
+        const target = path.join(work, "retry-after-max.yaml");
+        writeFileSync(target, stringify(trigger));
+        return validate(...features, target);
+      };
+      expect(withMax([]).out).toMatch(/^invalid .*retryAfterMax/m);
+      expect(withMax(["--feature", "delivery-retryafter=enabled"]).status).toBe(0);
+    });
+
     /** A copy of the first `kind` of `file`, broken by `edit`, validated on its own. */
     const broken = (file: string, kind: string, edit: (spec: Record<string, unknown>) => void) => {
       const original = ofKind(yamlDocs(`manifests/knative/${file}`), kind)[0] as Doc;
