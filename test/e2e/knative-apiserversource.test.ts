@@ -84,6 +84,10 @@ const zone = (input: "ACCEPT" | "REJECT") => ({
   output: "ACCEPT",
   forward: "ACCEPT",
 });
+const zonesPending = (names: readonly string[], input: "ACCEPT" | "REJECT") =>
+  firstPending(
+    names.map((name) => () => w().pending("FirewallZone", name, (o) => o["input"] === input)),
+  );
 const shortName = (prefix: string) => `${prefix}${randomBytes(2).toString("hex")}`;
 
 /** Deliveries the functions refused as malformed or permanently (4xx). */
@@ -165,6 +169,71 @@ const percentile = (values: number[], p: number): number => {
         timings["writeToInSyncMax"] = Math.max(...latencies);
         expect(timings["writeToInSyncMax"]).toBeLessThan(10_000);
       },
+    );
+
+    scenario(
+      "a 10-minute CNF outage behind the Triggers' delivery (the Broker's time at 1/60) dead-letters nothing; the CNF's comeback and the retries heal every rule",
+      async () => {
+        const r = router as TriggerRouter;
+        const SCALE = 1 / 60;
+        const OUTAGE_MS = 10 * 60_000 * SCALE;
+        r.delivery = { mode: "broker", timeScale: SCALE };
+        try {
+          const kept = shortName("o");
+          await w().createRule("FirewallZone", kept, zone("ACCEPT"));
+          await waitFor("a zone before the outage", () => w().pending("FirewallZone", kept));
+          const since = r.deliveries.length;
+          const acceptedBefore = r.accepted;
+          await w().crashCnfPod(0);
+          const downAt = Date.now();
+          const created = [shortName("o"), shortName("o")];
+          for (const name of created) await w().createRule("FirewallZone", name, zone("ACCEPT"));
+          await w().patchRule("FirewallZone", kept, { input: "REJECT" });
+          // The outage is the scenario's input: 10 of the Broker's minutes, with the rule events
+          // refused (503: the CNF pod is not Ready) and retried on the Triggers' schedule.
+          await waitFor(
+            "10 minutes (scaled) of outage, rule events refused meanwhile",
+            () =>
+              Promise.resolve(
+                Date.now() - downAt >= OUTAGE_MS &&
+                  r.deliveries.slice(since).some((d) => d.status === 503)
+                  ? undefined
+                  : "outage on",
+              ),
+            OUTAGE_MS + 20_000,
+          );
+          expect(r.deadLetters).toEqual([]);
+          await w().cnfPodReady(0);
+          timings["outageHeal"] = await waitFor(
+            "every rule healed after the outage",
+            () =>
+              firstPending([
+                () => zonesPending(created, "ACCEPT"),
+                () => zonesPending([kept], "REJECT"),
+              ]),
+            30_000,
+          );
+          await waitFor("the Broker done delivering", () =>
+            Promise.resolve(r.inFlightCount === 0 ? undefined : `${r.inFlightCount} in flight`),
+          );
+          expect(r.deadLetters).toEqual([]);
+          // Deliveries the outage cost: per object (its events merged), and in all.
+          const perObject: Record<string, number> = {};
+          for (const d of r.deliveries.slice(since)) {
+            const key = `${d.trigger} ${d.kind}/${d.name}`;
+            perObject[key] = (perObject[key] ?? 0) + 1;
+          }
+          timings["outageEvents"] = r.accepted - acceptedBefore;
+          timings["outageDeliveries"] = r.deliveries.length - since;
+          timings["outageRefused"] = r.deliveries
+            .slice(since)
+            .filter((d) => d.status >= 500).length;
+          timings["outageMaxPerObject"] = Math.max(...Object.values(perObject));
+        } finally {
+          r.delivery = { mode: "direct" };
+        }
+      },
+      90_000,
     );
 
     scenario(

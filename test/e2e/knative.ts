@@ -134,6 +134,37 @@ interface Trigger {
   readonly name: string;
   readonly filters: Filter[];
   readonly uri: string;
+  readonly delivery: { retry?: number; backoffPolicy?: string; backoffDelay?: string };
+}
+
+/** Seconds of an ISO 8601 time duration (PT8S, PT0.5S, PT1M). */
+function isoSeconds(duration: string): number {
+  const match = /^PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?$/.exec(duration);
+  if (match === null) throw new Error(`not an ISO 8601 time duration: ${duration}`);
+  return Number(match[1] ?? 0) * 3600 + Number(match[2] ?? 0) * 60 + Number(match[3] ?? 0);
+}
+
+/** Knative's Broker retries these answers; any other failure goes to the dead-letter sink. */
+const RETRYABLE = (status: number) => status >= 500 || [404, 408, 409, 429].includes(status);
+
+/**
+ * How the stand-in Broker delivers. "direct": synchronously, the function's answer goes back to
+ * the adapter (so the adapter's own retry policy applies, as with a sink that is the function).
+ * "broker": as Knative's Broker does, accept at once (202), then deliver per the Trigger's
+ * `delivery` (retry, backoffPolicy, backoffDelay; Retry-After ignored, as without the
+ * delivery-retryafter feature), and dead-letter what is still failing when the retries run out;
+ * every wait multiplied by `timeScale` (1/60: a minute of the Broker's time is a second here).
+ * Retry n waits backoffDelay x n (linear) or x 2^n (exponential), n from 0: the shorter reading.
+ */
+export type DeliveryMode = { mode: "direct" } | { mode: "broker"; timeScale: number };
+
+/** An event the stand-in Broker gave up on (it would go to the Trigger's dead-letter sink). */
+export interface DeadLetter {
+  readonly trigger: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly attempts: number;
+  readonly lastStatus: number;
 }
 
 /** One event as the stand-in Broker saw it, and what the function answered. */
@@ -149,6 +180,13 @@ export interface Delivery {
 /** The stand-in Broker: Triggers of manifests/knative routed to `functionsUrl`. */
 export class TriggerRouter {
   readonly deliveries: Delivery[] = [];
+  readonly deadLetters: DeadLetter[] = [];
+  /** "direct" until set (see DeliveryMode). */
+  delivery: DeliveryMode = { mode: "direct" };
+  /** Events the stand-in Broker accepted for a Trigger in "broker" mode. */
+  accepted = 0;
+  private closed = false;
+  private readonly inFlight = new Set<Promise<void>>();
   /** Events no Trigger took (by type and kind). */
   readonly unrouted: string[] = [];
   private constructor(
@@ -160,11 +198,16 @@ export class TriggerRouter {
     const triggers: Trigger[] = docsOf("manifests/knative/triggers.yaml")
       .filter((d) => d["kind"] === "Trigger")
       .map((d) => {
-        const spec = d["spec"] as { filters?: Filter[]; subscriber: { uri: string } };
+        const spec = d["spec"] as {
+          filters?: Filter[];
+          subscriber: { uri: string };
+          delivery?: Trigger["delivery"];
+        };
         return {
           name: (d["metadata"] as Doc)["name"] as string,
           filters: spec.filters ?? [],
           uri: spec.subscriber.uri,
+          delivery: spec.delivery ?? {},
         };
       })
       .filter((t) => functions.includes(t.uri.replace(/^\//, "")));
@@ -202,30 +245,93 @@ export class TriggerRouter {
       this.unrouted.push(`${attributes["type"]} ${attributes["kind"]}`);
       return { status: 202, body: "" };
     }
+    const send = (trigger: Trigger) =>
+      this.send(trigger, `${functionsUrl}${trigger.uri}`, headers, body, attributes);
+    const delivery = this.delivery;
+    if (delivery.mode === "broker") {
+      for (const trigger of taken) {
+        this.accepted += 1;
+        const job = this.dispatch(trigger, () => send(trigger), delivery.timeScale, attributes);
+        this.inFlight.add(job);
+        void job.finally(() => this.inFlight.delete(job));
+      }
+      return { status: 202, body: "" };
+    }
     let worst = { status: 200, body: "" };
     for (const trigger of taken) {
-      const reply = await fetch(`${functionsUrl}${trigger.uri}`, {
-        method: "POST",
-        headers,
-        body,
-        signal: AbortSignal.timeout(60_000),
-      }).catch(() => undefined);
-      const status = reply?.status ?? 502;
-      const text = (await reply?.text().catch(() => "")) ?? "";
-      this.deliveries.push({
-        at: Date.now(),
-        trigger: trigger.name,
-        type: attributes["type"] ?? "",
-        kind: attributes["kind"] ?? "",
-        name: attributes["name"] ?? "",
-        status,
-      });
-      if (status >= worst.status) worst = { status, body: text };
+      const reply = await send(trigger);
+      if (reply.status >= worst.status) worst = reply;
     }
     return worst;
   }
 
+  private async send(
+    trigger: Trigger,
+    url: string,
+    headers: Record<string, string>,
+    body: Buffer,
+    attributes: Record<string, string>,
+  ): Promise<{ status: number; body: string }> {
+    const reply = await fetch(url, {
+      method: "POST",
+      headers,
+      body,
+      signal: AbortSignal.timeout(60_000),
+    }).catch(() => undefined);
+    const status = reply?.status ?? 502;
+    const text = (await reply?.text().catch(() => "")) ?? "";
+    this.deliveries.push({
+      at: Date.now(),
+      trigger: trigger.name,
+      type: attributes["type"] ?? "",
+      kind: attributes["kind"] ?? "",
+      name: attributes["name"] ?? "",
+      status,
+    });
+    return { status, body: text };
+  }
+
+  /** The Broker's delivery of one event to one Trigger: retries, then the dead-letter sink. */
+  private async dispatch(
+    trigger: Trigger,
+    send: () => Promise<{ status: number }>,
+    timeScale: number,
+    attributes: Record<string, string>,
+  ): Promise<void> {
+    const retries = trigger.delivery.retry ?? 0;
+    const delay = isoSeconds(trigger.delivery.backoffDelay ?? "PT0S");
+    let status = 0;
+    let attempts = 0;
+    for (let attempt = 0; attempt <= retries && !this.closed; attempt += 1) {
+      if (attempt > 0) {
+        const n = attempt - 1;
+        const wait = trigger.delivery.backoffPolicy === "linear" ? delay * n : delay * 2 ** n;
+        await new Promise((resolve) => setTimeout(resolve, wait * 1000 * timeScale));
+        if (this.closed) return;
+      }
+      status = (await send()).status;
+      attempts += 1;
+      if (status < 300) return;
+      if (!RETRYABLE(status)) break;
+    }
+    if (this.closed) return;
+    this.deadLetters.push({
+      trigger: trigger.name,
+      kind: attributes["kind"] ?? "",
+      name: attributes["name"] ?? "",
+      attempts,
+      lastStatus: status,
+    });
+  }
+
+  /** Events the stand-in Broker is still delivering (retrying). */
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
   async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.inFlight);
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }

@@ -399,6 +399,20 @@ export class E2eWorld {
     return this.cluster.restartCnfPod(index);
   }
 
+  /** Pod `index`'s CNF container dies (empty, not Ready) and stays down until cnfPodReady. */
+  async crashCnfPod(index: number): Promise<void> {
+    const pod = this.cluster.pods[index];
+    if (pod === undefined) throw new Error(`no CNF pod ${index}`);
+    await this.cluster.fleet.crashPod(pod);
+  }
+
+  /** Pod `index` Ready again, as the kubelet reports a restarted container. */
+  async cnfPodReady(index: number): Promise<void> {
+    const pod = this.cluster.pods[index];
+    if (pod === undefined) throw new Error(`no CNF pod ${index}`);
+    await this.cluster.fleet.setPodReady(pod, true);
+  }
+
   /** `kubectl apply` of sample files from manifests/samples into this namespace. */
   applySamples(files: readonly string[]): Promise<number> {
     return this.cluster.applySamples(this.namespace, files);
