@@ -12,7 +12,7 @@
 //
 // The adapter binds *:8080 (probes, fixed) and *:8008 (pprof): each runs in a network namespace of
 // its own (`unshare -n`, netns-relay.ts), reaching the API server and the sink through Unix sockets.
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createWriteStream, existsSync, readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import http from "node:http";
@@ -37,6 +37,14 @@ export function adapterAvailability(): { binary: string; skip?: string } {
       .split("\n")
       .pop() ?? "";
   const binary = path.join(dir, "apiserver_receive_adapter");
+  // Each adapter runs in a network namespace of its own: that takes root (CAP_SYS_ADMIN).
+  const netns = spawnSync("unshare", ["-n", "true"], { encoding: "utf8" });
+  if (netns.status !== 0) {
+    return {
+      binary,
+      skip: `\`unshare -n\` is not permitted here (run as root): ${netns.stderr.trim()}`,
+    };
+  }
   if (existsSync(binary)) return { binary };
   const record = path.join(dir, "UNAVAILABLE");
   if (existsSync(record)) return { binary, skip: readFileSync(record, "utf8").trim() };
