@@ -177,6 +177,8 @@ export interface DeadLetter {
 
 /** One event as the stand-in Broker saw it, and what the function answered. */
 export interface Delivery {
+  /** When the delivery to the function started, and when its answer came (ms since epoch). */
+  readonly sentAt: number;
   readonly at: number;
   readonly trigger: string;
   readonly type: string;
@@ -188,6 +190,8 @@ export interface Delivery {
 /** The stand-in Broker: Triggers of manifests/knative routed to `functionsUrl`. */
 export class TriggerRouter {
   readonly deliveries: Delivery[] = [];
+  /** Every delivery as it starts (a Delivery is recorded when the answer comes). */
+  readonly sends: { readonly kind: string; readonly name: string; readonly at: number }[] = [];
   readonly deadLetters: DeadLetter[] = [];
   /** "direct" until set (see DeliveryMode). */
   delivery: DeliveryMode = { mode: "direct" };
@@ -280,6 +284,8 @@ export class TriggerRouter {
     body: Buffer,
     attributes: Record<string, string>,
   ): Promise<{ status: number; body: string }> {
+    const sentAt = Date.now();
+    this.sends.push({ kind: attributes["kind"] ?? "", name: attributes["name"] ?? "", at: sentAt });
     const reply = await fetch(url, {
       method: "POST",
       headers,
@@ -289,6 +295,7 @@ export class TriggerRouter {
     const status = reply?.status ?? 502;
     const text = (await reply?.text().catch(() => "")) ?? "";
     this.deliveries.push({
+      sentAt,
       at: Date.now(),
       trigger: trigger.name,
       type: attributes["type"] ?? "",

@@ -524,6 +524,7 @@ export async function waitFor(
   what: string,
   check: () => Promise<string | undefined>,
   timeoutMs = 30_000,
+  pollMs = 100,
 ): Promise<number> {
   const started = Date.now();
   for (;;) {
@@ -532,7 +533,7 @@ export async function waitFor(
     if (Date.now() - started > timeoutMs) {
       throw new Error(`${what}: not done after ${timeoutMs} ms: ${pending}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
 
