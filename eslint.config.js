@@ -2,13 +2,13 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", ".cluster/", "coverage/"] },
+  { ignores: ["node_modules/", "dist/", "build/", ".cluster/", "coverage/"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ["*.js", ".dependency-cruiser.cjs"] },
+        projectService: { allowDefaultProject: ["*.js", "*.cjs"] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -35,6 +35,7 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
   {
+    // dependency-cruiser reads its configuration as CommonJS.
     files: ["*.cjs"],
     languageOptions: { sourceType: "commonjs", globals: { module: "writable" } },
   },

@@ -13,6 +13,8 @@ const common = {
   transform: { "^.+\\.ts$": swc },
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   testEnvironment: "node",
+  // faas-cli build's contexts hold copies of package.json and the sources (stack.yml).
+  modulePathIgnorePatterns: ["<rootDir>/build/"],
 };
 
 /** @type {import('jest').Config} */

@@ -67,7 +67,8 @@ export const FIXTURES: Readonly<Record<string, string>> = {
 
 /** Product code: outside shared/rules it may name a kind only in comments. */
 const PRODUCT_DIRS = ["shared/", "functions/", "connector/"];
-const SKIPPED_DIRS = new Set(["node_modules", ".git", "dist", ".cluster", "coverage"]);
+// build/: faas-cli build's copies of the sources (stack.yml).
+const SKIPPED_DIRS = new Set(["node_modules", ".git", "dist", "build", ".cluster", "coverage"]);
 const TEXT_FILE = /\.(ts|js|json|ya?ml|md|sh|headers)$|(^|\/)Dockerfile$/;
 
 export interface FileFootprint {

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Builds faas-cli from its Go module (wrapper module dev/faas-cli/go, version pinned in go.mod)
-# with the machine's Go (GOTOOLCHAIN=local) and caches it outside git:
+# Builds faas-cli from its vendored sources (faas-cli-src.tar.xz in the shared tools folder: the Go
+# module proxy refuses github.com/openfaas/*), offline, with the machine's Go (GOTOOLCHAIN=local,
+# -mod=vendor), and caches it outside git, keyed by the upstream commit the archive holds:
 #
-#   ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/faas-cli-<version>/faas-cli
+#   ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/faas-cli-<commit, 12 hex>/faas-cli
 #
+# The tools folder: SDEWAN_TOOLS_DIR, else <repo>/../shared/tools, else /work/shared/tools.
 # Prints the binary's path as the last line of stdout. Progress goes to stderr.
 #
-# When the Go module proxy refuses the module (403/404/410: "not available"), nothing can be
-# built here: the script records why in <cache dir>/UNAVAILABLE, prints it, and exits 0, so CI
-# goes on; the faas-cli tests then skip with that reason (test/unit/packaging/faas-cli.test.ts).
-# Any other failure (a compile error, no Go) exits 1.
+# Only when nothing can be built here (no Go, or no archive) does the script record why in
+# <cache dir>/UNAVAILABLE, print it and exit 0; the faas-cli tests then skip with that reason
+# (test/unit/packaging/faas-cli.test.ts). Any other failure (a compile error) exits 1.
 #
 # Honours FAAS_CLI=<path to a faas-cli binary> (builds nothing).
 # Options: --force (rebuild), --print-path (print where the binary goes, and exit).
@@ -22,44 +23,49 @@ go_tool_init faas-cli
 go_tool_parse_args --print-path 2,16 "$@"
 go_tool_use_env_binary FAAS_CLI
 
-mod="$here/go"
-go_mod_require version "$mod/go.mod" github.com/openfaas/faas-cli faas-cli
-out_dir="$(go_tool_cache_dir "faas-cli-$version")"
+unavailable() {
+  mkdir -p "$out_dir"
+  printf '%s\n' "$1" >"$out_dir/UNAVAILABLE"
+  log "UNAVAILABLE: $1"
+  log "faas-cli cannot be built on this machine; its checks will be skipped with this reason."
+  log "Point FAAS_CLI at a faas-cli binary to run them."
+  echo "$bin"
+  exit 0
+}
+
+go_tool_find_archive faas-cli-src.tar.xz
+if [[ -z "$tools_archive" ]]; then
+  out_dir="$(go_tool_cache_dir faas-cli-no-source)"
+  bin="$out_dir/faas-cli"
+  if [[ $print_only == 1 ]]; then echo "$bin"; exit 0; fi
+  unavailable "$tools_missing"
+fi
+go_tool_source_commit commit "$tools_archive"
+out_dir="$(go_tool_cache_dir "faas-cli-${commit:0:12}")"
 bin="$out_dir/faas-cli"
 if [[ $print_only == 1 ]]; then echo "$bin"; exit 0; fi
 go_tool_exit_if_cached "$bin" "$bin"
 
-go_tool_find_go 1.26 "set FAAS_CLI"
-# No -mod=readonly: go.sum is resolved (in a scratch copy of the module, below).
-go_tool_environment
+GO="${GO:-go}"
+if ! command -v "$GO" >/dev/null; then
+  unavailable "'$GO' not found: install Go 1.24 or newer (faas-cli's go.mod), or set FAAS_CLI"
+fi
+go_tool_environment -mod=vendor
 go_tool_lock "$out_dir" "$bin" "$bin"
 rm -f "$out_dir/UNAVAILABLE"
 
-# A scratch copy of the wrapper module: go.sum is resolved there, never in the repository.
-work="$out_dir/module"
-rm -rf "$work" && mkdir -p "$work" && cp "$mod/go.mod" "$mod/tools.go" "$work/"
-log "faas-cli $version: resolving modules ($(go_tool_elapsed) elapsed)"
-resolve_log="$out_dir/resolve.log"
-if ! (cd "$work" && "$GO" mod tidy) >"$resolve_log" 2>&1; then
-  if grep -Eq '(403 Forbidden|404 Not Found|410 Gone|not available|unknown revision)' "$resolve_log"; then
-    reason="the Go module proxy did not serve github.com/openfaas/faas-cli@$version: $(grep -E 'openfaas' "$resolve_log" | head -2 | tr '\n' ' ')"
-    printf '%s\n' "$reason" >"$out_dir/UNAVAILABLE"
-    log "UNAVAILABLE: $reason"
-    log "faas-cli cannot be built on this machine; its checks will be skipped with this reason."
-    log "Point FAAS_CLI at a faas-cli binary to run them."
-    echo "$bin"
-    exit 0
-  fi
-  cat "$resolve_log" >&2
-  log "resolving modules failed (see above)"
-  exit 1
-fi
-total="$(go_tool_count_deps "$work" github.com/openfaas/faas-cli)"
+work="$out_dir/src"
+log "faas-cli $commit: unpacking $tools_archive"
+go_tool_unpack "$tools_archive" "$work"
+mod="$work/faas-cli"
+total="$(go_tool_count_deps "$mod" .)"
 log "compiling up to $total packages ($(go_tool_elapsed) elapsed)"
 still_compiling() { log "still compiling ($(go_tool_elapsed) elapsed)"; }
-if ! go_tool_build "$work" github.com/openfaas/faas-cli "$bin" "-s -w" still_compiling; then
-  log "go build failed"
+ldflags="-s -w -X github.com/openfaas/faas-cli/version.GitCommit=$commit"
+if ! go_tool_build "$mod" . "$bin" "$ldflags" still_compiling; then
+  log "go build failed. To see why: cd $mod && GOFLAGS=-mod=vendor GOTOOLCHAIN=local go build ."
   exit 1
 fi
-log "built $bin in $(go_tool_elapsed): $("$bin" version --short-version 2>/dev/null || echo "version unknown")"
+rm -rf "$work"
+log "built $bin in $(go_tool_elapsed)"
 echo "$bin"

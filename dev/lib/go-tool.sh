@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # The steps every Go-tool bootstrap shares, sourced by dev/control-plane/build.sh,
-# dev/faas-cli/build.sh and dev/kustomize/build.sh. Each script keeps its own interface (options,
+# dev/faas-cli/build.sh, dev/knative/build.sh and dev/kustomize/build.sh. Each script keeps its own interface (options,
 # environment overrides, cache directory, what it prints, why it may skip); this file is how:
 #
 #   go_tool_init <label>                         log lines start "[<label> build]"
@@ -17,6 +17,11 @@
 #                                                process built it meanwhile
 #   go_tool_elapsed                              "1m05s" since the lock was taken
 #   go_tool_count_deps <module dir> <package>    how many packages the build may compile
+#   go_tool_find_archive <archive name>         sets $tools_archive to the archive's path, or to ""
+#                                                with $tools_missing saying where it looked
+#   go_tool_source_commit <var> <archive path>   sets <var> to the upstream commit the tools README
+#                                                names for the archive (else "sha256-<12 hex>")
+#   go_tool_unpack <archive path> <dir>          a fresh copy of the sources under <dir>
 #   go_tool_build <module dir> <package> <output> <ldflags> <heartbeat> [--count-packages]
 #                                                builds beside <output>, then moves it there;
 #                                                <heartbeat> (a command) runs every 30 s meanwhile
@@ -67,6 +72,48 @@ go_mod_require() {
 
 go_tool_cache_dir() {
   echo "${XDG_CACHE_HOME:-$HOME/.cache}/sdewan-functions/$1"
+}
+
+# Sources of tools the Go module proxy refuses (faas-cli, Knative eventing) are kept, vendored, in
+# a shared folder beside the checkout (its README.md names each archive's upstream commit):
+# SDEWAN_TOOLS_DIR, else <repo>/../shared/tools, else /work/shared/tools.
+go_tool_find_archive() {
+  local name="$1" repo dir
+  repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+  tools_archive=""
+  tools_missing=""
+  if [[ -n "${SDEWAN_TOOLS_DIR:-}" ]]; then
+    if [[ -f "$SDEWAN_TOOLS_DIR/$name" ]]; then tools_archive="$SDEWAN_TOOLS_DIR/$name"; return 0; fi
+    tools_missing="$name not found in SDEWAN_TOOLS_DIR=$SDEWAN_TOOLS_DIR"
+    return 0
+  fi
+  for dir in "$repo/../shared/tools" /work/shared/tools; do
+    if [[ -f "$dir/$name" ]]; then
+      tools_archive="$(cd "$dir" && pwd)/$name"
+      return 0
+    fi
+  done
+  tools_missing="$name not found in $repo/../shared/tools nor /work/shared/tools (set SDEWAN_TOOLS_DIR)"
+}
+
+go_tool_source_commit() {
+  local _archive="$2" _readme _commit _name
+  _name="$(basename "$_archive")"
+  _readme="$(dirname "$_archive")/README.md"
+  _commit=""
+  if [[ -f "$_readme" ]]; then
+    _commit="$(grep -F "\`$_name\`" "$_readme" | grep -oE '\b[0-9a-f]{40}\b' | head -1 || true)"
+  fi
+  if [[ -z "$_commit" ]]; then
+    _commit="sha256-$(sha256sum "$_archive" | cut -c1-12)"
+  fi
+  printf -v "$1" '%s' "$_commit"
+}
+
+go_tool_unpack() {
+  local archive="$1" dir="$2"
+  rm -rf "$dir" && mkdir -p "$dir"
+  tar -xJf "$archive" -C "$dir"
 }
 
 go_tool_have() {

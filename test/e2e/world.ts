@@ -227,12 +227,20 @@ export class E2eWorld {
     this.kube = this.cluster.kube;
   }
 
+  /** The admin kubeconfig the children use. */
+  get kubeconfig(): string {
+    return this.kubeconfigPath;
+  }
+
   get functionsUrl(): string {
     return `http://127.0.0.1:${this.ports.functions}`;
   }
 
-  /** Starts everything; on failure stops what it started and rethrows. */
-  static async start(namespace: string): Promise<E2eWorld> {
+  /**
+   * Starts everything (without the connector when `connector: false`: another event source
+   * drives the functions); on failure stops what it started and rethrows.
+   */
+  static async start(namespace: string, options: { connector?: boolean } = {}): Promise<E2eWorld> {
     const workDir = await mkdtemp(path.join(os.tmpdir(), "sdewan-e2e-"));
     const kubeconfigPath = userFromInfo(clusterInfo(), ADMIN_USER).kubeconfigPath;
     const world = new E2eWorld(namespace, workDir, kubeconfigPath, {
@@ -244,7 +252,7 @@ export class E2eWorld {
       await world.startWebhook();
       await world.cluster.createCnf(namespace);
       world.relay = await startResyncRelay(`${world.functionsUrl}/on-deployment-ready`, namespace);
-      await world.startConnector();
+      if (options.connector !== false) await world.startConnector();
     } catch (error) {
       await world.stop();
       throw error;
@@ -391,6 +399,20 @@ export class E2eWorld {
     return this.cluster.restartCnfPod(index);
   }
 
+  /** Pod `index`'s CNF container dies (empty, not Ready) and stays down until cnfPodReady. */
+  async crashCnfPod(index: number): Promise<void> {
+    const pod = this.cluster.pods[index];
+    if (pod === undefined) throw new Error(`no CNF pod ${index}`);
+    await this.cluster.fleet.crashPod(pod);
+  }
+
+  /** Pod `index` Ready again, as the kubelet reports a restarted container. */
+  async cnfPodReady(index: number): Promise<void> {
+    const pod = this.cluster.pods[index];
+    if (pod === undefined) throw new Error(`no CNF pod ${index}`);
+    await this.cluster.fleet.setPodReady(pod, true);
+  }
+
   /** `kubectl apply` of sample files from manifests/samples into this namespace. */
   applySamples(files: readonly string[]): Promise<number> {
     return this.cluster.applySamples(this.namespace, files);
@@ -503,6 +525,7 @@ export async function waitFor(
   what: string,
   check: () => Promise<string | undefined>,
   timeoutMs = 30_000,
+  pollMs = 100,
 ): Promise<number> {
   const started = Date.now();
   for (;;) {
@@ -511,7 +534,7 @@ export async function waitFor(
     if (Date.now() - started > timeoutMs) {
       throw new Error(`${what}: not done after ${timeoutMs} ms: ${pending}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
 

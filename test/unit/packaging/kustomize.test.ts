@@ -34,8 +34,9 @@ function declared(folder: string): string[] {
 }
 
 describe("kustomize availability", () => {
-  (inCi && !available ? it : it.skip)("kustomize was built by .ci/run", () => {
-    expect(existsSync(binary)).toBe(true);
+  // Runs everywhere (no skipped test in a green CI run); fails only in CI without the binary.
+  it("kustomize was built by .ci/run (npm run kustomize:build) when in CI", () => {
+    expect(available || !inCi).toBe(true);
   });
 });
 

@@ -1,5 +1,6 @@
 // stack.yml, read as faas-cli reads it: provider, the four functions, a dockerfile template that
 // exists locally (faas-cli would otherwise try to pull one), a handler that holds the Dockerfile,
+// a `copy` list that holds only what the Dockerfile copies,
 // and each function's spec as the manifests expect (openfaas-functions.ts).
 import { existsSync } from "node:fs";
 import { parse } from "yaml";
@@ -28,8 +29,17 @@ interface StackFunction {
 const stack = parse(envsubst(readText("stack.yml"))) as {
   version: string | number;
   provider: { name: string; gateway: string };
+  configuration?: { copy?: string[] };
   functions: Record<string, StackFunction>;
 };
+
+/** The sources of the Dockerfile's COPY lines that read the build context (not another stage). */
+const dockerfileCopySources = (): string[] =>
+  readText("Dockerfile")
+    .split("\n")
+    .filter((line) => /^COPY\s/.test(line) && !line.includes("--from="))
+    .flatMap((line) => line.trim().split(/\s+/).slice(1, -1))
+    .map((src) => src.replace(/^\.\//, "").replace(/\/$/, ""));
 
 /** The Function spec faas-cli generate makes of a stack entry. */
 const specOf = (name: string, fn: StackFunction): FunctionSpec => ({
@@ -57,6 +67,15 @@ describe("stack.yml", () => {
     expect(Object.keys(stack.functions).sort()).toEqual(FUNCTION_NAMES);
     for (const name of Object.keys(stack.functions)) {
       expect(name).toMatch(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/);
+    }
+  });
+
+  it("copies into each build context exactly what the Dockerfile copies (faas-cli's copy list)", () => {
+    expect([...(stack.configuration?.copy ?? [])].sort()).toEqual(
+      [...new Set(dockerfileCopySources())].sort(),
+    );
+    for (const source of stack.configuration?.copy ?? []) {
+      expect([source, existsSync(repoPath(source))]).toEqual([source, true]);
     }
   });
 

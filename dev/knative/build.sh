@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Builds Knative Eventing's parts the tests run, from the vendored sources in the shared tools
+# folder (knative-eventing-adapters-src.tar.xz, unpacking to kn-min/: the Go module proxy refuses
+# knative.dev/eventing), offline with the machine's Go (GOTOOLCHAIN=local, -mod=vendor), cached
+# outside git and keyed by the upstream commit the archive holds:
+#
+#   ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/knative-eventing-<commit, 12 hex>/
+#     apiserver_receive_adapter   the ApiServerSource receive adapter (./cmd/apiserver_receive_adapter)
+#     validate-manifests          dev/knative/validate/main.go, copied into kn-min/ and built there:
+#                                 Knative's own decoding, defaulting and validation of manifests
+#     kn-min/                     the unpacked sources (config/ holds Knative's CRDs)
+#
+# The tools folder: SDEWAN_TOOLS_DIR, else <repo>/../shared/tools, else /work/shared/tools.
+# Cold: some minutes on two busy cores and ~1 GB of Go build cache; cached: instant. The validator
+# is rebuilt (seconds, warm) whenever its source changes.
+#
+# Prints the cache directory as the last line of stdout; progress goes to stderr. Only when nothing
+# can be built here (no Go, or no archive) does it record why in <cache dir>/UNAVAILABLE, print
+# it and exit 0; the tests that need these binaries then skip with that reason (in CI they fail
+# without it). Any other failure (a compile error) exits 1.
+#
+# Options: --force (rebuild), --print-path (print the cache directory, and exit).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../lib/go-tool.sh
+source "$here/../lib/go-tool.sh"
+go_tool_init knative
+go_tool_parse_args --print-path 2,22 "$@"
+
+unavailable() {
+  mkdir -p "$out_dir"
+  printf '%s\n' "$1" >"$out_dir/UNAVAILABLE"
+  log "UNAVAILABLE: $1"
+  log "the Knative adapter and validator cannot be built here; their tests skip with this reason."
+  echo "$out_dir"
+  exit 0
+}
+
+go_tool_find_archive knative-eventing-adapters-src.tar.xz
+if [[ -z "$tools_archive" ]]; then
+  out_dir="$(go_tool_cache_dir knative-eventing-no-source)"
+  if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
+  unavailable "$tools_missing"
+fi
+go_tool_source_commit commit "$tools_archive"
+out_dir="$(go_tool_cache_dir "knative-eventing-${commit:0:12}")"
+if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
+
+adapter="$out_dir/apiserver_receive_adapter"
+validator="$out_dir/validate-manifests"
+validator_src="$here/validate/main.go"
+# The validator's source as last built, to rebuild it when the committed one changes.
+validator_stamp="$out_dir/validate-manifests.go"
+have_all() {
+  go_tool_have "$adapter" || return 1
+  [[ ! -f "$validator_src" ]] || { go_tool_have "$validator" && cmp -s "$validator_src" "$validator_stamp"; }
+}
+if [[ $force == 0 ]] && have_all; then
+  log "cached: $out_dir"
+  echo "$out_dir"
+  exit 0
+fi
+
+GO="${GO:-go}"
+if ! command -v "$GO" >/dev/null; then
+  unavailable "'$GO' not found: install Go 1.25 or newer (kn-min/go.mod)"
+fi
+go_tool_environment -mod=vendor
+# go_tool_lock's own "cached" check covers only the adapter; the validator is checked below.
+mkdir -p "$out_dir"
+exec 9>"$out_dir/.build.lock"
+if ! flock -n 9; then
+  log "another build holds $out_dir/.build.lock; waiting for it"
+  flock 9
+fi
+go_tool_start=$SECONDS
+rm -f "$out_dir/UNAVAILABLE"
+
+src="$out_dir/kn-min"
+if [[ $force == 1 || ! -f "$src/go.mod" ]]; then
+  log "knative eventing $commit: unpacking $tools_archive"
+  go_tool_unpack "$tools_archive" "$out_dir"
+fi
+still_compiling() { log "still compiling ($(go_tool_elapsed) elapsed)"; }
+
+if [[ $force == 1 ]] || ! go_tool_have "$adapter"; then
+  total="$(go_tool_count_deps "$src" ./cmd/apiserver_receive_adapter)"
+  log "apiserver_receive_adapter: compiling up to $total packages ($(go_tool_elapsed) elapsed)"
+  if ! go_tool_build "$src" ./cmd/apiserver_receive_adapter "$adapter" "-s -w" still_compiling; then
+    log "go build failed. To see why: cd $src && GOFLAGS=-mod=vendor GOTOOLCHAIN=local go build ./cmd/apiserver_receive_adapter"
+    exit 1
+  fi
+fi
+
+if [[ -f "$validator_src" ]] &&
+  { [[ $force == 1 ]] || ! go_tool_have "$validator" || ! cmp -s "$validator_src" "$validator_stamp"; }; then
+  mkdir -p "$src/cmd/sdewan-validate-manifests"
+  cp "$validator_src" "$src/cmd/sdewan-validate-manifests/main.go"
+  log "validate-manifests: compiling ($(go_tool_elapsed) elapsed)"
+  if ! go_tool_build "$src" ./cmd/sdewan-validate-manifests "$validator" "-s -w" still_compiling; then
+    log "go build failed. To see why: cd $src && GOFLAGS=-mod=vendor GOTOOLCHAIN=local go build ./cmd/sdewan-validate-manifests"
+    exit 1
+  fi
+  cp "$validator_src" "$validator_stamp"
+fi
+log "built in $(go_tool_elapsed): $out_dir"
+echo "$out_dir"
