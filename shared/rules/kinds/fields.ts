@@ -9,6 +9,7 @@
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
 import { NetworkNotMappedError } from "../errors.js";
+import type { NameRule } from "../entry.js";
 import type { NetworkInterfaceMap } from "../network-map.js";
 
 /**
@@ -211,13 +212,19 @@ export const macAddress = (): z.ZodString =>
  */
 export const uciSectionName = (name: string): string => name.replaceAll("-", "_");
 
-/** Kubernetes names are lowercase DNS subdomains; "." has no UCI counterpart and is refused. */
-export const UCI_SECTION_NAME_RULE = {
-  pattern: /^[a-z0-9-]+$/,
-  reason:
-    "the CNF stores it as a UCI section name: lowercase letters, digits and - (stored as _), no .",
-  cnfName: uciSectionName,
-} as const;
+/**
+ * The name rule of a kind the CNF stores as a UCI section and builds other names from
+ * (`builtFrom`, for the reason): lowercase letters, digits and "-" (stored as "_"), at most
+ * `maxLength`. Kubernetes names are lowercase DNS subdomains; "." has no UCI counterpart.
+ */
+function uciSectionNameRule(maxLength: number, builtFrom: string): NameRule {
+  return {
+    pattern: /^[a-z0-9-]+$/,
+    maxLength,
+    reason: `the CNF stores it as a UCI section name and ${builtFrom}: lowercase letters, digits and - (stored as _), no ., at most ${maxLength}`,
+    cnfName: uciSectionName,
+  };
+}
 
 /**
  * IPsec proposal, site, host and connection names: UCI section names that the CNF also builds
@@ -225,24 +232,20 @@ export const UCI_SECTION_NAME_RULE = {
  * (`<remote>_<kind>_<i>.pem`) from; 63 characters keeps both well inside the 255-byte file name limit.
  */
 export const IPSEC_NAME_MAX = 63;
-export const IPSEC_NAME_RULE = {
-  pattern: UCI_SECTION_NAME_RULE.pattern,
-  maxLength: IPSEC_NAME_MAX,
-  reason: `the CNF stores it as a UCI section name and builds strongSwan connection and certificate file names from it: lowercase letters, digits and - (stored as _), no ., at most ${IPSEC_NAME_MAX}`,
-  cnfName: uciSectionName,
-} as const;
+export const IPSEC_NAME_RULE = uciSectionNameRule(
+  IPSEC_NAME_MAX,
+  "builds strongSwan connection and certificate file names from it",
+);
 
 /**
  * mwan3 policy and rule names: mwan3 builds iptables chains (`mwan3_policy_<name>`, 28
  * characters at most) and ipsets (`mwan3_rule_ipv4_<name>`, 31 at most) from them.
  */
 export const MWAN3_NAME_MAX = 15;
-export const MWAN3_NAME_RULE = {
-  pattern: UCI_SECTION_NAME_RULE.pattern,
-  maxLength: MWAN3_NAME_MAX,
-  reason: `the CNF stores it as a UCI section name and mwan3 builds iptables chain and ipset names from it: lowercase letters, digits and - (stored as _), no ., at most ${MWAN3_NAME_MAX}`,
-  cnfName: uciSectionName,
-} as const;
+export const MWAN3_NAME_RULE = uciSectionNameRule(
+  MWAN3_NAME_MAX,
+  "mwan3 builds iptables chain and ipset names from it",
+);
 
 /** The CNF limits firewall zone names to 11 characters (reference 2.4). */
 export const ZONE_NAME_MAX = 11;
