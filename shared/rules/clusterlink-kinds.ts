@@ -10,6 +10,7 @@
  * Ready/Reconciling/Stalled conditions beside upstream's own condition types.
  */
 import { z } from "zod";
+import { conditionTimingFields } from "./common.js";
 import { labelSelectorSchema } from "./egress-kinds.js";
 
 export {
@@ -34,14 +35,7 @@ export const clusterLinkConditionSchema = z
     status: z.enum(["True", "False", "Unknown"]).describe("True, False or Unknown."),
     reason: z.string().describe("One CamelCase word for machines, e.g. Leased, Verified, Error."),
     message: z.string().describe("Detail for people; empty when there is nothing to add."),
-    lastTransitionTime: z.iso
-      .datetime({ offset: true })
-      .describe("When status last changed (RFC 3339)."),
-    observedGeneration: z
-      .int()
-      .min(0)
-      .optional()
-      .describe("metadata.generation the condition was computed from."),
+    ...conditionTimingFields,
   })
   .describe("One observation about the object (metav1.Condition).");
 export type ClusterLinkCondition = z.infer<typeof clusterLinkConditionSchema>;

@@ -44,6 +44,18 @@ export type RuleMetadata = z.infer<typeof ruleMetadataSchema>;
 export const RULE_CONDITION_TYPES = ["Ready", "Reconciling", "Stalled"] as const;
 export type RuleConditionType = (typeof RULE_CONDITION_TYPES)[number];
 
+/** The when of a metav1.Condition, the same in every kind's status (rules, EgressGroup, ClusterLink). */
+export const conditionTimingFields = {
+  lastTransitionTime: z.iso
+    .datetime({ offset: true })
+    .describe("When status last changed (RFC 3339)."),
+  observedGeneration: z
+    .int()
+    .min(0)
+    .optional()
+    .describe("metadata.generation the condition was computed from."),
+};
+
 export const ruleConditionSchema = z
   .object({
     type: z
@@ -57,14 +69,7 @@ export const ruleConditionSchema = z
       .min(1)
       .describe("One CamelCase word for machines, e.g. Applied, CnfNotReady, InvalidSpec."),
     message: z.string().describe("What happened and what to do about it, for people."),
-    lastTransitionTime: z.iso
-      .datetime({ offset: true })
-      .describe("When status last changed (RFC 3339)."),
-    observedGeneration: z
-      .int()
-      .min(0)
-      .optional()
-      .describe("metadata.generation the condition was computed from."),
+    ...conditionTimingFields,
   })
   .describe("One observation of the rule's state, in the kstatus convention.");
 export type RuleCondition = z.infer<typeof ruleConditionSchema>;

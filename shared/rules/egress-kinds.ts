@@ -9,6 +9,7 @@
  * whole group, and metadata.generation counts membership changes.
  */
 import { z } from "zod";
+import { conditionTimingFields } from "./common.js";
 import {
   EGRESS_API_VERSION,
   EGRESS_GROUP_API_VERSION,
@@ -195,14 +196,7 @@ export const egressGroupConditionSchema = z
     status: conditionStatus,
     reason: z.string().min(1).describe("One CamelCase word for machines."),
     message: z.string().describe("Detail for people."),
-    lastTransitionTime: z.iso
-      .datetime({ offset: true })
-      .describe("When status last changed (RFC 3339)."),
-    observedGeneration: z
-      .int()
-      .min(0)
-      .optional()
-      .describe("metadata.generation the condition was computed from."),
+    ...conditionTimingFields,
   })
   .describe("One observation about the group.");
 
