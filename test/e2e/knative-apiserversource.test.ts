@@ -4,7 +4,6 @@
 // manifests/knative (a loopback stand-in for the Broker, test/e2e/knative.ts), to the functions'
 // server; the functions drive the two CNF simulators. Rules created, edited and deleted, and a CNF
 // restart, all converge; no event is refused; the latency from write to inSync is measured.
-import { randomBytes } from "node:crypto";
 import { clusterInfo, newNamespace } from "../integration/support/cluster.js";
 import {
   KnativeAdapter,
@@ -13,6 +12,7 @@ import {
   adapterEnvironment,
   type Delivery,
 } from "./knative.js";
+import { SAMPLES, UPDATED, samplesConverged, shortName, zone, zonesConverged } from "./samples.js";
 import { E2eWorld, firstPending, waitFor } from "./world.js";
 
 const { binary, skip } = adapterAvailability();
@@ -56,40 +56,6 @@ const scenario = (title: string, body: () => Promise<void>, timeoutMs = 90_000) 
     timeoutMs,
   );
 
-const SAMPLES = [
-  "mwan3policy.yaml",
-  "mwan3rule.yaml",
-  "firewallzone.yaml",
-  "firewallforwarding.yaml",
-  "ipsecproposal.yaml",
-];
-type Held = (o: Record<string, unknown>) => boolean;
-const samplesConverged = (held: { "http-rule"?: Held; lan1?: Held; proposal1?: Held } = {}) =>
-  firstPending([
-    () => w().pending("Mwan3Policy", "balance-1"),
-    () => w().pending("Mwan3Rule", "http-rule", held["http-rule"]),
-    () => w().pending("FirewallZone", "lan1", held.lan1),
-    () => w().pending("FirewallZone", "wan1"),
-    () => w().pending("FirewallForwarding", "lan1-to-wan1"),
-    () => w().pending("IpsecProposal", "proposal1", held.proposal1),
-  ]);
-const UPDATED = {
-  "http-rule": (o: Record<string, unknown>) => o["src_ip"] === "192.168.1.9",
-  lan1: (o: Record<string, unknown>) => o["input"] === "REJECT",
-  proposal1: (o: Record<string, unknown>) => o["encryption_algorithm"] === "aes256",
-};
-const zone = (input: "ACCEPT" | "REJECT") => ({
-  network: ["ovn-net1"],
-  input,
-  output: "ACCEPT",
-  forward: "ACCEPT",
-});
-const zonesPending = (names: readonly string[], input: "ACCEPT" | "REJECT") =>
-  firstPending(
-    names.map((name) => () => w().pending("FirewallZone", name, (o) => o["input"] === input)),
-  );
-const shortName = (prefix: string) => `${prefix}${randomBytes(2).toString("hex")}`;
-
 /** Deliveries the functions refused as malformed or permanently (4xx). */
 const refused = (): Delivery[] =>
   (router?.deliveries ?? []).filter((d) => d.status >= 400 && d.status < 500);
@@ -127,7 +93,7 @@ const percentile = (values: number[], p: number): number => {
 
     scenario("applying the samples lands every rule on both pods with inSync status", async () => {
       expect(await w().applySamples(SAMPLES)).toBe(6);
-      timings["create"] = await waitFor("samples converged", () => samplesConverged());
+      timings["create"] = await waitFor("samples converged", () => samplesConverged(w()));
       expect(refused()).toEqual([]);
     });
 
@@ -137,7 +103,9 @@ const percentile = (values: number[], p: number): number => {
         await w().patchRule("Mwan3Rule", "http-rule", { src_ip: "192.168.1.9" });
         await w().patchRule("FirewallZone", "lan1", { input: "REJECT" });
         await w().patchRule("IpsecProposal", "proposal1", { encryption_algorithm: "aes256" });
-        timings["update"] = await waitFor("updates converged", () => samplesConverged(UPDATED));
+        timings["update"] = await waitFor("updates converged", () =>
+          samplesConverged(w(), UPDATED),
+        );
         expect(refused()).toEqual([]);
       },
     );
@@ -146,7 +114,7 @@ const percentile = (values: number[], p: number): number => {
       const podEventsBefore = (router?.deliveries ?? []).filter((d) => d.kind === "Pod").length;
       await w().restartCnfPod(0);
       timings["cnfRestart"] = await waitFor("restarted pod healed", () =>
-        samplesConverged(UPDATED),
+        samplesConverged(w(), UPDATED),
       );
       const podEvents = (router?.deliveries ?? []).filter((d) => d.kind === "Pod");
       expect(podEvents.length).toBeGreaterThan(podEventsBefore);
@@ -228,8 +196,8 @@ const percentile = (values: number[], p: number): number => {
             "every rule healed after the outage",
             () =>
               firstPending([
-                () => zonesPending(created, "ACCEPT"),
-                () => zonesPending([kept], "REJECT"),
+                () => zonesConverged(w(), created, "ACCEPT"),
+                () => zonesConverged(w(), [kept], "REJECT"),
               ]),
             30_000,
           );

@@ -2,8 +2,8 @@
 // cnf-1 (simulators) through the connector, the functions' server and the webhook, all child
 // processes; and every failure on the way (a CNF restart, a function server killed, a connector
 // restart, a watch gone silent) heals without anyone posting an event by hand.
-import { randomBytes } from "node:crypto";
 import { newNamespace } from "../integration/support/cluster.js";
+import { SAMPLES, UPDATED, samplesConverged, shortName, zone, zonesConverged } from "./samples.js";
 import { E2eWorld, firstPending, waitFor } from "./world.js";
 
 let world: E2eWorld;
@@ -37,53 +37,12 @@ const scenario = (title: string, body: () => Promise<void>, timeoutMs = 60_000) 
     timeoutMs,
   );
 
-const SAMPLES = [
-  "mwan3policy.yaml",
-  "mwan3rule.yaml",
-  "firewallzone.yaml",
-  "firewallforwarding.yaml",
-  "ipsecproposal.yaml",
-];
-
-type Held = (o: Record<string, unknown>) => boolean;
-
-const samplesConverged = (expectHeld: { "http-rule"?: Held; lan1?: Held; proposal1?: Held } = {}) =>
-  firstPending([
-    () => world.pending("Mwan3Policy", "balance-1"),
-    () => world.pending("Mwan3Rule", "http-rule", expectHeld["http-rule"]),
-    () => world.pending("FirewallZone", "lan1", expectHeld.lan1),
-    () => world.pending("FirewallZone", "wan1"),
-    () => world.pending("FirewallForwarding", "lan1-to-wan1"),
-    () => world.pending("IpsecProposal", "proposal1", expectHeld.proposal1),
-  ]);
-
-const UPDATED = {
-  "http-rule": (o: Record<string, unknown>) => o["src_ip"] === "192.168.1.9",
-  lan1: (o: Record<string, unknown>) => o["input"] === "REJECT",
-  proposal1: (o: Record<string, unknown>) => o["encryption_algorithm"] === "aes256",
-};
-
-/** Short names: FirewallZone names are at most 11 characters on the CNF. */
-const shortName = (prefix: string) => `${prefix}${randomBytes(2).toString("hex")}`;
-
-const zone = (input: "ACCEPT" | "REJECT") => ({
-  network: ["ovn-net1"],
-  input,
-  output: "ACCEPT",
-  forward: "ACCEPT",
-});
-
-const zonesConverged = (names: readonly string[], input: "ACCEPT" | "REJECT") =>
-  firstPending(
-    names.map((name) => () => world.pending("FirewallZone", name, (o) => o["input"] === input)),
-  );
-
 describe("a user's rules reach both CNF pods and report inSync", () => {
   scenario(
     "applying the samples (Mwan3Policy + Mwan3Rule, FirewallZones + FirewallForwarding, IpsecProposal) lands every rule on both pods with inSync status",
     async () => {
       expect(await world.applySamples(SAMPLES)).toBe(6);
-      timings["create"] = await waitFor("samples converged", () => samplesConverged());
+      timings["create"] = await waitFor("samples converged", () => samplesConverged(world));
     },
   );
 
@@ -98,7 +57,7 @@ describe("a user's rules reach both CNF pods and report inSync", () => {
     await world.patchRule("Mwan3Rule", "http-rule", { src_ip: "192.168.1.9" });
     await world.patchRule("FirewallZone", "lan1", { input: "REJECT" });
     await world.patchRule("IpsecProposal", "proposal1", { encryption_algorithm: "aes256" });
-    timings["update"] = await waitFor("updates converged", () => samplesConverged(UPDATED));
+    timings["update"] = await waitFor("updates converged", () => samplesConverged(world, UPDATED));
   });
 
   scenario(
@@ -106,7 +65,7 @@ describe("a user's rules reach both CNF pods and report inSync", () => {
     async () => {
       await world.restartCnfPod(0);
       timings["cnfRestart"] = await waitFor("restarted pod healed", () =>
-        samplesConverged(UPDATED),
+        samplesConverged(world, UPDATED),
       );
     },
   );
@@ -168,7 +127,7 @@ describe("failures on the way heal without a hand-posted event", () => {
         timings["functionsDown"] = Date.now() - from;
         timings["functionsKilledHeal"] = await waitFor("rules converged after the kill", () =>
           firstPending([
-            () => zonesConverged([...first, ...whileDown], "ACCEPT"),
+            () => zonesConverged(world, [...first, ...whileDown], "ACCEPT"),
             () => world.pending("FirewallZone", "lan1", (o) => o["input"] === "ACCEPT"),
           ]),
         );
@@ -194,7 +153,7 @@ describe("failures on the way heal without a hand-posted event", () => {
       const created = shortName("n");
       await world.createRule("FirewallZone", kept, zone("ACCEPT"));
       await world.createRule("FirewallZone", gone, zone("ACCEPT"));
-      await waitFor("two zones converged", () => zonesConverged([kept, gone], "ACCEPT"));
+      await waitFor("two zones converged", () => zonesConverged(world, [kept, gone], "ACCEPT"));
 
       expect(await world.stopConnector()).toBe("exit 0");
       await world.createRule("FirewallZone", created, zone("ACCEPT"));
@@ -209,8 +168,8 @@ describe("failures on the way heal without a hand-posted event", () => {
       timings["connectorStart"] = Date.now() - from;
       timings["connectorRestartHeal"] = await waitFor("connector restart healed", () =>
         firstPending([
-          () => zonesConverged([created], "ACCEPT"),
-          () => zonesConverged([kept], "REJECT"),
+          () => zonesConverged(world, [created], "ACCEPT"),
+          () => zonesConverged(world, [kept], "REJECT"),
           () => world.pendingDeletion("FirewallZone", gone),
         ]),
       );
@@ -234,7 +193,9 @@ describe("failures on the way heal without a hand-posted event", () => {
       proxy.freezeExisting(); // every open watch now carries nothing, and reports no error
       const frozenAt = Date.now();
       await world.createRule("FirewallZone", missed, zone("ACCEPT"));
-      await waitFor("the silenced change delivered", () => zonesConverged([missed], "ACCEPT"));
+      await waitFor("the silenced change delivered", () =>
+        zonesConverged(world, [missed], "ACCEPT"),
+      );
       timings["silentWatch"] = Date.now() - frozenAt;
       // The frozen watches were declared dead (no error ever came) and listed again.
       await waitFor("watches restarted for inactivity", async () =>
