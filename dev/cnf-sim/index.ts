@@ -29,3 +29,4 @@ export {
   type ServiceAction,
   type ServiceResolver,
 } from "./services.js";
+export { unloadedServices } from "./loaded.js";

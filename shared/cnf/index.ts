@@ -74,3 +74,12 @@ export {
 } from "./errors.js";
 export { genericObjectSchema } from "./replies.js";
 export { CnfSessionCache, processCnfSessions } from "./session.js";
+export {
+  CnfRestartPacer,
+  DEFAULT_RESTART_MIN_INTERVAL_MS,
+  DEFAULT_RESTART_QUIET_MS,
+  processCnfRestarts,
+  type RestartMode,
+  type RestartOptions,
+  type RestartVerdict,
+} from "./restarts.js";

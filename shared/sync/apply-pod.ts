@@ -4,7 +4,7 @@
  * A failure on one object does not stop the others: the CNF itself rejects a dependent write
  * whose dependency failed, and that rule is retried by redelivery.
  */
-import type { CnfClient } from "../cnf/index.js";
+import type { CnfClient, CnfRestartPacer, RestartOptions } from "../cnf/index.js";
 import {
   CnfHttpError,
   classifyCnfFailure,
@@ -127,12 +127,18 @@ function failAll(
   return new Map(targets.map((t) => [t.key, { kind: "failed", failure } as const]));
 }
 
+/** How a pod's service restarts are paced (shared/cnf/restarts.ts). */
+export interface RestartPacing extends RestartOptions {
+  readonly pacer: CnfRestartPacer;
+}
+
 /** Syncs `targets` onto one pod. Never throws for CNF failures; they land in the results. */
 export async function syncPod(
   client: CnfClient,
   pod: string,
   targets: readonly RuleTarget[],
   mode: ReadMode,
+  pacing: RestartPacing,
 ): Promise<PodSyncResult> {
   let holdings;
   try {
@@ -150,6 +156,7 @@ export async function syncPod(
     const target = byKey.get(write.ruleKey) as RuleTarget;
     try {
       await executeWrite(client, write, target);
+      if (write.service !== null) pacing.pacer.wrote(client.baseUrl, write.service, write.ruleKey);
       done.push(write);
       results.set(write.ruleKey, { kind: "held", changed: true });
     } catch (error) {
@@ -161,36 +168,48 @@ export async function syncPod(
       results.set(write.ruleKey, { kind: "failed", failure });
     }
   }
-  const restarted = await restartTouched(client, pod, [...done, ...plan.restartOnly], results);
+  const touched = [...done, ...plan.restartOnly];
+  const restarted = await restartTouched(client, pod, touched, results, pacing);
   return { pod, results, writes: done, restarted };
 }
 
 /**
- * Restarts each touched service once. A failed restart fails the rules it covered with class
- * "restart": their objects are on the pod, so the status must remember that the restart is
- * still owed (plan-status.ts), or the next delivery would find them held and never restart.
+ * Restarts each touched service once, or not at all when a restart begun after the writes already
+ * loaded them, or later when pacing defers it (the rules it covers report it as owed, class
+ * "deferred", and are redelivered). A failed restart fails the rules it covered with class
+ * "restart": their objects are on the pod, so the status must remember that the restart is still
+ * owed (plan-status.ts), or the next delivery would find them held and never restart.
  */
 async function restartTouched(
   client: CnfClient,
   pod: string,
   touched: readonly ServiceTouch[],
   results: Map<string, PodRuleResult>,
+  pacing: RestartPacing,
 ): Promise<string[]> {
   const restarted: string[] = [];
   for (const service of servicesToRestart(touched)) {
-    try {
-      await client.restartService(service as CnfServiceName);
-      restarted.push(service);
-    } catch (error) {
-      const failure = {
-        class: "restart" as const,
-        pod,
-        message: `restarting ${service} failed: ${messageOf(error)}`,
-      };
-      for (const touch of touched) {
-        if (touch.service === service) results.set(touch.ruleKey, { kind: "failed", failure });
-      }
+    const covered = touched.filter((t) => t.service === service).map((t) => t.ruleKey);
+    const verdict = await pacing.pacer.settle(client.baseUrl, service, covered, pacing, () =>
+      client.restartService(service as CnfServiceName),
+    );
+    if (verdict.kind === "paid") {
+      if (verdict.restarted) restarted.push(service);
+      continue;
     }
+    const failure =
+      verdict.kind === "deferred"
+        ? {
+            class: "deferred" as const,
+            pod,
+            message: `restart of ${service} deferred to batch a burst of changes (due in ${verdict.dueInMs} ms)`,
+          }
+        : {
+            class: "restart" as const,
+            pod,
+            message: `restarting ${service} failed: ${messageOf(verdict.error)}`,
+          };
+    for (const key of covered) results.set(key, { kind: "failed", failure });
   }
   return restarted;
 }

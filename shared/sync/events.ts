@@ -35,7 +35,7 @@ async function syncRule(event: ObjectEvent, ctx: SyncContext): Promise<Outcome> 
   // Deleted (and released) before we got here: the finalizer path already cleaned the CNF.
   if (observed === undefined) return done("gone");
   const { raw, observation } = observed;
-  const request = { observation, readMode: "items" } as const;
+  const request = { observation, readMode: "items", restartMode: "coalesce" } as const;
   const report = await syncRules(ctx, { ...request, rules: [parseRuleObject(raw)] });
   const cnfWrites = report.pods.reduce((n, p) => n + p.writes.length, 0);
   const rule = `${ref.kind} ${ref.namespace}/${ref.name}`;

@@ -4,7 +4,7 @@
  * identical failures is one Event whose series counts them. Pure: sync.ts records it.
  */
 import type { RuleStatus } from "../rules/index.js";
-import type { RuleDecision } from "./plan-status.js";
+import { RESTART_DEFERRED_REASON, type RuleDecision } from "./plan-status.js";
 
 /** The closed catalogue of Event reasons on rules; docs/events.md lists them. */
 export const RULE_EVENT_REASONS = {
@@ -37,24 +37,32 @@ function eventReason(condition: RuleDecision["condition"]): RuleEventReason {
   return "Retrying";
 }
 
+/** Whether the decision changes what the rule's first condition says, or applies a new generation. */
+function isTransition(old: RuleStatus | undefined, decision: RuleDecision): boolean {
+  const { condition } = decision;
+  const previous = old?.conditions?.[0];
+  // A new generation applied is news too, though the condition reads as before.
+  const appliedGeneration = decision.status?.appliedGeneration;
+  return (
+    previous === undefined ||
+    previous.type !== condition.type ||
+    previous.reason !== condition.reason ||
+    previous.message !== condition.message ||
+    (appliedGeneration !== undefined && appliedGeneration !== old?.appliedGeneration)
+  );
+}
+
 export function planRuleEvent(
   old: RuleStatus | undefined,
   decision: RuleDecision,
 ): PlannedEvent | null {
   const { condition } = decision;
-  const previous = old?.conditions?.[0];
-  // A new generation applied is news too, though the condition reads as before.
-  const appliedGeneration = decision.status?.appliedGeneration;
-  const transition =
-    previous === undefined ||
-    previous.type !== condition.type ||
-    previous.reason !== condition.reason ||
-    previous.message !== condition.message ||
-    (appliedGeneration !== undefined && appliedGeneration !== old?.appliedGeneration);
+  // Batching restarts is routine, not news: the Applied Event follows once the restart is paid.
+  if (condition.reason === RESTART_DEFERRED_REASON) return null;
   const reason = eventReason(condition);
   const { type } = RULE_EVENT_REASONS[reason];
   // A failure seen again is counted in its Event's series; a success seen again says nothing.
   const repeatedFailure = type === "Warning" && decision.outcome.kind !== "done";
-  if (!transition && !repeatedFailure) return null;
+  if (!isTransition(old, decision) && !repeatedFailure) return null;
   return { type, reason, note: condition.message };
 }

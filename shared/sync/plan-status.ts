@@ -32,8 +32,12 @@ export type CnfSituation =
       readonly expectedPods: number;
     };
 
-/** "restart": the object was written but restarting its service failed afterwards. */
-export type FailureClass = "transient" | "dependency" | "invalid" | "restart";
+/**
+ * "restart": the object was written but restarting its service failed afterwards.
+ * "deferred": the object was written and its restart deferred to batch a burst (shared/cnf's
+ * restart pacer); redelivery pays it.
+ */
+export type FailureClass = "transient" | "dependency" | "invalid" | "restart" | "deferred";
 
 export interface WriteFailure {
   readonly class: FailureClass;
@@ -99,6 +103,12 @@ const RETRY_SECONDS = 5;
  * pod. It outlives other verdicts (CNF not ready, other failures) until the rule is Ready again.
  */
 export const RESTART_PENDING_REASON = "RestartPending";
+
+/** Reconciling reason of a rule whose restart was deferred to batch a burst. */
+export const RESTART_DEFERRED_REASON = "RestartDeferred";
+
+/** A deferred restart is due within the pacer's interval: come back soon. */
+const DEFERRED_RETRY_SECONDS = 1;
 
 function pendingMarker(status: RuleStatus | undefined): Condition | undefined {
   return status?.conditions?.find(
@@ -167,7 +177,7 @@ function podsMessage(deployment: string, ready: number, expected: number): strin
  * lesser failure on another pod), then dependency, then transient.
  */
 function worstFailure(results: readonly PodRuleResult[]): WriteFailure | undefined {
-  const order: FailureClass[] = ["invalid", "restart", "dependency", "transient"];
+  const order: FailureClass[] = ["invalid", "restart", "dependency", "transient", "deferred"];
   const failures = results.flatMap((r) => (r.kind === "failed" ? [r.failure] : []));
   for (const cls of order) {
     const found = failures.find((f) => f.class === cls);
@@ -193,17 +203,19 @@ function failureVerdict(input: RulePlanInput, failure: WriteFailure): Verdict {
   const reason = {
     dependency: input.rule.deleting ? "StillInUse" : "DependencyMissing",
     restart: "RestartFailed",
+    deferred: RESTART_DEFERRED_REASON,
     transient: "CNFError",
     invalid: "CNFError",
   }[failure.class];
   const message = `${failureSummary(input, failure)}${failure.message} (${where}); will retry`;
+  const deferred = failure.class === "deferred";
   return {
     condition: { type: "Reconciling", reason, message },
     inSync: false,
     applied: false,
     finalizer: "keep",
-    outcome: retryLater(message, RETRY_SECONDS),
-    result: "failed",
+    outcome: retryLater(message, deferred ? DEFERRED_RETRY_SECONDS : RETRY_SECONDS),
+    result: deferred ? "restart deferred" : "failed",
   };
 }
 
@@ -361,7 +373,9 @@ function nextStatus(input: RulePlanInput, verdict: Verdict): RuleStatus {
 /** The RestartPending marker: set by a failed restart, kept until the rule is Ready again. */
 function restartMarker(input: RulePlanInput, verdict: Verdict): Condition[] {
   if (verdict.condition.type === "Ready") return [];
-  const failed = input.podResults.find((r) => r.kind === "failed" && r.failure.class === "restart");
+  const failed = input.podResults.find(
+    (r) => r.kind === "failed" && (r.failure.class === "restart" || r.failure.class === "deferred"),
+  );
   const old = pendingMarker(input.rule.status);
   if (failed === undefined || failed.kind !== "failed") return old ? [old] : [];
   const message = `a service restart is owed on pod ${failed.failure.pod}; the next delivery restarts it`;
@@ -559,13 +573,21 @@ function withoutSecrets(verdict: Verdict, secrets: readonly string[] | undefined
   return { ...verdict, condition: { ...verdict.condition, message }, outcome: clean };
 }
 
+/**
+ * A deferred restart needs no status write when the status already shows the restart as owed (no
+ * status for this generation yet, or the marker): a burst then costs no extra API writes.
+ */
+function quietDeferral(input: RulePlanInput, verdict: Verdict): boolean {
+  return verdict.condition.reason === RESTART_DEFERRED_REASON && restartPendingOf(input.rule);
+}
+
 export function planRuleDecision(input: RulePlanInput): RuleDecision {
   const verdict = withoutSecrets(verdictFor(input), input.secrets);
   const finalizer =
     verdict.finalizer === "remove" && !input.rule.hasFinalizer ? "keep" : verdict.finalizer;
   // A rule on its way out needs no status: it disappears once the finalizer goes.
   const leaving = finalizer === "remove" || (input.rule.deleting && !input.rule.hasFinalizer);
-  const status = leaving ? null : nextStatus(input, verdict);
+  const status = leaving || quietDeferral(input, verdict) ? null : nextStatus(input, verdict);
   const unchanged = status === null || jsonEqual(status, input.rule.status ?? {});
   return {
     status: unchanged ? null : status,

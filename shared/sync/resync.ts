@@ -136,6 +136,8 @@ async function syncScope(
     observation,
     rules,
     readMode: "collections",
+    // Redelivered (or resynced) when a restart is deferred, like a rule event.
+    restartMode: "coalesce",
     extraTargets,
   });
   let pruned = 0;

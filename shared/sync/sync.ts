@@ -6,6 +6,11 @@
 import pLimit from "p-limit";
 import {
   CnfClient,
+  DEFAULT_RESTART_MIN_INTERVAL_MS,
+  DEFAULT_RESTART_QUIET_MS,
+  processCnfRestarts,
+  type CnfRestartPacer,
+  type RestartMode,
   cnfBaseUrl,
   cnfCaFromEnv,
   cnfClientTuningFromEnv,
@@ -17,7 +22,7 @@ import { isKubeError, type EventRecorder, type KubeClient } from "../kube/index.
 import { RULE_API_VERSION, ruleKey, type RuleKey } from "../rules/index.js";
 import type { CallCounters, Log } from "../core/context.js";
 import { done, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
-import { syncPod, type PodSyncResult, type ReadMode } from "./apply-pod.js";
+import { syncPod, type PodSyncResult, type ReadMode, type RestartPacing } from "./apply-pod.js";
 import {
   applyRuleDecision,
   claimRule,
@@ -64,6 +69,8 @@ export interface SyncContext {
   readonly now: () => string;
   /** How many pods are synced at once. */
   readonly podConcurrency?: number;
+  /** Service restarts per pod (shared/cnf/restarts.ts); the process-wide pacer when absent. */
+  readonly restarts?: CnfRestartPacer;
   /** Where rule Events go (shared/kube's recorder); none when absent. */
   readonly events?: EventRecorder;
   /**
@@ -85,6 +92,11 @@ export interface SyncRequest {
   readonly observation: CnfObservation;
   readonly rules: readonly ObservedRuleCr[];
   readonly readMode: ReadMode;
+  /**
+   * "coalesce" when the caller is redelivered if a restart is deferred (a rule event), so a burst
+   * restarts each service a few times; "now" (the default) pays every restart in this sync.
+   */
+  readonly restartMode?: RestartMode;
   /**
    * Objects no rule declares that must be absent on every ready pod (pruning, plan-prune.ts).
    * Their keys must not look like a rule key; their results land in `pods` only.
@@ -133,6 +145,7 @@ async function syncPods(
   ctx: SyncContext,
   request: SyncRequest,
   targets: readonly RuleTarget[],
+  pacing: RestartPacing,
 ): Promise<PodSyncResult[]> {
   if (targets.length === 0) return [];
   const limit = pLimit(ctx.podConcurrency ?? 4);
@@ -145,10 +158,37 @@ async function syncPods(
         } catch (error) {
           return syncPodUnreachable(pod.name, targets, error);
         }
-        return syncPod(client, pod.name, targets, request.readMode);
+        return syncPod(client, pod.name, targets, request.readMode, pacing);
       }),
     ),
   );
+}
+
+/**
+ * How one sync's restarts are paced: CNF_RESTART_MIN_INTERVAL_MS (in a burst, the least time
+ * between two restarts of a service on a pod; 0 = never defer) and CNF_RESTART_QUIET_MS (writes
+ * of other rules this recent make a burst).
+ */
+function restartPacing(ctx: SyncContext, mode: RestartMode): RestartPacing {
+  const pacer = ctx.restarts ?? processCnfRestarts;
+  return {
+    pacer,
+    mode,
+    minIntervalMs: msFromEnv(
+      ctx.env,
+      "CNF_RESTART_MIN_INTERVAL_MS",
+      DEFAULT_RESTART_MIN_INTERVAL_MS,
+    ),
+    quietMs: msFromEnv(ctx.env, "CNF_RESTART_QUIET_MS", DEFAULT_RESTART_QUIET_MS),
+  };
+}
+
+function msFromEnv(env: Env, name: string, fallback: number): number {
+  const text = env[name];
+  const value = Number(text);
+  return text !== undefined && text !== "" && Number.isFinite(value) && value >= 0
+    ? value
+    : fallback;
 }
 
 function syncPodUnreachable(
@@ -252,6 +292,7 @@ async function reportFinalizerFailure(
 
 /** Brings `request.rules` in sync on every ready pod of the observed CNF and records the result. */
 export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise<SyncReport> {
+  const pacing = restartPacing(ctx, request.restartMode ?? "now");
   const found = request.observation.situation.kind === "found";
   const willWrite = found && request.observation.pods.ready.length > 0;
   const { claimed: planned, unclaimed } = await claimRules(
@@ -263,13 +304,13 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
     p.target ? [{ ...p.target, restartPending: restartPendingOf(p.observed) }] : [],
   );
   const targets = found ? [...ruleTargets, ...(request.extraTargets ?? [])] : [];
-  const firstPass = await syncPods(ctx, request, targets);
+  const firstPass = await syncPods(ctx, request, targets, pacing);
   const usedBy = await stillUsedBy(ctx, planned, firstPass);
   const unblocked = undeclaredBlocks(planned, firstPass, usedBy);
   const pods =
     unblocked.length === 0
       ? firstPass
-      : withLaterResults(firstPass, await syncPods(ctx, request, unblocked));
+      : withLaterResults(firstPass, await syncPods(ctx, request, unblocked, pacing));
   const now = ctx.now();
   const limit = pLimit(STATUS_WRITE_CONCURRENCY);
   const decided = await Promise.all(
@@ -299,7 +340,8 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
       }),
     ),
   );
-  const rules = [...unclaimed, ...(await settleRacedWrites(ctx, request, decided))];
+  const raced = await settleRacedWrites(ctx, request, decided, pacing);
+  const rules = [...unclaimed, ...raced];
   return { rules, pods, outcome: worstOutcome(rules.map((r) => r.outcome)) };
 }
 
@@ -364,6 +406,7 @@ async function settleRacedWrites(
   ctx: SyncContext,
   request: SyncRequest,
   decided: readonly DecidedRule[],
+  pacing: RestartPacing,
 ): Promise<RuleReport[]> {
   const written = decided.filter((d) => d.wrote && d.rule.target !== undefined);
   const unanswered = written
@@ -397,7 +440,7 @@ async function settleRacedWrites(
     "rules deleted while being applied: removing what this event wrote",
   );
   const targets = raced.map((r) => planDeletionTarget(r.kind, r.name));
-  const removal = await syncPods(ctx, request, targets);
+  const removal = await syncPods(ctx, request, targets, { ...pacing, mode: "now" });
   return checked.map(({ report, raced: wasRaced }) => {
     if (!wasRaced) return report;
     const key = ruleKey(report.rule);

@@ -4,6 +4,7 @@
 // restart, a watch gone silent) heals without anyone posting an event by hand.
 import { newNamespace } from "../integration/support/cluster.js";
 import { SAMPLES, UPDATED, samplesConverged, shortName, zone, zonesConverged } from "./samples.js";
+import { unloadedServices } from "../../dev/cnf-sim/index.js";
 import { E2eWorld, firstPending, waitFor } from "./world.js";
 
 let world: E2eWorld;
@@ -203,4 +204,45 @@ describe("failures on the way heal without a hand-posted event", () => {
       );
     },
   );
+});
+
+describe("a burst of rule changes restarts each service a few times, not once per rule", () => {
+  const BURST = 60;
+  /** Restarts of `service` on each pod since `from` (request counts per pod). */
+  const restartsSince = (from: readonly number[], service: string) =>
+    from.map(
+      (n, index) =>
+        world
+          .cnfRequests(index)
+          .slice(n)
+          .filter((r) => r.method === "PUT" && r.path.endsWith(`/sdewan/v1/service/${service}`))
+          .length,
+    );
+  const logLengths = () => [0, 1].map((index) => world.cnfRequests(index).length);
+
+  scenario(`${BURST} zones created at once, then deleted at once`, async () => {
+    const names = Array.from({ length: BURST }, () => shortName("b"));
+    let from = logLengths();
+    await Promise.all(names.map((name) => world.createRule("FirewallZone", name, zone("ACCEPT"))));
+    timings["burstCreate"] = await waitFor("burst converged", () =>
+      zonesConverged(world, names, "ACCEPT"),
+    );
+    const createRestarts = restartsSince(from, "firewall");
+    // Every change is loaded: no pod wrote firewall configuration after its last restart.
+    expect([0, 1].map((index) => unloadedServices(world.cnfRequests(index)))).toEqual([[], []]);
+    from = logLengths();
+    await Promise.all(names.map((name) => world.deleteRule("FirewallZone", name)));
+    timings["burstDelete"] = await waitFor("burst deleted", () =>
+      firstPending(names.map((name) => () => world.pendingDeletion("FirewallZone", name))),
+    );
+    const deleteRestarts = restartsSince(from, "firewall");
+    expect([0, 1].map((index) => unloadedServices(world.cnfRequests(index)))).toEqual([[], []]);
+    process.stderr.write(
+      `burst of ${BURST}: firewall restarts per pod, create ${createRestarts.join(",")}, delete ${deleteRestarts.join(",")}\n`,
+    );
+    for (const count of [...createRestarts, ...deleteRestarts]) {
+      expect(count).toBeGreaterThan(0);
+      expect(count).toBeLessThanOrEqual(3);
+    }
+  });
 });

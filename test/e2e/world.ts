@@ -18,6 +18,7 @@ import { stringify } from "yaml";
 import { repoRoot } from "../../dev/control-plane/binaries.js";
 import { ADMIN_USER, userFromInfo } from "../../dev/control-plane/control-plane.js";
 import { httpsStatus, waitForHttp, type Child } from "../../dev/demo/children.js";
+import type { SimRequestRecord } from "../../dev/cnf-sim/index.js";
 import { DemoCluster } from "../../dev/demo/cluster.js";
 import { buildWebhookConfiguration } from "../../shared/admission/index.js";
 import { ruleResource, type KubeClient } from "../../shared/kube/index.js";
@@ -450,6 +451,11 @@ export class E2eWorld {
       appliedGeneration: status?.appliedGeneration,
       deleting: object.metadata.deletionTimestamp !== undefined,
     };
+  }
+
+  /** The request log of simulator `index` (CNF requests, restarts included, in arrival order). */
+  cnfRequests(index: number): SimRequestRecord[] {
+    return this.cluster.pods[index]?.sim.requests() ?? [];
   }
 
   /** What simulator `index` holds for rule `kind/name` (CNF shape), or undefined. */

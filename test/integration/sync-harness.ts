@@ -70,6 +70,10 @@ export class SyncWorld extends CnfFleet {
   readonly calls: CallCounters = { api: 0, cnf: 0 };
   readonly env: Record<string, string | undefined> = {
     CNF_TIMEOUT_MS: String(CNF_TEST_TIMEOUT_MS),
+    // These tests deliver one event after another with no delivery layer to redeliver a
+    // deferred restart: pacing is off here, and proven where a real connector redelivers
+    // (test/e2e/rule-sync.test.ts) and in test/unit/cnf/restarts.test.ts.
+    CNF_RESTART_MIN_INTERVAL_MS: "0",
   };
 
   private constructor(readonly namespace: string) {

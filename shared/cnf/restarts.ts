@@ -1,0 +1,174 @@
+/**
+ * Service restarts per CNF pod, paced: a burst of rule changes on one CNF restarts each service on
+ * each pod a few times, not once per rule (a restart interrupts traffic on a real OpenWrt CNF).
+ *
+ * A write takes a ticket: the number of restarts of that service on that pod begun so far. Any
+ * restart begun later loads the write, so it pays every ticket below its own number. A caller
+ * that may wait (a rule event, whose delivery is retried) defers while other rules were written to
+ * the same pod within `quietMs` (a burst) and the service restarted less than `minIntervalMs` ago.
+ * The first change of a burst restarts at once; the deferred ones are redelivered after the
+ * burst, find nothing left to write, and the first of them restarts once for all (the others find
+ * their tickets paid). A lone change (an edit, the bench's change events) is never deferred. A
+ * caller that may not wait restarts now.
+ *
+ * Tickets stay after they are paid, so a redelivery that finds the object held knows it was
+ * loaded (a pod restarted meanwhile is written again, with a new ticket). Kept per process and safe to lose: the debt itself is on the API server (a deferred rule's
+ * status does not say it is applied, ADR 0002), so a lost ticket only costs one more restart.
+ */
+
+export type RestartMode =
+  /** Restart unless a restart already paid for the write; for batches that must finish now. */
+  | "now"
+  /** Like "now", but defer in a burst while the service restarted less than minIntervalMs ago. */
+  | "coalesce";
+
+export type RestartVerdict =
+  /** A restart begun after the write succeeded: the write is loaded. */
+  | { readonly kind: "paid"; readonly restarted: boolean }
+  /** Not restarted yet: the caller reports the restart as owed and is redelivered. */
+  | { readonly kind: "deferred"; readonly dueInMs: number }
+  | { readonly kind: "failed"; readonly error: unknown };
+
+interface ServiceSlot {
+  /** Restarts begun so far; a ticket is this number at the time of the write. */
+  begun: number;
+  /** The highest restart number that succeeded. */
+  paidUpTo: number;
+  lastBegunAt: number | undefined;
+  inFlight: { readonly number: number; readonly done: Promise<unknown> } | undefined;
+  /** The ticket of each rule's last write, by rule key. */
+  readonly tickets: Map<string, number>;
+}
+
+export interface RestartOptions {
+  readonly mode: RestartMode;
+  /** In a burst, the least time between two restarts of a service on a pod. */
+  readonly minIntervalMs: number;
+  /**
+   * A burst: another rule was written to the pod less than this long ago (rewrites of the same
+   * rule, e.g. quick edits or duplicate deliveries, are not a burst).
+   */
+  readonly quietMs: number;
+}
+
+/** Writes older than this never count as a burst, whatever quietMs says. */
+const MAX_QUIET_MS = 10_000;
+
+/** Rule tickets kept per slot at most; older ones are forgotten (costing a restart, never a miss). */
+const MAX_TICKETS = 10_000;
+
+export class CnfRestartPacer {
+  private readonly slots = new Map<string, ServiceSlot>();
+  /** Per pod: when each rule was last written there (insertion order = oldest first). */
+  private readonly recentWrites = new Map<string, Map<string, number>>();
+
+  constructor(private readonly clock: () => number = () => performance.now()) {}
+
+  private slot(pod: string, service: string): ServiceSlot {
+    const key = `${pod}#${service}`;
+    let slot = this.slots.get(key);
+    if (slot === undefined) {
+      slot = {
+        begun: 0,
+        paidUpTo: 0,
+        lastBegunAt: undefined,
+        inFlight: undefined,
+        tickets: new Map(),
+      };
+      this.slots.set(key, slot);
+    }
+    return slot;
+  }
+
+  private markWrite(pod: string, ruleKey: string): void {
+    const now = this.clock();
+    let recent = this.recentWrites.get(pod);
+    if (recent === undefined) {
+      recent = new Map();
+      this.recentWrites.set(pod, recent);
+    }
+    recent.delete(ruleKey);
+    recent.set(ruleKey, now);
+    // Oldest first (re-inserted on each write): drop the ones too old to matter.
+    for (const [key, at] of recent) {
+      if (now - at < MAX_QUIET_MS) break;
+      recent.delete(key);
+    }
+  }
+
+  /** Whether a rule other than `own` was written to `pod` less than `quietMs` ago. */
+  private othersWritten(pod: string, own: readonly string[], quietMs: number): boolean {
+    const now = this.clock();
+    for (const [key, at] of this.recentWrites.get(pod) ?? []) {
+      if (now - at < quietMs && !own.includes(key)) return true;
+    }
+    return false;
+  }
+
+  /** Records that `ruleKey`'s object for `service` was just written on `pod`. */
+  wrote(pod: string, service: string, ruleKey: string): void {
+    this.markWrite(pod, ruleKey);
+    const slot = this.slot(pod, service);
+    if (slot.tickets.size >= MAX_TICKETS) slot.tickets.clear();
+    slot.tickets.delete(ruleKey);
+    slot.tickets.set(ruleKey, slot.begun);
+  }
+
+  /**
+   * Makes sure a restart of `service` on `pod` loads what `ruleKeys` wrote: already paid, joined,
+   * begun now, or deferred (mode "coalesce" only). A rule without a ticket (written by another
+   * process, or forgotten) counts as written just now.
+   */
+  async settle(
+    pod: string,
+    service: string,
+    ruleKeys: readonly string[],
+    options: RestartOptions,
+    restart: () => Promise<void>,
+  ): Promise<RestartVerdict> {
+    const slot = this.slot(pod, service);
+    const ticket = Math.max(...ruleKeys.map((k) => slot.tickets.get(k) ?? slot.begun), 0);
+    // Paid tickets stay: a redelivery that finds the object held still knows it was loaded.
+    const paid = (): RestartVerdict => ({ kind: "paid", restarted: false });
+    if (slot.paidUpTo > ticket) return paid();
+    // A restart in flight that began after the writes loads them: wait for it.
+    if (slot.inFlight !== undefined && slot.inFlight.number > ticket) {
+      await slot.inFlight.done;
+      if (slot.paidUpTo > ticket) return paid();
+    }
+    const sinceLast = slot.lastBegunAt === undefined ? Infinity : this.clock() - slot.lastBegunAt;
+    const burst = this.othersWritten(pod, ruleKeys, options.quietMs);
+    if (options.mode === "coalesce" && burst && sinceLast < options.minIntervalMs) {
+      return { kind: "deferred", dueInMs: Math.ceil(options.minIntervalMs - sinceLast) };
+    }
+    // One restart at a time per service and pod: the CNF serialises them anyway.
+    while (slot.inFlight !== undefined) await slot.inFlight.done;
+    if (slot.paidUpTo > ticket) return paid();
+    const number = ++slot.begun;
+    slot.lastBegunAt = this.clock();
+    const run = restart();
+    slot.inFlight = { number, done: run.catch(() => undefined) };
+    try {
+      await run;
+      slot.paidUpTo = Math.max(slot.paidUpTo, number);
+      return { kind: "paid", restarted: true };
+    } catch (error) {
+      return { kind: "failed", error };
+    } finally {
+      if (slot.inFlight?.number === number) slot.inFlight = undefined;
+    }
+  }
+
+  /** Restarts begun per pod and service, for tests and the bench. */
+  begun(pod: string, service: string): number {
+    return this.slots.get(`${pod}#${service}`)?.begun ?? 0;
+  }
+}
+
+/** The process-wide pacer sync uses unless given another (tests pass their own). */
+export const processCnfRestarts = new CnfRestartPacer();
+
+/** Defaults: in a burst, at most one restart of a service on a pod per 10 s mid-burst. */
+export const DEFAULT_RESTART_MIN_INTERVAL_MS = 10_000;
+/** Defaults: writes by others within 1 s make a burst (a loaded API server delivers slowly). */
+export const DEFAULT_RESTART_QUIET_MS = 1000;
