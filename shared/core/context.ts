@@ -7,6 +7,8 @@ export interface CallCounters {
   /** Kubernetes Events written (best-effort, not counted in `api`) and given up on. */
   eventsRecorded?: number;
   eventsDropped?: number;
+  /** Rule events that were the echo of the function's own status write: no CNF reads made. */
+  ownEchoesSkipped?: number;
   /**
    * CNF calls that failed after the client's in-process retry, by reason (unreachable, timeout,
    * login-failed, bad-reply, or the CNF's rejection: invalid, server-error, ...). Present only once

@@ -13,6 +13,7 @@ import {
 } from "../kube/index.js";
 import { requireKind, ruleKey, type RuleKey, type RuleStatus } from "../rules/index.js";
 import { done, permanent, retryLater, type Outcome } from "../core/outcome.js";
+import { processOwnStatusWrites } from "./own-writes.js";
 import type { RuleIdentity } from "./plan-rules.js";
 import {
   planSuperseded,
@@ -145,7 +146,8 @@ export async function applyRuleDecision(
   rule: RuleIdentity,
   oldStatus: RuleStatus | undefined,
   decision: RuleDecision,
-  observed: KnownFinalizers,
+  /** As read, with the uid of the rule decided on (a status write on a replacement is no echo). */
+  observed: KnownFinalizers & { readonly uid?: string | undefined },
 ): Promise<DecisionResult> {
   const entry = requireKind(rule.kind);
   const type = ruleResource(entry);
@@ -162,6 +164,14 @@ export async function applyRuleDecision(
       const superseded = planSuperseded(decision.status, metadata.generation, now());
       if (superseded !== null) {
         await kube.patchStatus(type, key, statusMergePatch(decision.status, superseded));
+      } else if (
+        decision.status.inSync === true &&
+        decision.finalizer === "keep" &&
+        observed.uid !== undefined &&
+        metadata.uid === observed.uid
+      ) {
+        // The update event this write causes is our own echo (own-writes.ts).
+        processOwnStatusWrites.record(metadata.uid, metadata.resourceVersion);
       }
     }
   } catch (error) {

@@ -10,6 +10,7 @@ import { DEPLOYMENTS, PODS, ruleResource, type KubeClient } from "../kube/index.
 import { byKind, RULE_KIND_NAMES } from "../rules/index.js";
 import { kubeFailureOutcome } from "./apply-rule.js";
 import { observeRuleAndCnf } from "./observe.js";
+import { processOwnStatusWrites } from "./own-writes.js";
 import { parseRuleObject } from "./observed.js";
 import { cnfObjectKind, planObjectWork, planResyncWork, type CnfWork } from "./plan-scope.js";
 import { runCnfWork, type CnfBatchReport } from "./resync.js";
@@ -35,6 +36,15 @@ async function syncRule(event: ObjectEvent, ctx: SyncContext): Promise<Outcome> 
   // Deleted (and released) before we got here: the finalizer path already cleaned the CNF.
   if (observed === undefined) return done("gone");
   const { raw, observation } = observed;
+  const { uid, resourceVersion } = raw.metadata;
+  if (event.action === "update" && processOwnStatusWrites.takeEcho(uid, resourceVersion)) {
+    ctx.calls.ownEchoesSkipped = (ctx.calls.ownEchoesSkipped ?? 0) + 1;
+    ctx.log.debug(
+      { rule: `${ref.kind} ${ref.namespace}/${ref.name}` },
+      "echo of own status write: no CNF reads",
+    );
+    return done("unchanged");
+  }
   const request = { observation, readMode: "items", restartMode: "coalesce" } as const;
   const report = await syncRules(ctx, { ...request, rules: [parseRuleObject(raw)] });
   const cnfWrites = report.pods.reduce((n, p) => n + p.writes.length, 0);

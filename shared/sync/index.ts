@@ -39,3 +39,4 @@ export {
 export { LEDGER_ANNOTATION, ledgerOf } from "./prune-ledger.js";
 export { PRUNE_ANNOTATION } from "./plan-prune.js";
 export { syncCnfEvent, syncRuleEvent } from "./events.js";
+export { processOwnStatusWrites } from "./own-writes.js";

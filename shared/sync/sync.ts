@@ -327,13 +327,10 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
           secrets: rule.secrets,
           now,
         });
-        const applied = await applyRuleDecision(
-          ctx.kube,
-          rule.identity,
-          rule.oldStatus,
-          decision,
-          rule.meta,
-        );
+        const applied = await applyRuleDecision(ctx.kube, rule.identity, rule.oldStatus, decision, {
+          ...rule.meta,
+          uid: rule.uid,
+        });
         const result = await reportFinalizerFailure(ctx, rule, applied);
         if (result.after !== "gone") await recordEvent(ctx, rule, decision);
         return { rule, wrote: mayHaveWritten(rule.observed, podResults), result };

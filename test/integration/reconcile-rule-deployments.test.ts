@@ -28,9 +28,9 @@ describe("which CNF and which pods a rule is applied to", () => {
 
     await world.startRollout(cnf);
     expect(cnf.pods).toHaveLength(2);
-    // A resync (or the pod event) brings the new pod in; the old one stays untouched.
+    // The new pod's event (on-deployment-ready) brings it in; the old one stays untouched.
     world.resetObservations();
-    expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "done" });
+    expect(await world.syncCnf(cnf)).toMatchObject({ kind: "done" });
     expect(world.holdings(cnf)).toEqual([HELD, HELD]);
     expect(world.cnfWrites(cnf)).toEqual([0, 1]);
     expect(await world.ruleView("Mwan3Policy", "policy1")).toMatchObject({
@@ -49,12 +49,10 @@ describe("which CNF and which pods a rule is applied to", () => {
       ["policy1", "policy2"],
     ]);
 
-    // The rollout finishes: the old pod goes, the rule stays in sync on the new one.
+    // The rollout finishes: the old pod goes (its event reaches on-deployment-ready), the rule
+    // stays in sync on the new one.
     await world.deletePod(cnf, oldPod);
-    expect(await world.reconcile("Mwan3Policy", "policy1")).toEqual({
-      kind: "done",
-      result: "unchanged",
-    });
+    expect(await world.syncCnf(cnf)).toMatchObject({ kind: "done" });
     expect(await world.ruleView("Mwan3Policy", "policy1")).toMatchObject({
       inSync: true,
       condition: { type: "Ready", message: `applied on all 1 pods of CNF ${cnf.name}` },

@@ -20,6 +20,7 @@ import {
 import type { CallCounters } from "../../shared/core/context.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
 import type { Outcome } from "../../shared/core/outcome.js";
+import { processOwnStatusWrites } from "../../shared/sync/index.js";
 import { adminKubeConfig, newNamespace } from "./support/cluster.js";
 
 /**
@@ -193,6 +194,8 @@ export class SyncWorld extends CnfFleet {
   async resyncRules(
     options: { order?: "apply" | "reverse"; rounds?: number } = {},
   ): Promise<Map<string, Outcome>> {
+    // A controller that comes up is a new process: it remembers none of its own status writes.
+    processOwnStatusWrites.clear();
     const rules = await this.listRules();
     if ((options.order ?? "reverse") === "reverse") rules.reverse();
     const outcomes = new Map<string, Outcome>();
