@@ -168,7 +168,12 @@ export class CnfRestartPacer {
 /** The process-wide pacer sync uses unless given another (tests pass their own). */
 export const processCnfRestarts = new CnfRestartPacer();
 
-/** Defaults: in a burst, at most one restart of a service on a pod per 10 s mid-burst. */
-export const DEFAULT_RESTART_MIN_INTERVAL_MS = 10_000;
+/**
+ * In a burst, at most one restart of a service on a pod per this long. Off (0) unless configured:
+ * pacing needs a delivery layer that redelivers a 503 after a second or more (the connector,
+ * Knative Triggers), which the shipped manifests have and set 10000 for; a direct sink that gives
+ * up after a few quick retries would leave deferred restarts to the resync.
+ */
+export const DEFAULT_RESTART_MIN_INTERVAL_MS = 0;
 /** Defaults: writes by others within 1 s make a burst (a loaded API server delivers slowly). */
 export const DEFAULT_RESTART_QUIET_MS = 1000;

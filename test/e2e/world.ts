@@ -218,6 +218,9 @@ export class E2eWorld {
   private webhookName: string | undefined;
   private readonly proxies: FreezableProxy[] = [];
 
+  /** Extra environment of the functions' server (e.g. the shipped manifests' settings). */
+  private functionsEnv: Record<string, string> = {};
+
   private constructor(
     readonly namespace: string,
     private readonly workDir: string,
@@ -241,7 +244,10 @@ export class E2eWorld {
    * Starts everything (without the connector when `connector: false`: another event source
    * drives the functions); on failure stops what it started and rethrows.
    */
-  static async start(namespace: string, options: { connector?: boolean } = {}): Promise<E2eWorld> {
+  static async start(
+    namespace: string,
+    options: { connector?: boolean; functionsEnv?: Record<string, string> } = {},
+  ): Promise<E2eWorld> {
     const workDir = await mkdtemp(path.join(os.tmpdir(), "sdewan-e2e-"));
     const kubeconfigPath = userFromInfo(clusterInfo(), ADMIN_USER).kubeconfigPath;
     const world = new E2eWorld(namespace, workDir, kubeconfigPath, {
@@ -249,6 +255,7 @@ export class E2eWorld {
       connector: await freePort("127.0.0.1"),
     });
     try {
+      world.functionsEnv = options.functionsEnv ?? {};
       await world.startFunctions();
       await world.startWebhook();
       await world.cluster.createCnf(namespace);
@@ -274,6 +281,7 @@ export class E2eWorld {
       HOST: "127.0.0.1",
       PORT: String(this.ports.functions),
       FUNCTIONS: "reconcile-rule,on-deployment-ready",
+      ...this.functionsEnv,
     });
     this.functionsChild = child;
     await waitForHttp(`${this.functionsUrl}/_/ready`, child, 60_000);

@@ -72,8 +72,8 @@ export class SyncWorld extends CnfFleet {
   readonly env: Record<string, string | undefined> = {
     CNF_TIMEOUT_MS: String(CNF_TEST_TIMEOUT_MS),
     // These tests deliver one event after another with no delivery layer to redeliver a
-    // deferred restart: pacing is off here, and proven where a real connector redelivers
-    // (test/e2e/rule-sync.test.ts) and in test/unit/cnf/restarts.test.ts.
+    // deferred restart: pacing stays off (the default), and is proven where a real connector
+    // redelivers (test/e2e/rule-sync.test.ts) and in test/unit/cnf/restarts.test.ts.
     CNF_RESTART_MIN_INTERVAL_MS: "0",
   };
 
