@@ -16,11 +16,7 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # --ignore-scripts: the image already has Node 24; the pinned "node" package need not fetch one.
-# npm ci, unless it refuses the lock: a lock written against a registry mirror that serves only
-# linux-x64 builds lacks other platforms' optional packages (see .ci/run); npm install then
-# installs the same versions from it.
-RUN npm ci --no-audit --no-fund --ignore-scripts \
- || npm install --no-audit --no-fund --ignore-scripts
+RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY shared ./shared
 COPY functions ./functions
@@ -35,9 +31,7 @@ FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN (npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
-  || npm install --omit=dev --no-audit --no-fund --ignore-scripts) \
- && npm cache clean --force
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY --from=build /src/dist ./dist
 # V8 and Node defaults for a function container (measured with `npm run bench -- --only
 # cold-start`): a 2 MiB semi-space keeps the young generation at 4 MiB where it grew to 64 MiB
