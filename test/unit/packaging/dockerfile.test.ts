@@ -100,6 +100,16 @@ describe("Dockerfile", () => {
     expect(Number(last.split(":")[0])).toBeGreaterThan(0);
   });
 
+  // Node keys the compile cache's folder by user id: a cache filled by root is never found by the
+  // user the image runs as (dev/image/test.sh checks the hits in the built image).
+  it("fills the compile cache as the user it runs as, and leaves it readable, not writable, to it", () => {
+    const users = inRuntime("USER").map((u) => u.args);
+    const [uid, gid] = (users[users.length - 1] ?? "").split(":");
+    const warm = inRuntime("RUN").find((r) => r.args.includes("NODE_COMPILE_CACHE"))?.args ?? "";
+    expect(warm).toContain(`setpriv --reuid=${uid} --regid=${gid ?? uid} --clear-groups node`);
+    expect(warm).toMatch(/chown -R 0:0 "\$NODE_COMPILE_CACHE" && chmod -R a\+rX,go-w/);
+  });
+
   it("checks health on the runtime's /_/health at PORT, listens on 8080 by default", () => {
     const health = inRuntime("HEALTHCHECK").map((h) => h.args);
     expect(health).toHaveLength(1);
