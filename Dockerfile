@@ -16,11 +16,7 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # --ignore-scripts: the image already has Node 24; the pinned "node" package need not fetch one.
-# npm ci, unless it refuses the lock: a lock written against a registry mirror that serves only
-# linux-x64 builds lacks other platforms' optional packages (see .ci/run); npm install then
-# installs the same versions from it.
-RUN npm ci --no-audit --no-fund --ignore-scripts \
- || npm install --no-audit --no-fund --ignore-scripts
+RUN npm ci --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY shared ./shared
 COPY functions ./functions
@@ -35,19 +31,22 @@ FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN (npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
-  || npm install --omit=dev --no-audit --no-fund --ignore-scripts) \
- && npm cache clean --force
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY --from=build /src/dist ./dist
 # V8 and Node defaults for a function container (measured with `npm run bench -- --only
 # cold-start`): a 2 MiB semi-space keeps the young generation at 4 MiB where it grew to 64 MiB
-# under the 1,000-rule run (RSS after it 172 -> 136 MiB, no slower). The compile cache, filled
-# here as root and read-only at run time, lets a new container's first start read compiled code
-# instead of compiling it (~100 ms); Node ignores entries whose file no longer matches.
+# under the 1,000-rule run (RSS after it 172 -> 136 MiB, no slower). The compile cache lets a new
+# container's first start read compiled code instead of compiling it (~100 ms); Node ignores
+# entries whose file no longer matches. Node keys the cache's folder by the user id, so it is
+# filled as the user that runs (1000; filled as root, uid 1000 never found it), then handed to
+# root and made readable (Node writes its entries 0600): the server reads them and cannot
+# rewrite the code it loads next start.
 ENV NODE_OPTIONS=--max-semi-space-size=2 \
     NODE_COMPILE_CACHE=/app/.node-compile-cache
-RUN node --input-type=module \
-      -e "await import('./dist/bundle/runtime.js'); await import('./dist/bundle/all.js')"
+RUN mkdir "$NODE_COMPILE_CACHE" && chown 1000:1000 "$NODE_COMPILE_CACHE" \
+ && setpriv --reuid=1000 --regid=1000 --clear-groups node --input-type=module \
+      -e "await import('./dist/bundle/runtime.js'); await import('./dist/bundle/all.js')" \
+ && chown -R 0:0 "$NODE_COMPILE_CACHE" && chmod -R a+rX,go-w "$NODE_COMPILE_CACHE"
 # Which function(s) to serve; empty = all. FUNCTIONS (env) wins at run time.
 ARG FUNCTION=""
 ENV FUNCTIONS=${FUNCTION} \

@@ -6,6 +6,7 @@
 #
 #   ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/knative-eventing-<commit, 12 hex>/
 #     apiserver_receive_adapter   the ApiServerSource receive adapter (./cmd/apiserver_receive_adapter)
+#     mtping                      the PingSource adapter (./cmd/mtping), which delivers the resync
 #     validate-manifests          dev/knative/validate/main.go, copied into kn-min/ and built there:
 #                                 Knative's own decoding, defaulting and validation of manifests
 #     kn-min/                     the unpacked sources (config/ holds Knative's CRDs)
@@ -48,12 +49,14 @@ out_dir="$(go_tool_cache_dir "knative-eventing-${commit:0:12}")"
 if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
 
 adapter="$out_dir/apiserver_receive_adapter"
+mtping="$out_dir/mtping"
 validator="$out_dir/validate-manifests"
 validator_src="$here/validate/main.go"
 # The validator's source as last built, to rebuild it when the committed one changes.
 validator_stamp="$out_dir/validate-manifests.go"
 have_all() {
   go_tool_have "$adapter" || return 1
+  go_tool_have "$mtping" || return 1
   [[ ! -f "$validator_src" ]] || { go_tool_have "$validator" && cmp -s "$validator_src" "$validator_stamp"; }
 }
 if [[ $force == 0 ]] && have_all; then
@@ -89,6 +92,15 @@ if [[ $force == 1 ]] || ! go_tool_have "$adapter"; then
   log "apiserver_receive_adapter: compiling up to $total packages ($(go_tool_elapsed) elapsed)"
   if ! go_tool_build "$src" ./cmd/apiserver_receive_adapter "$adapter" "-s -w" still_compiling; then
     log "go build failed. To see why: cd $src && GOFLAGS=-mod=vendor GOTOOLCHAIN=local go build ./cmd/apiserver_receive_adapter"
+    exit 1
+  fi
+fi
+
+if [[ $force == 1 ]] || ! go_tool_have "$mtping"; then
+  total="$(go_tool_count_deps "$src" ./cmd/mtping)"
+  log "mtping: compiling up to $total packages ($(go_tool_elapsed) elapsed)"
+  if ! go_tool_build "$src" ./cmd/mtping "$mtping" "-s -w" still_compiling; then
+    log "go build failed. To see why: cd $src && GOFLAGS=-mod=vendor GOTOOLCHAIN=local go build ./cmd/mtping"
     exit 1
   fi
 fi

@@ -1,11 +1,12 @@
 /**
  * egress-group-sync: add/update/delete of an Antrea Egress, a Pod or a Namespace (or a resync) ->
  * recompute the EgressGroup of every affected Egress from live state and write it only if it
- * changed. The event is a hint: it only says which groups to look at; shared/egress does the
+ * changed, with a `MembersChanged (+a -b)` Kubernetes Event on the group when its Pods changed.
+ * The event is a hint: it only says which groups to look at; shared/egress does the
  * rest (sync-event.ts says which outcome each case gets).
  */
 import { syncEgressEvent, type GroupLimits } from "../../shared/egress/index.js";
-import { functionDeps, type FunctionDeps } from "../../shared/runtime/deps.js";
+import { eventRecorder, functionDeps, type FunctionDeps } from "../../shared/runtime/deps.js";
 import type { EventFunction } from "../../shared/runtime/function.js";
 
 export interface EgressGroupSyncDeps extends FunctionDeps {
@@ -22,6 +23,7 @@ export function createEgressGroupSync(given: Partial<EgressGroupSyncDeps> = {}):
     handle: (event, ctx) =>
       syncEgressEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
         now: deps.now().toISOString(),
+        events: eventRecorder(deps, "egress-group-sync", ctx.calls),
         ...(given.limits ? { limits: given.limits } : {}),
         ...(given.maxRaceAttempts ? { maxRaceAttempts: given.maxRaceAttempts } : {}),
       }),

@@ -18,6 +18,7 @@ import {
   type ObservedEgressGroup,
 } from "./plan-group.js";
 import { podEventSelectors } from "./member-index.js";
+import { planMembersChange, type MembersChange } from "./plan-events.js";
 import {
   planMemberChange,
   planPodSelection,
@@ -49,9 +50,10 @@ export interface EgressStore {
   listNamespaces(query: ListQuery): Promise<NamespaceSnapshot[]>;
   /** Pods matching `query`, narrowed with `fieldSelector` on the server. */
   listPods(query: ListQuery, fieldSelector: string): Promise<PodSnapshot[]>;
-  createGroup(desired: DesiredEgressGroup): Promise<void>;
-  /** Replaces the group read at `resourceVersion`; fails (conflict) if it changed since. */
-  replaceGroup(desired: DesiredEgressGroup, resourceVersion: string): Promise<void>;
+  /** Creates the group; resolves with its uid. */
+  createGroup(desired: DesiredEgressGroup): Promise<string>;
+  /** Replaces the group read at `resourceVersion`; fails (conflict) if it changed since. Its uid. */
+  replaceGroup(desired: DesiredEgressGroup, resourceVersion: string): Promise<string>;
   deleteGroup(name: string): Promise<void>;
 }
 
@@ -61,6 +63,11 @@ export interface ApplyOptions {
   readonly limits?: GroupLimits;
   /** Concurrent list and write requests. Default 8. */
   readonly concurrency?: number;
+  /**
+   * Called once a write that changed the group's members succeeded (plan-events.ts), with the
+   * group's uid; awaited, so it must be bounded (the Event recorder is).
+   */
+  readonly onMembersChanged?: (change: MembersChange, uid: string) => Promise<void>;
 }
 
 export interface GroupResult {
@@ -132,20 +139,22 @@ async function observeMembers(
   return { pods: podLists.flat(), namespaces };
 }
 
+/** Writes the plan; the group's uid when it was created or replaced. */
 async function write(
   store: EgressStore,
   plan: EgressGroupPlan,
   existing: ObservedEgressGroup | null,
-): Promise<void> {
+): Promise<string | null> {
   switch (plan.action) {
     case "create":
       return store.createGroup(plan.desired);
     case "update":
       return store.replaceGroup(plan.desired, existing?.resourceVersion ?? "");
     case "delete":
-      return store.deleteGroup(plan.name);
+      await store.deleteGroup(plan.name);
+      return null;
     case "unchanged":
-      return;
+      return null;
   }
 }
 
@@ -183,17 +192,21 @@ async function planRecomputes(
   );
 }
 
-/** Writes every plan (bounded), in the order given. */
+/** Writes every plan (bounded), in the order given; reports each change of members written. */
 function writeAll(
   store: EgressStore,
   plans: readonly EgressGroupPlan[],
   seen: Candidates,
   limit: Limit,
+  options: ApplyOptions,
 ): Promise<GroupResult[]> {
   return Promise.all(
     plans.map((plan) =>
       limit(async () => {
-        await write(store, plan, seen.groups.get(plan.name) ?? null);
+        const existing = seen.groups.get(plan.name) ?? null;
+        const uid = await write(store, plan, existing);
+        const change = planMembersChange(existing, plan);
+        if (uid !== null && change !== null) await options.onMembersChanged?.(change, uid);
         return resultOf(plan);
       }),
     ),
@@ -250,7 +263,7 @@ async function applyPodTrigger(
   if (recompute.length > 0) {
     plans.push(...(await planRecomputes(store, recompute, seen, options, limit)));
   }
-  const written = await writeAll(store, plans, seen, limit);
+  const written = await writeAll(store, plans, seen, limit, options);
   const groups = [...written, ...asTheyAre].sort((a, b) => compareStrings(a.name, b.name));
   return { recomputed, groups };
 }
@@ -269,5 +282,9 @@ export async function applyEgressTrigger(
   if (recompute.length === 0) return { trigger, recomputed: recompute, groups: [] };
   const names = recompute.map((g) => g.name);
   const plans = await planRecomputes(store, names, seen, options, limit);
-  return { trigger, recomputed: recompute, groups: await writeAll(store, plans, seen, limit) };
+  return {
+    trigger,
+    recomputed: recompute,
+    groups: await writeAll(store, plans, seen, limit, options),
+  };
 }

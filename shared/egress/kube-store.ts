@@ -51,12 +51,11 @@ export function kubeEgressStore(kube: KubeClient): EgressStore {
       (await kube.list(NAMESPACES, listOptions(query))).map(namespaceSnapshotFromObject),
     listPods: async (query, fieldSelector) =>
       (await kube.list(PODS, listOptions(query, fieldSelector))).map(podSnapshotFromObject),
-    createGroup: async (desired) => {
-      await kube.create(EGRESS_GROUPS, groupObjectFromDesired(desired));
-    },
-    replaceGroup: async (desired, resourceVersion) => {
-      await kube.replace(EGRESS_GROUPS, groupObjectFromDesired(desired, resourceVersion));
-    },
+    createGroup: async (desired) =>
+      (await kube.create(EGRESS_GROUPS, groupObjectFromDesired(desired))).metadata.uid ?? "",
+    replaceGroup: async (desired, resourceVersion) =>
+      (await kube.replace(EGRESS_GROUPS, groupObjectFromDesired(desired, resourceVersion))).metadata
+        .uid ?? "",
     deleteGroup: async (name) => {
       await kube.delete(EGRESS_GROUPS, { name });
     },

@@ -11,9 +11,16 @@
 import type { Log } from "../core/context.js";
 import { done, malformed, permanent, retryLater, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
-import { isKubeError, retryOnConflict, type KubeClient } from "../kube/index.js";
+import {
+  isKubeError,
+  retryOnConflict,
+  type EventRecorder,
+  type KubeClient,
+} from "../kube/index.js";
+import { EGRESS_GROUP_API_VERSION, EGRESS_GROUP_KIND } from "../rules/index.js";
 import { applyEgressTrigger, type EventResult, type GroupResult } from "./apply-event.js";
 import { kubeEgressStore } from "./kube-store.js";
+import { membersChangedEvent, type MembersChange } from "./plan-events.js";
 import { triggerFromEvent } from "./plan-recompute.js";
 import type { GroupLimits } from "./size.js";
 
@@ -23,6 +30,8 @@ export interface EgressEventOptions {
   readonly limits?: GroupLimits;
   /** Whole recomputes tried when a write races. Default 3. */
   readonly maxRaceAttempts?: number;
+  /** Where `MembersChanged` Events go (best-effort, bounded); none when absent. */
+  readonly events?: EventRecorder;
 }
 
 const PAST: Readonly<Record<GroupResult["action"], string>> = {
@@ -63,6 +72,22 @@ function outcomeOf(result: EventResult): Outcome {
   return done(summary(result));
 }
 
+/** The group's `MembersChanged (+a -b)` Event (plan-events.ts), on the cluster-scoped group. */
+const recordMembersChanged =
+  (events: EventRecorder) =>
+  (change: MembersChange, uid: string): Promise<void> =>
+    events.record({
+      ...membersChangedEvent(change),
+      regarding: {
+        apiVersion: EGRESS_GROUP_API_VERSION,
+        kind: EGRESS_GROUP_KIND,
+        namespace: "",
+        name: change.group,
+        ...(uid === "" ? {} : { uid }),
+      },
+      action: "Sync",
+    });
+
 /** A concurrent writer changed or deleted a group between our read and our write. */
 const raced = (error: unknown): boolean =>
   isKubeError(error, "conflict") || isKubeError(error, "notFound");
@@ -76,7 +101,11 @@ export async function syncEgressEvent(
   const classified = triggerFromEvent(event);
   if (!classified.ok) return malformed(classified.code, classified.reason);
   const store = kubeEgressStore(kube);
-  const apply = { now: options.now, ...(options.limits ? { limits: options.limits } : {}) };
+  const apply = {
+    now: options.now,
+    ...(options.limits ? { limits: options.limits } : {}),
+    ...(options.events ? { onMembersChanged: recordMembersChanged(options.events) } : {}),
+  };
   try {
     const result = await retryOnConflict(
       { attempts: options.maxRaceAttempts ?? 3, isRace: raced, jitterMs: 0 },
