@@ -68,12 +68,12 @@ export class SyncWorld extends CnfFleet {
   readonly custom = adminKubeConfig().makeApiClient(CustomObjectsApi);
   readonly log = new CapturedLog();
   readonly calls: CallCounters = { api: 0, cnf: 0 };
-  readonly env: Record<string, string | undefined> = {
-    CNF_TIMEOUT_MS: String(CNF_TEST_TIMEOUT_MS),
-  };
+  readonly env: Record<string, string | undefined>;
 
   private constructor(readonly namespace: string) {
     super(createKubeClient(adminKubeConfig()), { namespace });
+    // Prune ledgers in the world's own namespace: tests share one API server.
+    this.env = { CNF_TIMEOUT_MS: String(CNF_TEST_TIMEOUT_MS), PRUNE_LEDGER_NAMESPACE: namespace };
   }
 
   /** In a new namespace, or in `namespace` (e.g. one the admission harness covers). */

@@ -5,6 +5,8 @@ import { Namespace } from "kubernetes-models/v1/Namespace";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
+import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
+import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
 import { docsOfFolder, type Doc } from "./repo-files.js";
 
 const MODELS: Record<string, new (data: never) => { validate(): void }> = {
@@ -13,6 +15,8 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   ServiceAccount,
   ClusterRole,
   ClusterRoleBinding,
+  Role,
+  RoleBinding,
 };
 
 const docs: Doc[] = [...docsOfFolder("manifests/rbac"), ...docsOfFolder("manifests/openfaas")];
