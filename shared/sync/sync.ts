@@ -123,6 +123,7 @@ function clientFor(ctx: SyncContext, observation: CnfObservation, podIp: string)
     signal: ctx.signal,
     log: ctx.log,
     timeoutMs: tuning.timeoutMs,
+    writeTimeoutMs: tuning.writeTimeoutMs,
     restartTimeoutMs: tuning.restartTimeoutMs,
     retry: tuning.retry,
     ca: cnfCaFromEnv(ctx.env),
