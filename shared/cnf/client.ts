@@ -236,7 +236,7 @@ export class CnfClient {
                   endpoint: this.baseUrl,
                   operation: `${call.method} ${call.path}`,
                   attempt: attemptNumber,
-                  error: error.message,
+                  error: retryLogText(error),
                 },
                 "CNF call failed, retrying",
               );
@@ -359,6 +359,16 @@ export class CnfClient {
   private site(method: string, path: string): CnfCallSite {
     return { endpoint: this.baseUrl, operation: `${method} ${path}`, method };
   }
+}
+
+/**
+ * What a retry's warning says of the failure: a CNF's error text may echo the request body, key
+ * material included (the caller redacts what reaches a status; this log is written before), so
+ * an HTTP error is logged by its status and class only.
+ */
+function retryLogText(error: Error): string {
+  if (error instanceof CnfHttpError) return `HTTP ${error.status} (${error.rejection})`;
+  return error.message;
 }
 
 /** Success bodies of DELETE and the service endpoint carry nothing the caller needs. */

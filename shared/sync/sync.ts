@@ -50,6 +50,7 @@ import {
 import { planRuleEvent } from "./plan-events.js";
 import { planDeletionTarget } from "./plan-targets.js";
 import type { RuleTarget } from "./plan-writes.js";
+import { resolveSecretRefs } from "./secret-refs.js";
 
 /** How many rules' API writes (claims, statuses) are in flight at once. */
 const STATUS_WRITE_CONCURRENCY = 32;
@@ -255,9 +256,11 @@ async function reportFinalizerFailure(
 export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise<SyncReport> {
   const found = request.observation.situation.kind === "found";
   const willWrite = found && request.observation.pods.ready.length > 0;
+  // Secrets named by reference are read only when there is a CNF to write them to.
+  const observed = found ? await resolveSecretRefs(ctx.kube, request.rules) : request.rules;
   const { claimed: planned, unclaimed } = await claimRules(
     ctx,
-    withoutCollisions(request.rules.map((r) => planRule(r, request.observation))),
+    withoutCollisions(observed.map((r) => planRule(r, request.observation))),
     willWrite,
   );
   const ruleTargets = planned.flatMap((p) =>
