@@ -304,6 +304,8 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
       return def.secrets(parsed.data).filter((v): v is string => v !== undefined && v !== "");
     },
     secretRefs: (spec) => {
+      // Most kinds have none: no parse for them (a resync asks this of every rule).
+      if (def.secretRefFields === undefined) return [];
       const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
       if (!parsed.success) return [];
       const data = parsed.data as Readonly<Record<string, unknown>>;
@@ -313,6 +315,7 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
       });
     },
     plainSecretFields: (spec) => {
+      if (def.secretRefFields === undefined) return [];
       const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
       if (!parsed.success) return [];
       const data = parsed.data as Readonly<Record<string, unknown>>;

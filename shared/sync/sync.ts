@@ -256,7 +256,7 @@ async function reportFinalizerFailure(
 export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise<SyncReport> {
   const found = request.observation.situation.kind === "found";
   const willWrite = found && request.observation.pods.ready.length > 0;
-  // Secrets named by reference are read only when there is a CNF to write them to.
+  // Secrets named by reference are read only for a CNF that exists (its targets need them).
   const observed = found ? await resolveSecretRefs(ctx.kube, request.rules) : request.rules;
   const { claimed: planned, unclaimed } = await claimRules(
     ctx,
