@@ -16,6 +16,7 @@ import { repoRoot } from "../control-plane/binaries.js";
 
 const NAMESPACE = "sdewan-system";
 const SHARED_ACCOUNT = "sdewan-functions";
+const LEDGER_NAMESPACE = "sdewan-prune-ledgers";
 const FUNCTION_ROLES = [
   "sdewan-reconcile-rule",
   "sdewan-on-deployment-ready",
@@ -99,6 +100,19 @@ export async function createDemoIdentities(
       },
     });
   }
+  // on-deployment-ready's prune ledgers: a Role in their own namespace, bound here as rbac-ce.yaml does.
+  await rbac.createNamespacedRoleBinding({
+    namespace: LEDGER_NAMESPACE,
+    body: {
+      metadata: { name: `demo-${SHARED_ACCOUNT}-sdewan-on-deployment-ready` },
+      roleRef: {
+        apiGroup: "rbac.authorization.k8s.io",
+        kind: "Role",
+        name: "sdewan-on-deployment-ready",
+      },
+      subjects: [{ kind: "ServiceAccount", name: SHARED_ACCOUNT, namespace: NAMESPACE }],
+    },
+  });
   const file = (name: string) => path.join(dir, `${name}.kubeconfig`);
   return {
     objects,

@@ -5,6 +5,7 @@
  * proves each role sufficient and tight against the real API server.
  */
 import { RULE_GROUP } from "../../shared/rules/index.js";
+import { DEFAULT_LEDGER_NAMESPACE as LEDGER_NAMESPACE } from "../../shared/sync/index.js";
 import {
   blockList,
   generatedHeader,
@@ -80,9 +81,16 @@ subjects:
 export function renderOnDeploymentReadyRbac(kinds: readonly KindNames[] = registryKinds()): string {
   return `${generatedHeader(SOURCE)}
 # Identity of on-deployment-ready: reads CNF Deployments and Pods and every rule of a CNF (a
-# resync lists them in all namespaces), writes rule finalizers (merge patch), status and the
-# prune ledger (an annotation on the CNF Deployment) of CNFs that opt in.
+# resync lists them in all namespaces), writes rule finalizers (merge patch), status, and the
+# prune ledgers of CNFs that opt in: ConfigMaps in ${LEDGER_NAMESPACE}, a namespace that holds
+# nothing else, so the function may write ledgers but no workload (docs/adr/0001).
 # test/integration/rbac.test.ts runs the function with exactly this role.
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: ${LEDGER_NAMESPACE}
+  labels: { app.kubernetes.io/part-of: sdewan }
+---
 apiVersion: v1
 kind: ServiceAccount
 metadata:
@@ -100,13 +108,10 @@ metadata:
     sdewan-bucket-type-permission: '{"*":["*"]}'
 rules:
 ${ruleAccess(kinds)}
-  # CNF Deployments; patch: the prune ledger of a CNF that opts in (sdewan.akraino.org/prune) is
-  # the Deployment's annotation sdewan.akraino.org/applied-objects, written with a merge patch
-  # carrying the resourceVersion. RBAC cannot narrow a patch to one annotation: the tests prove
-  # create, delete and the other resources stay refused.
+  # CNF Deployments and their Pods: read only (the prune ledger is a ConfigMap, below).
   - apiGroups: ["apps"]
     resources: ["deployments"]
-    verbs: ["get", "list", "patch"]
+    verbs: ["get", "list"]
   - apiGroups: [""]
     resources: ["pods"]
     verbs: ["get", "list"]
@@ -119,6 +124,29 @@ metadata:
   labels: { app.kubernetes.io/name: on-deployment-ready, app.kubernetes.io/part-of: sdewan }
 roleRef:
   { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: sdewan-on-deployment-ready }
+subjects:
+  - { kind: ServiceAccount, name: sdewan-on-deployment-ready, namespace: sdewan-system }
+---
+# The prune ledgers, one ConfigMap per CNF that opts in (sdewan.akraino.org/prune), each written
+# with the resourceVersion it was computed from. Only in ${LEDGER_NAMESPACE}: no list, no delete.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: sdewan-on-deployment-ready
+  namespace: ${LEDGER_NAMESPACE}
+  labels: { app.kubernetes.io/name: on-deployment-ready, app.kubernetes.io/part-of: sdewan }
+rules:
+  - apiGroups: [""]
+    resources: ["configmaps"]
+    verbs: ["get", "create", "update"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: sdewan-on-deployment-ready
+  namespace: ${LEDGER_NAMESPACE}
+  labels: { app.kubernetes.io/name: on-deployment-ready, app.kubernetes.io/part-of: sdewan }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: Role, name: sdewan-on-deployment-ready }
 subjects:
   - { kind: ServiceAccount, name: sdewan-on-deployment-ready, namespace: sdewan-system }
 `;

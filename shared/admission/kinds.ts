@@ -31,6 +31,10 @@ export interface AdmissionRuleKind {
   references(spec: unknown): readonly RuleReference[];
   /** Networks a spec that parsed names; each must be attached to the CNF. */
   networks(spec: unknown): readonly NetworkUse[];
+  /** Key material a spec gives in plain text where a Secret reference could be used. */
+  plainSecretFields(
+    spec: unknown,
+  ): readonly { readonly field: string; readonly refField: string }[];
 }
 
 export type ParsedNetworks =
@@ -59,6 +63,7 @@ function viewOf(entry: RuleKindEntry): AdmissionRuleKind {
     checkName: (name) => entry.checkName(name),
     references: (spec) => entry.references(spec),
     networks: (spec) => entry.networks(spec),
+    plainSecretFields: (spec) => entry.plainSecretFields(spec),
   };
 }
 

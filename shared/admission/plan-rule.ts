@@ -45,9 +45,21 @@ function problemsOf(request: AdmissionRequest, rule: AdmissionRuleKind): string[
   return nameProblem === null ? problems : [`metadata.name: ${nameProblem}`, ...problems];
 }
 
+/** Plain key material is accepted (upstream's fields) but deprecated: say what to use instead. */
+function plainSecretWarnings(request: AdmissionRequest, rule: AdmissionRuleKind): string[] {
+  if (!specChecksApply(request)) return [];
+  return rule
+    .plainSecretFields(request.object?.spec)
+    .map(
+      ({ field, refField }) =>
+        `spec.${field} is deprecated: every account that reads ${rule.plural} can read it; ` +
+        `put it in a Secret and use spec.${refField}: {name, key}`,
+    );
+}
+
 export function planRuleSpec(request: AdmissionRequest, rule: AdmissionRuleKind): Verdict {
   const problems = problemsOf(request, rule);
-  if (problems.length === 0) return allow();
+  if (problems.length === 0) return allow(plainSecretWarnings(request, rule));
   return deny(
     POLICY.ruleSpec,
     422,

@@ -14,6 +14,7 @@ import {
   CnfError,
   CnfHttpError,
   CnfLoginError,
+  CnfTimeoutError,
   cnfFailureReason,
   isRetryableNow,
   type CnfCallSite,
@@ -63,6 +64,7 @@ export interface CnfClientOptions {
   readonly calls?: CnfCallCounter;
   readonly signal?: AbortSignal;
   readonly timeoutMs?: number;
+  readonly writeTimeoutMs?: number;
   readonly restartTimeoutMs?: number;
   readonly retry?: Partial<CnfRetryPolicy>;
   readonly sessions?: CnfSessionCache;
@@ -76,6 +78,11 @@ interface Call {
   readonly path: string;
   readonly body?: unknown;
   readonly timeoutMs?: number;
+  /**
+   * A write of a CNF object: waited for up to writeTimeoutMs and never re-sent after a timeout,
+   * so no attempt of it can land after the call returned (or after a newer write).
+   */
+  readonly objectWrite?: boolean;
 }
 
 export class CnfClient {
@@ -84,6 +91,7 @@ export class CnfClient {
   private readonly sessions: CnfSessionCache;
   private readonly sessionKey: string;
   private readonly timeoutMs: number;
+  private readonly writeTimeoutMs: number;
   private readonly restartTimeoutMs: number;
   private readonly retry: CnfRetryPolicy;
 
@@ -93,6 +101,11 @@ export class CnfClient {
     this.sessions = options.sessions ?? processCnfSessions;
     this.sessionKey = CnfSessionCache.key(this.baseUrl, this.credentials.username);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_CNF_TUNING.timeoutMs;
+    // Never shorter than a read's: a write is not re-sent, so it gets at least as long.
+    this.writeTimeoutMs = Math.max(
+      options.writeTimeoutMs ?? DEFAULT_CNF_TUNING.writeTimeoutMs,
+      this.timeoutMs,
+    );
     this.restartTimeoutMs = options.restartTimeoutMs ?? DEFAULT_CNF_TUNING.restartTimeoutMs;
     this.retry = { ...DEFAULT_CNF_TUNING.retry, ...options.retry };
   }
@@ -128,7 +141,7 @@ export class CnfClient {
     schemas?: CnfReplySchemas,
   ): Promise<CnfReplyObject> {
     const path = collectionPath(ref);
-    return this.call({ method: "POST", path, body }, (reply, site) =>
+    return this.call({ method: "POST", path, body, objectWrite: true }, (reply, site) =>
       objectReplyOf(site, reply, schemas?.item, body.name),
     );
   }
@@ -144,7 +157,7 @@ export class CnfClient {
       return this.create(ref, body, schemas);
     }
     const path = itemPath(ref, body.name);
-    return this.call({ method: "PUT", path, body }, (reply, site) =>
+    return this.call({ method: "PUT", path, body, objectWrite: true }, (reply, site) =>
       objectReplyOf(site, reply, schemas?.item, body.name),
     );
   }
@@ -152,7 +165,8 @@ export class CnfClient {
   /** DELETE; "absent" when the CNF did not have it (404), which callers treat as done. */
   async delete(ref: CnfCollectionRef, name: string): Promise<"deleted" | "absent"> {
     try {
-      await this.call({ method: "DELETE", path: itemPath(ref, name) }, ignoreBody);
+      const call = { method: "DELETE", path: itemPath(ref, name), objectWrite: true } as const;
+      await this.call(call, ignoreBody);
       return "deleted";
     } catch (error) {
       if (error instanceof CnfHttpError && error.status === 404) return "absent";
@@ -193,6 +207,11 @@ export class CnfClient {
     read: (reply: HttpExchange, site: CnfCallSite) => T,
   ): Promise<T> {
     const idempotent = call.method !== "POST";
+    // A write that timed out may still be applied by the CNF: sending it again would leave two
+    // attempts in flight, the older able to land last (over a newer write of another event).
+    const mayRetry = (error: unknown): boolean =>
+      !(call.objectWrite === true && error instanceof CnfTimeoutError) &&
+      isRetryableNow(error, idempotent);
     let attempts = 0;
     try {
       return await pRetry(
@@ -209,15 +228,15 @@ export class CnfClient {
           randomize: true,
           maxRetryTime: this.retry.budgetMs,
           ...(this.options.signal === undefined ? {} : { signal: this.options.signal }),
-          shouldRetry: ({ error }) => isRetryableNow(error, idempotent),
+          shouldRetry: ({ error }) => mayRetry(error),
           onFailedAttempt: ({ error, attemptNumber, retriesLeft }) => {
-            if (retriesLeft > 0 && isRetryableNow(error, idempotent)) {
+            if (retriesLeft > 0 && mayRetry(error)) {
               this.options.log?.warn(
                 {
                   endpoint: this.baseUrl,
                   operation: `${call.method} ${call.path}`,
                   attempt: attemptNumber,
-                  error: error.message,
+                  error: retryLogText(error),
                 },
                 "CNF call failed, retrying",
               );
@@ -293,8 +312,10 @@ export class CnfClient {
         ...(body === undefined ? {} : { "content-type": "application/json" }),
       },
       ...(body === undefined ? {} : { body }),
-      timeoutMs: call.timeoutMs ?? this.timeoutMs,
+      timeoutMs:
+        call.timeoutMs ?? (call.objectWrite === true ? this.writeTimeoutMs : this.timeoutMs),
       path: call.path,
+      inDoubtOnTimeout: call.objectWrite === true,
     });
   }
 
@@ -306,6 +327,7 @@ export class CnfClient {
       body?: string;
       timeoutMs: number;
       path: string;
+      inDoubtOnTimeout?: boolean;
     },
   ): Promise<HttpExchange> {
     if (this.options.calls !== undefined) this.options.calls.cnf += 1;
@@ -315,6 +337,7 @@ export class CnfClient {
       headers: request.headers,
       ...(request.body === undefined ? {} : { body: request.body }),
       timeoutMs: request.timeoutMs,
+      ...(request.inDoubtOnTimeout === true ? { inDoubtOnTimeout: true } : {}),
       ...(this.options.signal === undefined ? {} : { signal: this.options.signal }),
       ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
     });
@@ -336,6 +359,16 @@ export class CnfClient {
   private site(method: string, path: string): CnfCallSite {
     return { endpoint: this.baseUrl, operation: `${method} ${path}`, method };
   }
+}
+
+/**
+ * What a retry's warning says of the failure: a CNF's error text may echo the request body, key
+ * material included (the caller redacts what reaches a status; this log is written before), so
+ * an HTTP error is logged by its status and class only.
+ */
+function retryLogText(error: Error): string {
+  if (error instanceof CnfHttpError) return `HTTP ${error.status} (${error.rejection})`;
+  return error.message;
 }
 
 /** Success bodies of DELETE and the service endpoint carry nothing the caller needs. */

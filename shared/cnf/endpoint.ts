@@ -79,8 +79,14 @@ export interface CnfRetryPolicy {
 }
 
 export interface CnfClientTuning {
-  /** Per HTTP request, login included. */
+  /** Per HTTP request, login included; object writes excepted (writeTimeoutMs). */
   readonly timeoutMs: number;
+  /**
+   * How long an object write (POST, PUT, DELETE) is waited for. A write is never re-sent after
+   * a timeout, so its reply is waited for longer: a write given up on may still be applied
+   * later, over a newer one (docs/cnf.md, "Late writes").
+   */
+  readonly writeTimeoutMs: number;
   /** The service restart runs /etc/init.d scripts synchronously on a real CNF: allow longer. */
   readonly restartTimeoutMs: number;
   readonly retry: CnfRetryPolicy;
@@ -88,11 +94,15 @@ export interface CnfClientTuning {
 
 export const DEFAULT_CNF_TUNING: CnfClientTuning = {
   timeoutMs: 1500,
+  writeTimeoutMs: 10_000,
   restartTimeoutMs: 5000,
   retry: { retries: 2, minDelayMs: 25, maxDelayMs: 150, budgetMs: 600 },
 };
 
-/** CNF_TIMEOUT_MS, CNF_RESTART_TIMEOUT_MS, CNF_RETRIES, CNF_RETRY_BUDGET_MS over the defaults. */
+/**
+ * CNF_TIMEOUT_MS, CNF_WRITE_TIMEOUT_MS, CNF_RESTART_TIMEOUT_MS, CNF_RETRIES, CNF_RETRY_BUDGET_MS
+ * over the defaults.
+ */
 export function cnfClientTuningFromEnv(env: Env): CnfClientTuning {
   const read = (name: string, fallback: number, min: number): number => {
     const text = env[name];
@@ -106,6 +116,7 @@ export function cnfClientTuningFromEnv(env: Env): CnfClientTuning {
   const d = DEFAULT_CNF_TUNING;
   return {
     timeoutMs: read("CNF_TIMEOUT_MS", d.timeoutMs, 1),
+    writeTimeoutMs: read("CNF_WRITE_TIMEOUT_MS", d.writeTimeoutMs, 1),
     restartTimeoutMs: read("CNF_RESTART_TIMEOUT_MS", d.restartTimeoutMs, 1),
     retry: {
       ...d.retry,

@@ -95,8 +95,13 @@ export class CnfTimeoutError extends CnfError {
   constructor(
     site: CnfCallSite,
     readonly timeoutMs: number,
+    /** A write that was sent and not answered: the CNF may still apply it. */
+    readonly inDoubt = false,
   ) {
-    super(site, `no reply within ${timeoutMs} ms`);
+    super(
+      site,
+      `no reply within ${timeoutMs} ms${inDoubt ? " (the write may still be applied; not re-sent)" : ""}`,
+    );
   }
 }
 

@@ -25,6 +25,8 @@ export interface ExchangeRequest {
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string;
   readonly timeoutMs: number;
+  /** A timeout means the request may still be acted on (a write): say so in the error. */
+  readonly inDoubtOnTimeout?: boolean;
   readonly signal?: AbortSignal;
   /** PEM CA bundle for https CNFs. */
   readonly ca?: string;
@@ -63,8 +65,9 @@ export function exchange(site: CnfCallSite, request: ExchangeRequest): Promise<H
 
   return new Promise<HttpExchange>((resolve, reject) => {
     const fail = (error: unknown): void => {
-      if (timeout.aborted) reject(new CnfTimeoutError(site, request.timeoutMs));
-      else if (request.signal?.aborted === true) reject(new CnfAbortedError(site));
+      if (timeout.aborted) {
+        reject(new CnfTimeoutError(site, request.timeoutMs, request.inDoubtOnTimeout === true));
+      } else if (request.signal?.aborted === true) reject(new CnfAbortedError(site));
       else reject(new CnfUnreachableError(site, systemCode(error), error));
     };
     const req = send(

@@ -124,3 +124,16 @@ export const serviceSchema = kubeObjectSchema.extend({
     .optional(),
 });
 export type Service = z.infer<typeof serviceSchema>;
+
+/** A ConfigMap: string data only (binaryData is not read). */
+export const configMapSchema = kubeObjectSchema.extend({
+  data: stringMap.optional(),
+});
+export type ConfigMap = z.infer<typeof configMapSchema>;
+
+/** A Secret: `data` values are base64, as the API serves them. */
+export const secretSchema = kubeObjectSchema.extend({
+  type: z.string().optional(),
+  data: stringMap.optional(),
+});
+export type Secret = z.infer<typeof secretSchema>;

@@ -2,8 +2,8 @@
  * API access. Owns kubeconfig loading (our own reader; @kubernetes/client-node is imported only
  * on demand, for `exec` / `auth-provider` users and `proxy-url` clusters), every request over
  * one kept-alive HTTPS agent per process (watches on a second, uncapped one), typed get/list
- * (validated with zod) of rule kinds, Deployments, ReplicaSets, Pods, Namespaces, Egresses and
- * EgressGroups, writes, status merge patches, conflict-safe finalizer changes, the one
+ * (validated with zod) of rule kinds, Deployments, ReplicaSets, Pods, Namespaces, ConfigMaps, Secrets,
+ * Egresses and EgressGroups, writes, status merge patches, conflict-safe finalizer changes, the one
  * conflict-retry loop (retryOnConflict), the per-event API call count, and one error type
  * (KubeError). It does not decide anything: no reconcile logic, no retry policy of its own.
  *
@@ -34,6 +34,7 @@ export type { ClusterInfo, KubeConfigSource, LoadKubeConfigOptions } from "./con
 export { KubeError, isKubeError } from "./errors.js";
 export type { KubeErrorCode } from "./errors.js";
 export {
+  CONFIG_MAPS,
   DEPLOYMENTS,
   ENDPOINT_SLICES,
   SERVICES,
@@ -46,20 +47,24 @@ export {
   NETWORK_POLICIES,
   PODS,
   REPLICA_SETS,
+  SECRETS,
   apiVersionOf,
   ruleResource,
 } from "./resources.js";
 export type { ResourceType } from "./resources.js";
 export {
+  configMapSchema,
   deploymentSchema,
   kubeObjectSchema,
   namespaceSchema,
   objectMetaSchema,
   podSchema,
   replicaSetSchema,
+  secretSchema,
   serviceSchema,
 } from "../core/objects.js";
 export type {
+  ConfigMap,
   Deployment,
   KubeObject,
   Namespace,
@@ -67,6 +72,7 @@ export type {
   OwnerReference,
   Pod,
   ReplicaSet,
+  Secret,
   Service,
   ServicePort,
 } from "../core/objects.js";

@@ -30,17 +30,21 @@ import {
   RULE_VERSION,
 } from "../core/api-groups.js";
 import {
+  configMapSchema,
   deploymentSchema,
   kubeObjectSchema,
   namespaceSchema,
   podSchema,
   replicaSetSchema,
+  secretSchema,
   serviceSchema,
+  type ConfigMap,
   type Deployment,
   type KubeObject,
   type Namespace,
   type Pod,
   type ReplicaSet,
+  type Secret,
   type Service,
 } from "../core/objects.js";
 
@@ -97,6 +101,28 @@ export const NAMESPACES: ResourceType<Namespace> = {
   namespaced: false,
   statusSubresource: true,
   schema: namespaceSchema,
+};
+
+/** Core ConfigMaps (the prune ledgers of shared/sync live in them). */
+export const CONFIG_MAPS: ResourceType<ConfigMap> = {
+  group: "",
+  version: "v1",
+  kind: "ConfigMap",
+  plural: "configmaps",
+  namespaced: true,
+  statusSubresource: false,
+  schema: configMapSchema,
+};
+
+/** Core Secrets (key material a rule names by reference). */
+export const SECRETS: ResourceType<Secret> = {
+  group: "",
+  version: "v1",
+  kind: "Secret",
+  plural: "secrets",
+  namespaced: true,
+  statusSubresource: false,
+  schema: secretSchema,
 };
 
 /** Antrea's Egress (cluster-scoped). Its spec is parsed by shared/egress, leniently. */

@@ -168,6 +168,13 @@ export interface RuleKindEntry {
    * an Event or a log, even when the CNF echoes it back in an error. [] when the spec does not parse.
    */
   secretValues(spec: unknown): string[];
+  /**
+   * The Secret references of a spec ({name, key} per field that gives one); [] when the spec
+   * does not parse. The function reads them when applying (shared/sync/secret-refs.ts).
+   */
+  secretRefs(spec: unknown): SecretKeyRefUse[];
+  /** Key-material fields given in plain text where a Secret reference could be ([] if none). */
+  plainSecretFields(spec: unknown): { readonly field: string; readonly refField: string }[];
   /** The CNF request body; never mutates `cr`. Throws InvalidRuleSpecError or NetworkNotMappedError. */
   toCnf(cr: RuleCrInput, ctx: ConversionContext): CnfObject;
   /** Whether a CNF object (from a GET list) is one this kind manages; kinds sharing a collection differ here. */
@@ -179,6 +186,17 @@ export interface RuleKindEntry {
   cnfEqual(desired: CnfObject, actual: unknown): boolean;
   /** Fields that differ, for logs and status messages. */
   cnfDiff(desired: CnfObject, actual: unknown): string[];
+}
+
+/**
+ * A spec field given as a reference to a Secret's key instead of a plain value: `field` is the
+ * plain field it stands for, `refField` the field holding `{name, key}`.
+ */
+export interface SecretKeyRefUse {
+  readonly field: string;
+  readonly refField: string;
+  readonly name: string;
+  readonly key: string;
 }
 
 /** The typed definition one kind module writes. */
@@ -197,6 +215,8 @@ export interface RuleKindDefinition<Spec extends Readonly<Record<string, unknown
   readonly networks?: (spec: Spec) => NetworkUse[];
   /** Key material in the spec (see RuleKindEntry.secretValues). */
   readonly secrets?: (spec: Spec) => readonly (string | undefined)[];
+  /** Plain fields the spec may give as Secret references (see RuleKindEntry.secretRefs). */
+  readonly secretRefFields?: Readonly<Record<string, string>>;
   readonly toCnf: (name: string, spec: Spec, ctx: ConversionContext) => CnfObject;
   readonly ownsCnfObject?: (obj: Readonly<Record<string, unknown>>) => boolean;
   readonly example: RuleExample<Spec>;
@@ -282,6 +302,26 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
       const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
       if (!parsed.success) return [];
       return def.secrets(parsed.data).filter((v): v is string => v !== undefined && v !== "");
+    },
+    secretRefs: (spec) => {
+      // Most kinds have none: no parse for them (a resync asks this of every rule).
+      if (def.secretRefFields === undefined) return [];
+      const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
+      if (!parsed.success) return [];
+      const data = parsed.data as Readonly<Record<string, unknown>>;
+      return Object.entries(def.secretRefFields ?? {}).flatMap(([refField, field]) => {
+        const ref = data[refField] as { name: string; key: string } | undefined;
+        return ref === undefined ? [] : [{ field, refField, name: ref.name, key: ref.key }];
+      });
+    },
+    plainSecretFields: (spec) => {
+      if (def.secretRefFields === undefined) return [];
+      const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
+      if (!parsed.success) return [];
+      const data = parsed.data as Readonly<Record<string, unknown>>;
+      return Object.entries(def.secretRefFields ?? {})
+        .filter(([, field]) => typeof data[field] === "string" && data[field] !== "")
+        .map(([refField, field]) => ({ field, refField }));
     },
     cnfObjectName: (name) => cnfObjectName(def.nameRule, name),
     toCnf: (cr, ctx) =>

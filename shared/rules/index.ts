@@ -83,6 +83,7 @@ export {
   type ParseResult,
   type RuleExample,
   type ExampleRef,
+  type SecretKeyRefUse,
 } from "./entry.js";
 export {
   ALL_RULE_KINDS,

@@ -36,7 +36,13 @@ export {
   type CnfWork,
   type ObjectWorkInput,
 } from "./plan-scope.js";
-export { LEDGER_ANNOTATION, ledgerOf } from "./prune-ledger.js";
+export {
+  DEFAULT_LEDGER_NAMESPACE,
+  LEDGER_ANNOTATION,
+  LEDGER_KEY,
+  ledgerName,
+  ledgerNamespace,
+} from "./prune-ledger.js";
 export { PRUNE_ANNOTATION } from "./plan-prune.js";
 export { syncCnfEvent, syncRuleEvent } from "./events.js";
 export { processOwnStatusWrites } from "./own-writes.js";

@@ -10,7 +10,7 @@
  *   report.outcome  // worst over every rule: retry when a CNF write must be retried
  */
 import pLimit from "p-limit";
-import { DEPLOYMENTS, isKubeError, type Deployment, type KubeClient } from "../kube/index.js";
+import { DEPLOYMENTS, type Deployment, type KubeClient } from "../kube/index.js";
 import { ALL_RULE_KINDS, PURPOSE_LABEL } from "../rules/index.js";
 import { done, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
 import { ruleResource } from "../kube/index.js";
@@ -33,7 +33,13 @@ import {
   type ScopeRule,
 } from "./plan-prune.js";
 import { planScopeGroups, type CnfWork, type ScopeGroup } from "./plan-scope.js";
-import { ledgerOf, updateLedger } from "./prune-ledger.js";
+import {
+  ledgerNamespace,
+  ledgerNotKeptReason,
+  readLedger,
+  updateLedger,
+  type StoredLedger,
+} from "./prune-ledger.js";
 import { syncRules, type SyncContext, type SyncReport } from "./sync.js";
 
 export interface CnfSyncOptions {
@@ -98,23 +104,53 @@ function pruneOutcomes(report: SyncReport): Outcome[] {
 }
 
 /**
- * Writes the prune ledger. Without permission to patch Deployments, pruning only forgets what it
- * applied (it never prunes more): warn, and let the rules' outcomes answer the event.
+ * Reads the prune ledger. One that cannot be read (no grant, no namespace) means no pruning this
+ * time, and no ledger write either: warn, and let the rules' outcomes answer the event.
+ */
+async function loadLedger(
+  ctx: SyncContext,
+  deployment: Deployment,
+): Promise<StoredLedger | undefined> {
+  const namespace = ledgerNamespace(ctx.env);
+  try {
+    return await readLedger(ctx.kube, namespace, deployment);
+  } catch (error) {
+    warnLedgerNotKept(ctx, deployment, error, namespace);
+    return undefined;
+  }
+}
+
+/**
+ * Writes the prune ledger. Without permission to write it, pruning only forgets what it applied
+ * (it never prunes more): warn, and let the rules' outcomes answer the event.
  */
 async function recordLedger(
   ctx: SyncContext,
   deployment: Deployment,
+  stored: StoredLedger,
   change: LedgerChange,
 ): Promise<void> {
+  const namespace = ledgerNamespace(ctx.env);
   try {
-    await updateLedger(ctx.kube, deployment, change);
+    await updateLedger(ctx.kube, namespace, deployment, stored, change);
   } catch (error) {
-    if (!isKubeError(error, "forbidden")) throw error;
-    ctx.log.warn(
-      { deployment: `${deployment.metadata.namespace ?? ""}/${deployment.metadata.name}` },
-      `prune ledger not written (grant patch on apps/deployments): ${error.message}`,
-    );
+    warnLedgerNotKept(ctx, deployment, error, namespace);
   }
+}
+
+/** Rethrows anything but a missing grant or namespace (retrying will not fix those). */
+function warnLedgerNotKept(
+  ctx: SyncContext,
+  deployment: Deployment,
+  error: unknown,
+  namespace: string,
+): void {
+  const reason = ledgerNotKeptReason(error, namespace);
+  if (reason === undefined) throw error;
+  ctx.log.warn(
+    { deployment: `${deployment.metadata.namespace ?? ""}/${deployment.metadata.name}` },
+    `prune ledger not kept (${reason}): ${error instanceof Error ? error.message : String(error)}`,
+  );
 }
 
 /** Syncs `rules` (all of the scope, deleting ones included) onto the observed CNF. */
@@ -131,7 +167,8 @@ async function syncScope(
     return { scope, situation, sync: undefined, pruned: 0, outcomes: [] };
   }
   const scopeRules = rules.map(scopeRuleOf);
-  const extraTargets = pruning ? planPruneTargets(ledgerOf(deployment), scopeRules) : [];
+  const ledger = pruning ? await loadLedger(ctx, deployment) : undefined;
+  const extraTargets = ledger ? planPruneTargets(ledger.entries, scopeRules) : [];
   const sync = await syncRules(ctx, {
     observation,
     rules,
@@ -141,7 +178,7 @@ async function syncScope(
     extraTargets,
   });
   let pruned = 0;
-  if (pruning) {
+  if (deployment !== undefined && ledger !== undefined) {
     const { situation: s } = observation;
     const allPods = s.kind === "found" && s.readyPods > 0 && s.readyPods >= s.expectedPods;
     const change = planLedgerChange({
@@ -150,7 +187,7 @@ async function syncScope(
       pods: sync.pods,
       allPods,
     });
-    await recordLedger(ctx, deployment, change);
+    await recordLedger(ctx, deployment, ledger, change);
     pruned = change.pruned;
   }
   const outcomes = [...sync.rules.map((r) => r.outcome), ...pruneOutcomes(sync)];

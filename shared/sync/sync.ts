@@ -55,6 +55,7 @@ import {
 import { planRuleEvent } from "./plan-events.js";
 import { planDeletionTarget } from "./plan-targets.js";
 import type { RuleTarget } from "./plan-writes.js";
+import { resolveSecretRefs } from "./secret-refs.js";
 
 /** How many rules' API writes (claims, statuses) are in flight at once. */
 const STATUS_WRITE_CONCURRENCY = 32;
@@ -135,6 +136,7 @@ function clientFor(ctx: SyncContext, observation: CnfObservation, podIp: string)
     signal: ctx.signal,
     log: ctx.log,
     timeoutMs: tuning.timeoutMs,
+    writeTimeoutMs: tuning.writeTimeoutMs,
     restartTimeoutMs: tuning.restartTimeoutMs,
     retry: tuning.retry,
     ca: cnfCaFromEnv(ctx.env),
@@ -295,9 +297,11 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
   const pacing = restartPacing(ctx, request.restartMode ?? "now");
   const found = request.observation.situation.kind === "found";
   const willWrite = found && request.observation.pods.ready.length > 0;
+  // Secrets named by reference are read only for a CNF that exists (its targets need them).
+  const observed = found ? await resolveSecretRefs(ctx.kube, request.rules) : request.rules;
   const { claimed: planned, unclaimed } = await claimRules(
     ctx,
-    withoutCollisions(request.rules.map((r) => planRule(r, request.observation))),
+    withoutCollisions(observed.map((r) => planRule(r, request.observation))),
     willWrite,
   );
   const ruleTargets = planned.flatMap((p) =>

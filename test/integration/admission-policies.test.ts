@@ -199,6 +199,14 @@ describe("the CNF's own spec rules, at kubectl apply time", () => {
       rule("IpsecHost", "host1", purpose, { ...hostSpec, pre_shared_key: undefined }),
       "spec.pre_shared_key",
     ],
+    [
+      "a pre-shared key given both in plain and as a Secret reference",
+      rule("IpsecHost", "host1", purpose, {
+        ...hostSpec,
+        pre_shared_key_secret_ref: { name: "ipsec-keys", key: "psk" },
+      }),
+      "spec.pre_shared_key_secret_ref: give pre_shared_key or pre_shared_key_secret_ref, not both",
+    ],
   ])("denies %s (rules a CRD schema cannot express)", async (_title, object, field) => {
     const api = rules(admin, await harness.namespace());
     expect(deniedBy(await api.create(object), "rule-spec")).toContain(field);

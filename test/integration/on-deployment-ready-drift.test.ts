@@ -1,12 +1,14 @@
 // Drift repair and pruning, against the real API server and CNF simulators. Someone changes the
 // CNF by hand (its REST API): the next resync puts back what the rules declare and says so on
 // their status. Objects no rule declares are left alone, unless the CNF Deployment opts in to
-// pruning; even then only objects this controller applied are removed (docs/adr/0001).
+// pruning; even then only objects this controller applied are removed, as its ledger (a
+// ConfigMap per CNF in a namespace of ledgers) records them (docs/adr/0001).
 import { jest } from "@jest/globals";
 import { requireKind } from "../../shared/rules/index.js";
 import { PRUNE_ANNOTATION } from "../../shared/sync/plan-prune.js";
-import { DEPLOYMENTS } from "../../shared/kube/index.js";
-import { LEDGER_ANNOTATION } from "../../shared/sync/prune-ledger.js";
+import { CONFIG_MAPS, DEPLOYMENTS } from "../../shared/kube/index.js";
+import { LEDGER_ANNOTATION, LEDGER_KEY, ledgerName } from "../../shared/sync/prune-ledger.js";
+import { newNamespace } from "./support/cluster.js";
 import type { Cnf, CnfPod } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";
 
@@ -91,8 +93,12 @@ describe("pruning: objects no rule declares", () => {
   let world: SyncWorld;
   let cnf: Cnf;
 
+  let ledgers: string;
+
   beforeEach(async () => {
     world = await SyncWorld.create();
+    ledgers = await newNamespace("ledgers");
+    world.env["PRUNE_LEDGER_NAMESPACE"] = ledgers;
     cnf = await world.createCnf(PURPOSE, { pods: 2 });
     // The CNF "image" ships a zone "lan" on every pod.
     for (const pod of cnf.pods) await addZoneByHand(world, pod, "lan");
@@ -100,12 +106,17 @@ describe("pruning: objects no rule declares", () => {
   });
   afterEach(() => world.close());
 
-  async function ledger(): Promise<string[] | undefined> {
+  async function ledgerConfigMap() {
     const deployment = await world.kube.get(DEPLOYMENTS, {
       namespace: world.namespace,
       name: cnf.name,
     });
-    return deployment?.metadata.annotations?.[LEDGER_ANNOTATION]?.split("\n");
+    if (deployment === undefined) return undefined;
+    return world.kube.get(CONFIG_MAPS, { namespace: ledgers, name: ledgerName(deployment) });
+  }
+
+  async function ledger(): Promise<string[] | undefined> {
+    return (await ledgerConfigMap())?.data?.[LEDGER_KEY]?.split("\n");
   }
 
   it("without the opt-in, an orphaned object and a default zone stay; no ledger is kept", async () => {
@@ -184,5 +195,79 @@ describe("pruning: objects no rule declares", () => {
     expect(await ledger()).not.toContain("firewall/zones/wan1");
     expect(world.cnfWrites(cnf)).toEqual([0, 1]);
     expect(podA.sim.serviceActions()).toEqual([]);
+  });
+});
+
+describe("pruning: the ledger moved from a Deployment annotation to a ConfigMap", () => {
+  let world: SyncWorld;
+  let cnf: Cnf;
+  let ledgers: string;
+
+  beforeEach(async () => {
+    world = await SyncWorld.create();
+    ledgers = await newNamespace("ledgers");
+    world.env["PRUNE_LEDGER_NAMESPACE"] = ledgers;
+    cnf = await world.createCnf(PURPOSE, { pods: 2 });
+    await createRules(world);
+  });
+  afterEach(() => world.close());
+
+  const ledgerOfCnf = async (): Promise<string | undefined> => {
+    const deployment = await world.kube.get(DEPLOYMENTS, {
+      namespace: world.namespace,
+      name: cnf.name,
+    });
+    if (deployment === undefined) return undefined;
+    const key = { namespace: ledgers, name: ledgerName(deployment) };
+    return (await world.kube.get(CONFIG_MAPS, key))?.data?.[LEDGER_KEY];
+  };
+
+  it("an annotation ledger written by an older version is honoured once: its orphans are pruned, then the ConfigMap alone counts", async () => {
+    // As an older version left it: everything applied, and the annotation listing it.
+    expect(await world.resyncCnfs()).toEqual({ kind: "done", result: "4 created" });
+    await world.annotateCnf(cnf, {
+      [PRUNE_ANNOTATION]: "true",
+      [LEDGER_ANNOTATION]: "firewall/zones/lan1\nfirewall/zones/wan1\nmwan3/rules/rule1",
+    });
+    await world.forceDeleteRule("FirewallZone", "wan1");
+
+    expect(await world.resyncCnfs()).toEqual({ kind: "done", result: "3 unchanged, 2 pruned" });
+    expect(world.held(cnf, "firewall/zones")).toEqual([["lan1"], ["lan1"]]);
+    expect(await ledgerOfCnf()).toBe(
+      "firewall/zones/lan1\nmwan3/policies/policy1\nmwan3/rules/rule1",
+    );
+
+    // From now on the annotation is history: the ConfigMap's rule1 is pruned though the
+    // annotation no longer names it, and a hand-made zone the annotation names is left alone.
+    for (const pod of cnf.pods) await addZoneByHand(world, pod, "manual");
+    await world.annotateCnf(cnf, { [LEDGER_ANNOTATION]: "firewall/zones/manual" });
+    await world.forceDeleteRule("Mwan3Rule", "rule1");
+    expect(await world.resyncCnfs()).toEqual({ kind: "done", result: "2 unchanged, 2 pruned" });
+    expect(world.held(cnf, "mwan3/rules")).toEqual([[], []]);
+    expect(world.held(cnf, "firewall/zones")).toEqual([
+      ["lan1", "manual"],
+      ["lan1", "manual"],
+    ]);
+  });
+
+  it("a CNF deleted and created again under the same name starts with an empty ledger", async () => {
+    await world.annotateCnf(cnf, { [PRUNE_ANNOTATION]: "true" });
+    expect(await world.resyncCnfs()).toEqual({ kind: "done", result: "4 created" });
+    expect(await ledgerOfCnf()).toContain("firewall/zones/wan1");
+
+    await world.deleteDeployment(cnf);
+    const again = await world.createCnf(PURPOSE, { pods: 2 });
+    expect(again.name).toBe(cnf.name);
+    // The new CNF's image happens to ship an object named like one the old ledger lists.
+    for (const pod of again.pods) await addZoneByHand(world, pod, "wan1");
+    await world.annotateCnf(again, { [PRUNE_ANNOTATION]: "true" });
+    await world.forceDeleteRule("FirewallZone", "wan1");
+
+    await world.resyncCnfs();
+    expect(world.held(again, "firewall/zones")).toEqual([
+      ["lan1", "wan1"],
+      ["lan1", "wan1"],
+    ]);
+    expect(await ledgerOfCnf()).not.toContain("firewall/zones/wan1");
   });
 });

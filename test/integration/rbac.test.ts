@@ -13,6 +13,7 @@ import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
 import { kubeAdmissionReader } from "../../shared/admission/index.js";
 import type { IntakeEvent } from "../../shared/events/types.js";
 import {
+  CONFIG_MAPS,
   DEPLOYMENTS,
   EVENTS,
   EGRESSES,
@@ -28,7 +29,11 @@ import type { EventFunction, HandlerContext } from "../../shared/runtime/functio
 import type { Outcome } from "../../shared/core/outcome.js";
 import { ruleKinds } from "../../shared/admission/index.js";
 import { PRUNE_ANNOTATION } from "../../shared/sync/plan-prune.js";
-import { LEDGER_ANNOTATION } from "../../shared/sync/prune-ledger.js";
+import {
+  DEFAULT_LEDGER_NAMESPACE,
+  LEDGER_KEY,
+  ledgerName,
+} from "../../shared/sync/prune-ledger.js";
 import type { Cnf } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";
 import { EgressWorld } from "./egress-harness.js";
@@ -147,8 +152,23 @@ describe("on-deployment-ready runs with exactly manifests/rbac/on-deployment-rea
   });
   afterEach(() => world.close());
 
+  /** The function as `identity`, its ledgers in the namespace standing in for the manifest's. */
   const syncAs = (identity: Identity): EventFunction =>
-    createOnDeploymentReady({ kube: () => identity.kube, env: world.env });
+    createOnDeploymentReady({
+      kube: () => identity.kube,
+      env: { ...world.env, PRUNE_LEDGER_NAMESPACE: ledgersOf(identity) },
+    });
+  const ledgersOf = (identity: Identity): string =>
+    identity.roleNamespaces.get(DEFAULT_LEDGER_NAMESPACE) ?? "no-ledger-role-in-the-manifest";
+  const ledgerText = async (identity: Identity): Promise<string | undefined> => {
+    const deployment = await world.kube.get(DEPLOYMENTS, {
+      namespace: world.namespace,
+      name: cnf.name,
+    });
+    if (deployment === undefined) return undefined;
+    const key = { namespace: ledgersOf(identity), name: ledgerName(deployment) };
+    return (await world.kube.get(CONFIG_MAPS, key))?.data?.[LEDGER_KEY];
+  };
   const deploymentEvent = (): IntakeEvent => ({
     type: "object",
     id: randomBytes(8).toString("hex"),
@@ -163,7 +183,8 @@ describe("on-deployment-ready runs with exactly manifests/rbac/on-deployment-rea
 
   it("brings every rule of a pruning CNF in sync on both pods and writes its ledger, from a Deployment event and from a resync", async () => {
     await world.annotateCnf(cnf, { [PRUNE_ANNOTATION]: "true" });
-    const fn = syncAs(await identityFrom("on-deployment-ready.yaml"));
+    const identity = await identityFrom("on-deployment-ready.yaml");
+    const fn = syncAs(identity);
     expect((await fn.handle(deploymentEvent(), world.context())).kind).toBe("done");
     for (const name of ["lan1", "wan1"]) {
       expect((await world.ruleView("FirewallZone", name))?.inSync).toBe(true);
@@ -172,12 +193,55 @@ describe("on-deployment-ready runs with exactly manifests/rbac/on-deployment-rea
       ["lan1", "wan1"],
       ["lan1", "wan1"],
     ]);
-    const deployment = await world.kube.get(DEPLOYMENTS, {
-      namespace: world.namespace,
-      name: cnf.name,
+    expect(await ledgerText(identity)).toBe("firewall/zones/lan1\nfirewall/zones/wan1");
+    await world.forceDeleteRule("FirewallZone", "wan1");
+    expect(await fn.handle(resyncEvent(), world.context())).toMatchObject({
+      kind: "done",
+      result: "1 unchanged, 2 pruned",
     });
-    expect(deployment?.metadata.annotations?.[LEDGER_ANNOTATION]).toContain("lan1");
-    expect((await fn.handle(resyncEvent(), world.context())).kind).toBe("done");
+    expect(await ledgerText(identity)).toBe("firewall/zones/lan1");
+  });
+
+  it("may patch no Deployment anywhere (kubectl auth can-i patch deployments -n kube-system: no), and write ConfigMaps only in the ledger namespace", async () => {
+    const identity = await identityFrom("on-deployment-ready.yaml");
+    const can = (group: string, resource: string, verb: string, namespace?: string) =>
+      allowed(identity.kc, { group, resource, verb, namespace });
+    for (const namespace of ["kube-system", world.namespace, undefined]) {
+      for (const verb of ["patch", "update", "create", "delete"]) {
+        expect([namespace, verb, await can("apps", "deployments", verb, namespace)]).toEqual([
+          namespace,
+          verb,
+          false,
+        ]);
+      }
+    }
+    for (const namespace of ["kube-system", "sdewan-system", world.namespace, undefined]) {
+      for (const verb of ["get", "create", "update"]) {
+        expect([namespace, verb, await can("", "configmaps", verb, namespace)]).toEqual([
+          namespace,
+          verb,
+          false,
+        ]);
+      }
+    }
+    const ledgers = ledgersOf(identity);
+    for (const verb of ["get", "create", "update"]) {
+      expect([verb, await can("", "configmaps", verb, ledgers)]).toEqual([verb, true]);
+    }
+    for (const verb of ["list", "delete", "patch"]) {
+      expect([verb, await can("", "configmaps", verb, ledgers)]).toEqual([verb, false]);
+    }
+    // And the API server agrees when the token tries.
+    const patch = { metadata: { annotations: { touched: "yes" } } };
+    expect(
+      await refusal(
+        identity.kube.mergePatch(
+          DEPLOYMENTS,
+          { namespace: world.namespace, name: cnf.name },
+          patch,
+        ),
+      ),
+    ).toBe("forbidden 403");
   });
 
   it("is refused (403) any write outside its role: creating or deleting a Deployment, deleting a Pod or a rule", async () => {
@@ -195,23 +259,24 @@ describe("on-deployment-ready runs with exactly manifests/rbac/on-deployment-rea
     expect(await refusal(kube.delete(zone, { namespace: ns, name: "wan1" }))).toBe("forbidden 403");
   });
 
-  it("without patching Deployments, a pruning CNF's ledger is not kept (the function says which grant is missing)", async () => {
+  it("without creating ConfigMaps in the ledger namespace, a pruning CNF's ledger is not kept (the function says which grant is missing)", async () => {
     await world.annotateCnf(cnf, { [PRUNE_ANNOTATION]: "true" });
-    const fn = syncAs(
-      await identityFrom("on-deployment-ready.yaml", {
-        group: "apps",
-        resource: "deployments",
-        verb: "patch",
-      }),
-    );
+    const identity = await identityFrom("on-deployment-ready.yaml", {
+      group: "",
+      resource: "configmaps",
+      verb: "create",
+    });
+    const fn = syncAs(identity);
     // Pruning degrades rather than blocking the sync: the rules are applied, the ledger is not.
     expect((await fn.handle(deploymentEvent(), world.context())).kind).toBe("done");
-    const deployment = await world.kube.get(DEPLOYMENTS, {
-      namespace: world.namespace,
-      name: cnf.name,
-    });
-    expect(deployment?.metadata.annotations?.[LEDGER_ANNOTATION]).toBeUndefined();
-    expect(world.log.lines.join("\n")).toContain("grant patch on apps/deployments");
+    expect(world.held(cnf, ZONES)).toEqual([
+      ["lan1", "wan1"],
+      ["lan1", "wan1"],
+    ]);
+    expect(await ledgerText(identity)).toBeUndefined();
+    expect(world.log.lines.join("\n")).toContain(
+      `grant get, create and update on configmaps in namespace ${ledgersOf(identity)}`,
+    );
   });
 
   it("fails without listing Pods: the CNF cannot be observed, nothing is applied", async () => {

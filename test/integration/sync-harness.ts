@@ -69,16 +69,19 @@ export class SyncWorld extends CnfFleet {
   readonly custom = adminKubeConfig().makeApiClient(CustomObjectsApi);
   readonly log = new CapturedLog();
   readonly calls: CallCounters = { api: 0, cnf: 0 };
-  readonly env: Record<string, string | undefined> = {
-    CNF_TIMEOUT_MS: String(CNF_TEST_TIMEOUT_MS),
-    // These tests deliver one event after another with no delivery layer to redeliver a
-    // deferred restart: pacing stays off (the default), and is proven where a real connector
-    // redelivers (test/e2e/rule-sync.test.ts) and in test/unit/cnf/restarts.test.ts.
-    CNF_RESTART_MIN_INTERVAL_MS: "0",
-  };
+  readonly env: Record<string, string | undefined>;
 
   private constructor(readonly namespace: string) {
     super(createKubeClient(adminKubeConfig()), { namespace });
+    // Prune ledgers in the world's own namespace: tests share one API server.
+    this.env = {
+      CNF_TIMEOUT_MS: String(CNF_TEST_TIMEOUT_MS),
+      PRUNE_LEDGER_NAMESPACE: namespace,
+      // These tests deliver one event after another with no delivery layer to redeliver a
+      // deferred restart: pacing stays off (the default), and is proven where a real connector
+      // redelivers (test/e2e/rule-sync.test.ts) and in test/unit/cnf/restarts.test.ts.
+      CNF_RESTART_MIN_INTERVAL_MS: "0",
+    };
   }
 
   /** In a new namespace, or in `namespace` (e.g. one the admission harness covers). */

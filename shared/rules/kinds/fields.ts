@@ -46,6 +46,30 @@ export const opt = (
 export const req = (description: string, max: number = FIELD_LIMITS.text): z.ZodString =>
   bounded(max).min(1).describe(description);
 
+/** A Secret's key, as Kubernetes allows it (letters, digits, -, _ and .). */
+const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
+/** A Secret name: a DNS subdomain. */
+const SECRET_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * A reference to one key of a Secret in the rule's own namespace, instead of a plain value: the
+ * function reads it only when applying, so the value is not in the rule (docs/cnf.md).
+ */
+export const secretKeyRef = (
+  description: string,
+): z.ZodOptional<z.ZodObject<{ name: z.ZodString; key: z.ZodString }, z.core.$strict>> =>
+  z
+    .strictObject({
+      name: bounded(FIELD_LIMITS.kubeName)
+        .regex(SECRET_NAME, { message: "must be a Secret name (a DNS subdomain)" })
+        .describe("Name of a Secret in the rule's namespace."),
+      key: bounded(FIELD_LIMITS.kubeName)
+        .regex(SECRET_KEY, { message: "must be a Secret key (letters, digits, -, _ and .)" })
+        .describe("Key of that Secret holding the value."),
+    })
+    .optional()
+    .describe(description);
+
 /** "0" or "1", the CNF's flag values. */
 export const flag = (description: string): z.ZodOptional<z.ZodEnum<{ "0": "0"; "1": "1" }>> =>
   z.enum(["0", "1"]).optional().describe(description);

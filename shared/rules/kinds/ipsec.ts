@@ -17,6 +17,7 @@ import {
   opt,
   peerAddress,
   req,
+  secretKeyRef,
   sourceIpList,
   subnetList,
   uciSectionName,
@@ -148,7 +149,12 @@ function remoteFields<C extends z.ZodType<{ name: string }>>(connection: C) {
     authentication_method: z
       .enum(["psk", "pubkey"])
       .describe("psk (needs pre_shared_key) or pubkey (needs the three certs)."),
-    pre_shared_key: opt("Pre-shared key for psk authentication."),
+    pre_shared_key: opt(
+      "Pre-shared key for psk authentication. Deprecated: readable by every account that reads rules; prefer pre_shared_key_secret_ref.",
+    ),
+    pre_shared_key_secret_ref: secretKeyRef(
+      "The pre-shared key as a key of a Secret in the rule's namespace (instead of pre_shared_key).",
+    ),
     local_identifier: opt("Local IKE identity."),
     remote_identifier: opt("Remote IKE identity."),
     crypto_proposal: nameList("IpsecProposal names for IKE, in order of preference.", proposalName),
@@ -157,7 +163,13 @@ function remoteFields<C extends z.ZodType<{ name: string }>>(connection: C) {
       "Local public certificate (PEM) for pubkey authentication.",
       FIELD_LIMITS.pem,
     ),
-    local_private_cert: opt("Local private key (PEM) for pubkey authentication.", FIELD_LIMITS.pem),
+    local_private_cert: opt(
+      "Local private key (PEM) for pubkey authentication. Deprecated: readable by every account that reads rules; prefer local_private_cert_secret_ref.",
+      FIELD_LIMITS.pem,
+    ),
+    local_private_cert_secret_ref: secretKeyRef(
+      "The local private key (PEM) as a key of a Secret in the rule's namespace (instead of local_private_cert).",
+    ),
     shared_ca: opt("CA certificate (PEM) for pubkey authentication.", FIELD_LIMITS.pem),
     connections: z
       .array(connection)
@@ -180,26 +192,54 @@ function remoteFields<C extends z.ZodType<{ name: string }>>(connection: C) {
 interface RemoteAuth {
   readonly authentication_method: "psk" | "pubkey";
   readonly pre_shared_key?: string | undefined;
+  readonly pre_shared_key_secret_ref?: SecretRef | undefined;
   readonly local_public_cert?: string | undefined;
   readonly local_private_cert?: string | undefined;
+  readonly local_private_cert_secret_ref?: SecretRef | undefined;
   readonly shared_ca?: string | undefined;
 }
 
+interface SecretRef {
+  readonly name: string;
+  readonly key: string;
+}
+
+/** Key material that may come from a Secret: plain field -> its reference field. */
+const SECRET_REF_FIELDS = {
+  pre_shared_key_secret_ref: "pre_shared_key",
+  local_private_cert_secret_ref: "local_private_cert",
+} as const;
+
+/** Whether the spec gives `field` (plain or by reference). */
+function given(spec: RemoteAuth, field: keyof RemoteAuth): boolean {
+  const ref = Object.entries(SECRET_REF_FIELDS).find(([, plain]) => plain === field)?.[0];
+  return Boolean(spec[field]) || (ref !== undefined && spec[ref as keyof RemoteAuth] !== undefined);
+}
+
 function checkAuthentication(spec: RemoteAuth, ctx: z.RefinementCtx): void {
-  if (spec.authentication_method === "psk" && !spec.pre_shared_key) {
+  for (const [ref, plain] of Object.entries(SECRET_REF_FIELDS)) {
+    if (spec[plain] && spec[ref as keyof RemoteAuth] !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: [ref],
+        message: `give ${plain} or ${ref}, not both`,
+      });
+    }
+  }
+  if (spec.authentication_method === "psk" && !given(spec, "pre_shared_key")) {
     ctx.addIssue({
       code: "custom",
       path: ["pre_shared_key"],
-      message: "authentication_method psk needs pre_shared_key",
+      message: "authentication_method psk needs pre_shared_key or pre_shared_key_secret_ref",
     });
   }
   if (spec.authentication_method === "pubkey") {
     for (const field of ["local_public_cert", "local_private_cert", "shared_ca"] as const) {
-      if (!spec[field])
+      if (!given(spec, field))
         ctx.addIssue({
           code: "custom",
           path: [field],
-          message: `authentication_method pubkey needs ${field}`,
+          message: `authentication_method pubkey needs ${field}${field === "local_private_cert" ? " or local_private_cert_secret_ref" : ""}`,
         });
     }
   }
@@ -312,6 +352,7 @@ export const ipsecSite: RuleKindEntry = defineRuleKind<IpsecSiteSpec>({
   nameRule: IPSEC_NAME_RULE,
   references: proposalReferences,
   secrets: (spec) => [spec.pre_shared_key, spec.local_private_cert],
+  secretRefFields: SECRET_REF_FIELDS,
   toCnf: remoteToCnf,
   // No change: the site's settings are its tunnels; the soak varies hosts instead.
   example: {
@@ -355,6 +396,7 @@ export const ipsecHost: RuleKindEntry = defineRuleKind<IpsecHostSpec>({
   nameRule: IPSEC_NAME_RULE,
   references: proposalReferences,
   secrets: (spec) => [spec.pre_shared_key, spec.local_private_cert],
+  secretRefFields: SECRET_REF_FIELDS,
   toCnf: remoteToCnf,
   example: {
     namePrefix: "host",

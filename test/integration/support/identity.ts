@@ -1,5 +1,6 @@
 // Identities made from a role manifest of manifests/rbac, for tests that run a function with
-// exactly its role: the file's ServiceAccount, ClusterRole and binding under a unique name, a
+// exactly its role: the file's ServiceAccount, ClusterRole and binding under a unique name, its
+// namespaced Roles (if any) each in a fresh namespace standing in for the manifest's, a
 // TokenRequest token, and helpers to ask what the identity may do and to read a refusal.
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -11,6 +12,7 @@ import {
   type V1ClusterRole,
   type V1ClusterRoleBinding,
   type V1PolicyRule,
+  type V1Role,
 } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
 import { pollUntil } from "../../../dev/control-plane/api.js";
@@ -22,12 +24,19 @@ export interface Identity {
   readonly kc: KubeConfig;
   readonly kube: KubeClient;
   readonly user: string;
+  /**
+   * For each namespace the file's Roles are in: the fresh namespace they were created in for this
+   * identity (tests run in parallel), e.g. to point the function there through its environment.
+   */
+  readonly roleNamespaces: ReadonlyMap<string, string>;
 }
 
 interface ManifestRole {
   readonly role: V1ClusterRole;
   readonly binding: V1ClusterRoleBinding;
   readonly serviceAccount: string;
+  /** Namespaced Roles, each bound (by a RoleBinding of the file) to the ServiceAccount. */
+  readonly namespacedRoles: readonly V1Role[];
 }
 
 function manifestRole(file: string): ManifestRole {
@@ -43,6 +52,7 @@ function manifestRole(file: string): ManifestRole {
     role: find<V1ClusterRole>("ClusterRole"),
     binding: find<V1ClusterRoleBinding>("ClusterRoleBinding"),
     serviceAccount: find<{ metadata: { name: string } }>("ServiceAccount").metadata.name,
+    namespacedRoles: docs.filter((d): d is V1Role => d.kind === "Role"),
   };
 }
 
@@ -61,17 +71,19 @@ export async function identityFrom(
   file: string,
   without?: { group: string; resource: string; verb: string },
 ): Promise<Identity> {
-  const { role, binding, serviceAccount } = manifestRole(file);
+  const { role, binding, serviceAccount, namespacedRoles } = manifestRole(file);
   const id = randomBytes(3).toString("hex");
   const name = `${role.metadata?.name ?? "role"}-${id}`;
   const namespace = await newNamespace(`rbac-${id}`);
-  const rules = (role.rules ?? [])
-    .map((rule) =>
-      without && grants(rule, without.group, without.resource, without.verb)
-        ? { ...rule, verbs: rule.verbs.filter((v) => v !== without.verb) }
-        : rule,
-    )
-    .filter((rule) => rule.verbs.length > 0);
+  const withoutVerb = (given: readonly V1PolicyRule[] | undefined): V1PolicyRule[] =>
+    (given ?? [])
+      .map((rule) =>
+        without && grants(rule, without.group, without.resource, without.verb)
+          ? { ...rule, verbs: rule.verbs.filter((v) => v !== without.verb) }
+          : rule,
+      )
+      .filter((rule) => rule.verbs.length > 0);
+  const rules = withoutVerb(role.rules);
   const rbac = adminKubeConfig().makeApiClient(RbacAuthorizationV1Api);
   const core = adminKubeConfig().makeApiClient(CoreV1Api);
   await rbac.createClusterRole({
@@ -94,6 +106,29 @@ export async function identityFrom(
     name: serviceAccount,
     body: { spec: { audiences: [], expirationSeconds: 3600 } },
   });
+  const roleNamespaces = new Map<string, string>();
+  for (const namespaced of namespacedRoles) {
+    const original = namespaced.metadata?.namespace ?? "";
+    const stand = roleNamespaces.get(original) ?? (await newNamespace(`role-${id}`));
+    roleNamespaces.set(original, stand);
+    const roleName = namespaced.metadata?.name ?? "role";
+    await rbac.createNamespacedRole({
+      namespace: stand,
+      body: {
+        ...namespaced,
+        metadata: { ...namespaced.metadata, namespace: stand },
+        rules: withoutVerb(namespaced.rules),
+      },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace: stand,
+      body: {
+        metadata: { name: roleName, namespace: stand },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: roleName },
+        subjects: [{ kind: "ServiceAccount", name: serviceAccount, namespace }],
+      },
+    });
+  }
   const token = request.status?.token;
   if (!token) throw new Error(`no token for ${namespace}/${serviceAccount}`);
   const kc = kubeConfigWithToken(token);
@@ -110,13 +145,37 @@ export async function identityFrom(
     () => `the binding of ${user} to take effect`,
     { timeoutMs: 10_000, intervalMs: 50 },
   );
-  return { kc, kube: createKubeClient(kc), user };
+  for (const namespaced of namespacedRoles) {
+    const ruleOf = withoutVerb(namespaced.rules)[0];
+    if (ruleOf === undefined) continue;
+    const roleProbe = {
+      group: ruleOf.apiGroups?.[0] ?? "",
+      resource: ruleOf.resources?.[0] ?? "",
+      verb: ruleOf.verbs[0] ?? "get",
+      namespace: roleNamespaces.get(namespaced.metadata?.namespace ?? ""),
+    };
+    await pollUntil(
+      async () => ((await allowed(kc, roleProbe)) ? true : undefined),
+      () => `the role binding of ${user} in ${roleProbe.namespace} to take effect`,
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
+  }
+  return { kc, kube: createKubeClient(kc), user, roleNamespaces };
 }
 
-/** SelfSubjectAccessReview: may this identity do `verb` on `resource` (cluster-wide)? */
+/**
+ * SelfSubjectAccessReview: may this identity do `verb` on `resource`, in `namespace` (as
+ * `kubectl auth can-i -n`) or, without one, in every namespace?
+ */
 export async function allowed(
   kc: KubeConfig,
-  what: { group: string; resource: string; verb: string; subresource?: string },
+  what: {
+    group: string;
+    resource: string;
+    verb: string;
+    subresource?: string;
+    namespace?: string | undefined;
+  },
 ): Promise<boolean> {
   const review = await kc.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
     body: {
@@ -126,6 +185,7 @@ export async function allowed(
           resource: what.resource,
           verb: what.verb,
           ...(what.subresource ? { subresource: what.subresource } : {}),
+          ...(what.namespace ? { namespace: what.namespace } : {}),
         },
       },
     },

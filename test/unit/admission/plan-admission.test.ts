@@ -102,6 +102,24 @@ describe("rule-spec: the CNF's own validation at kubectl apply time", () => {
       { ...specs.host, pre_shared_key: undefined },
       "spec.pre_shared_key",
     ],
+    [
+      "IpsecHost with both pre_shared_key and pre_shared_key_secret_ref",
+      "IpsecHost",
+      "host1",
+      { ...specs.host, pre_shared_key_secret_ref: { name: "keys", key: "psk" } },
+      "spec.pre_shared_key_secret_ref: give pre_shared_key or pre_shared_key_secret_ref, not both",
+    ],
+    [
+      "IpsecHost with a Secret reference that is no Secret name",
+      "IpsecHost",
+      "host1",
+      {
+        ...specs.host,
+        pre_shared_key: undefined,
+        pre_shared_key_secret_ref: { name: "Keys_1", key: "psk" },
+      },
+      "spec.pre_shared_key_secret_ref.name",
+    ],
   ])("denies %s, naming the field", (_title, kind, name, spec, field) => {
     const verdict = planAdmission(create(kind, name, spec), snapshot({}));
     expect(verdict).toMatchObject({ allowed: false, code: 422, policy: "rule-spec" });
@@ -118,6 +136,27 @@ describe("rule-spec: the CNF's own validation at kubectl apply time", () => {
       object: { ...old, metadata: { ...old.metadata, labels: { ...cnfA, team: "x" } } },
     });
     expect(planAdmission(request, snapshot({})).allowed).toBe(true);
+  });
+
+  it("accepts plain key material with a deprecation warning, and a Secret reference without", () => {
+    const ike = observed("IpsecProposal", "ike1", specs.proposal);
+    const esp = observed("IpsecProposal", "esp1", specs.proposal);
+    const known = snapshot({ referencedObjects: [ike, esp] });
+    const plain = planAdmission(create("IpsecHost", "host1", specs.host), known);
+    expect(plain.allowed).toBe(true);
+    expect(plain.warnings).toContainEqual(
+      expect.stringContaining(
+        "spec.pre_shared_key is deprecated: every account that reads ipsechosts can read it; put it in a Secret and use spec.pre_shared_key_secret_ref",
+      ),
+    );
+    const byRef = {
+      ...specs.host,
+      pre_shared_key: undefined,
+      pre_shared_key_secret_ref: { name: "ipsec-keys", key: "psk" },
+    };
+    const referenced = planAdmission(create("IpsecHost", "host1", byRef), known);
+    expect(referenced).toMatchObject({ allowed: true });
+    expect(referenced.warnings.join()).not.toContain("deprecated");
   });
 
   it("warns when a new rule has no sdewanPurpose label", () => {

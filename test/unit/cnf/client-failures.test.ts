@@ -82,6 +82,23 @@ describe("CNF client: transient failures, retry and typed errors", () => {
     expect(zoneRequests().map((r) => r.status)).toEqual([null, 200]);
   });
 
+  it("waits longer for a write, and never sends a write again after a timeout (it may still land)", async () => {
+    sim.failNext({ kind: "delay", ms: 300, method: "PUT", collection: "zones" });
+    const written = await client({ timeoutMs: 100, writeTimeoutMs: 2000 }).update(
+      zones,
+      samples.zone,
+    );
+    expect(written.name).toBe(samples.zone.name);
+    sim.failNext({ kind: "hang", method: "PUT", collection: "zones" });
+    const error = await client({ timeoutMs: 50, writeTimeoutMs: 100 })
+      .update(zones, samples.zone)
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "timeout", timeoutMs: 100, inDoubt: true, attempts: 1 });
+    expect(classifyCnfFailure(error)).toBe("transient");
+    const puts = sim.requests().filter((r) => r.method === "PUT");
+    expect(puts.map((r) => r.fault)).toEqual(["delay", "hang"]);
+  });
+
   it("reports a CNF that keeps hanging as a transient timeout", async () => {
     sim.failNext({ kind: "hang", collection: "zones", count: 5 });
     const error = await client({ timeoutMs: 50, retry: { retries: 0 } })

@@ -64,12 +64,28 @@ describe("manifests/rbac", () => {
     }
   });
 
-  it("no role grants a wildcard verb or any access to Secrets", () => {
+  it("no role grants a wildcard verb or any access to Secrets, but sdewan-rule-secrets, which is get only and bound nowhere", () => {
     for (const role of ofKind(rbac, "ClusterRole")) {
       for (const rule of rulesOf(role)) {
         expect(rule.verbs).not.toContain("*");
-        expect(rule.resources).not.toContain("secrets");
+        if (role.metadata?.name === "sdewan-rule-secrets") {
+          expect(rule).toEqual({ apiGroups: [""], resources: ["secrets"], verbs: ["get"] });
+        } else {
+          expect([role.metadata?.name, rule.resources]).not.toEqual([
+            role.metadata?.name,
+            expect.arrayContaining(["secrets"]),
+          ]);
+        }
       }
+    }
+    expect(roleNamed(rbac, "sdewan-rule-secrets")).toBeDefined();
+    const everyBinding = [
+      ...docsOfFolder("manifests/rbac"),
+      ...docsOfFolder("manifests/openfaas"),
+      ...docsOfFolder("manifests/knative"),
+    ].filter((d) => d.kind === "ClusterRoleBinding" || d.kind === "RoleBinding");
+    for (const binding of everyBinding) {
+      expect(at(binding, "roleRef", "name")).not.toBe("sdewan-rule-secrets");
     }
   });
 });
