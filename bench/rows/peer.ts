@@ -15,6 +15,7 @@ import { measureFloors } from "../lib/peer/floor.js";
 import { startOurWorld } from "../lib/peer/ours.js";
 import { peerRules, type PeerRule } from "../lib/peer/rules.js";
 import {
+  SPEC_CHANGE_PORTS,
   runScenarios,
   type Budgets,
   type Outcome,
@@ -55,7 +56,7 @@ function describeScenario(scenario: ScenarioId, rules: readonly PeerRule[]): str
     case "pod-restart":
       return `peer: one of 2 CNF pods restarted (state lost), ${what} -> healed`;
     case "spec-change":
-      return "peer: spec change of one rule -> on both pods, status applied";
+      return `peer: spec change of one rule -> on both pods, status applied (median of ${SPEC_CHANGE_PORTS.length}; counts per change)`;
   }
 }
 
@@ -120,8 +121,9 @@ function row({ id, scenario, rules, ours, floor, upstream }: RowInput): RowResul
       : "";
   const timeVsFloor = ours.ms / floor.ms;
   const apiVsFloor = floor.apiRequests > 0 ? ours.apiRequests / floor.apiRequests : NaN;
+  const count = (n: number): string => (n >= 100 ? int(n) : num(n, 1));
   const three = (f: (o: Outcome) => number): string =>
-    `${up === undefined ? "" : `upstream ${int(f(up))} / `}ours ${int(f(ours))} / floor ${int(f(floor))}`;
+    `${up === undefined ? "" : `upstream ${count(f(up))} / `}ours ${count(f(ours))} / floor ${count(f(floor))}`;
   return {
     id,
     metric: describeScenario(scenario, rules),
@@ -132,7 +134,7 @@ function row({ id, scenario, rules, ours, floor, upstream }: RowInput): RowResul
     counts:
       `API requests ${three((o) => o.apiRequests)} (ours/floor ${ratio(ours.apiRequests, floor.apiRequests)}); ` +
       `CNF requests ${three((o) => o.cnfRequests)}; mwan3 restarts ${three((o) => o.restarts)}; ` +
-      `retried ${up === undefined ? "" : `upstream ${int(up.retries)} reconciles / `}ours ${int(ours.retries)} deliveries` +
+      `retried ${up === undefined ? "" : `upstream ${count(up.retries)} reconciles / `}ours ${count(ours.retries)} deliveries` +
       (ours.problem === undefined ? "" : `; ours stuck at: ${ours.problem}`) +
       (up?.problem === undefined ? "" : `; upstream stuck at: ${up.problem}`),
     checks: [

@@ -8,9 +8,13 @@
  * minimum, is in docs/benchmarks.md ("Peer rows and floors").
  */
 import pLimit from "p-limit";
-import { CnfFleet, type CnfPod } from "../../../dev/world/index.js";
+import { CNF_NETWORKS, CnfFleet, type CnfPod } from "../../../dev/world/index.js";
 import type { CnfClient } from "../../../shared/cnf/index.js";
-import { PURPOSE_LABEL } from "../../../shared/rules/index.js";
+import {
+  PURPOSE_LABEL,
+  parseNfnNetworkAnnotation,
+  requireKind,
+} from "../../../shared/rules/index.js";
 import type { BenchContext } from "../context.js";
 import {
   CHANGED_RULE,
@@ -20,22 +24,21 @@ import {
   rulePath,
   type PeerRule,
 } from "./rules.js";
-import type { Outcome, ScenarioId } from "./scenarios.js";
+import { SPEC_CHANGE_PORTS, medianOutcome, type Outcome, type ScenarioId } from "./scenarios.js";
 import { cnfWork, restartCnfPod, writeDeploymentStatus, type PeerWorld } from "./world.js";
 
 const CONCURRENCY = 16;
 const FINALIZER = "rule.finalizers.sdewan.akraino.org";
 
-/** What the CNF is sent for `rule`: the spec, with the policy's networks as pod interfaces. */
+const NETWORKS = parseNfnNetworkAnnotation(CNF_NETWORKS);
+
+/** What the CNF is sent for `rule`: the registry's conversion, the same body ours sends. */
 function cnfBody(rule: PeerRule): Record<string, unknown> & { name: string } {
-  if (rule.kind === "Mwan3Rule") return { name: rule.name, ...rule.spec };
-  return {
-    name: rule.name,
-    members: [
-      { interface: "net1", metric: "2", weight: "2" },
-      { interface: "net2", metric: "3", weight: "3" },
-    ],
-  };
+  const body = requireKind(rule.kind).toCnf(
+    { metadata: { name: rule.name }, spec: rule.spec },
+    { networks: NETWORKS },
+  );
+  return { ...body, name: rule.name };
 }
 
 const ref = (rule: PeerRule) => ({
@@ -159,32 +162,38 @@ export async function measureFloors(
     // Spec change: the user's patch, one read, per pod one GET, PUT and restart, one status write.
     const changed = rules.find((r) => r.name === CHANGED_RULE);
     if (changed === undefined) throw new Error(`the rule set has no ${CHANGED_RULE}`);
-    const port = "4321";
-    const specChange = await timed(
-      floor,
-      async () => {
-        const path = rulePath(namespace, changed.plural, changed.name);
-        await raw.mergePatch(path, { spec: { dest_port: port } });
-        await api("GET", path);
-        const body = { ...cnfBody(changed), dest_port: port };
-        await Promise.all(
-          floor.clients.map(async (c) => {
-            await c.get(ref(changed), changed.name);
-            await c.update(ref(changed), body);
-            await c.restartService("mwan3");
-          }),
-        );
-        await api("PATCH", `${path}/status`, { status: { inSync: true } }, merge);
-      },
-      () =>
-        cnf.pods.every((pod) =>
-          (pod.sim.state().collections[changed.collection] ?? []).some(
-            (o) => o["name"] === changed.name && String(o["dest_port"]) === port,
-          ),
-        )
-          ? undefined
-          : "the change is not on every pod",
-    );
+    const specChanges: Outcome[] = [];
+    for (const port of SPEC_CHANGE_PORTS) {
+      specChanges.push(
+        await timed(
+          floor,
+          async () => {
+            const path = rulePath(namespace, changed.plural, changed.name);
+            await raw.mergePatch(path, { spec: { dest_port: port } });
+            await api("GET", path);
+            const body = { ...cnfBody(changed), dest_port: port };
+            await Promise.all(
+              floor.clients.map(async (c) => {
+                await c.get(ref(changed), changed.name);
+                await c.update(ref(changed), body);
+                await c.restartService("mwan3");
+              }),
+            );
+            await api("PATCH", `${path}/status`, { status: { inSync: true } }, merge);
+          },
+          () =>
+            cnf.pods.every((pod) =>
+              (pod.sim.state().collections[changed.collection] ?? []).some(
+                (o) => o["name"] === changed.name && String(o["dest_port"]) === port,
+              ),
+            )
+              ? undefined
+              : "the change is not on every pod",
+        ),
+      );
+    }
+    const specChange = medianOutcome(specChanges);
+    const port = SPEC_CHANGE_PORTS.at(-1) ?? "";
 
     // Pod restart: the crash and recovery as in the other rows; then one read of the pod, one
     // list per kind, and on the restarted pod one list per collection, every object, one restart.
