@@ -248,6 +248,11 @@ export async function startUpstreamWorld(
     );
     child.stdout.pipe(log);
     child.stderr.pipe(log);
+    // Should the bench itself end abruptly, the manager must not outlive it.
+    const killOnExit = (): void => {
+      child.kill("SIGKILL");
+    };
+    process.once("exit", killOnExit);
     let exitedHow: string | undefined;
     const exited = new Promise<void>((resolve) =>
       child.once("exit", (code, signal) => {
@@ -260,6 +265,7 @@ export async function startUpstreamWorld(
       const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
       await exited;
       clearTimeout(timer);
+      process.off("exit", killOnExit);
     });
     const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     // Ready when both mwan3 controllers have started their workers (their caches are synced).
