@@ -22,6 +22,7 @@ import { benchEgress } from "./rows/egress.js";
 import { benchColdStart } from "./rows/cold-start.js";
 import { benchNetpol } from "./rows/netpol.js";
 import { benchNetpolStore } from "./rows/netpol-store.js";
+import { PEER_ROWS, benchPeer } from "./rows/peer.js";
 import { measureBaseline, type Baseline } from "./lib/baseline.js";
 
 interface RowGroup {
@@ -38,6 +39,8 @@ const GROUPS: readonly RowGroup[] = [
   { ids: ["egress-recompute", "egress-pod-event"], run: benchEgress },
   { ids: ["netpol-compile", "netpol-decide"], run: benchNetpol },
   { ids: ["netpol-store", "netpol-relabel"], run: benchNetpolStore },
+  // Ours, the upstream controller (unless SDEWAN_BENCH_UPSTREAM=0) and the floors, same scenarios.
+  { ids: PEER_ROWS.map((r) => r.id), run: benchPeer },
 ];
 
 const ALL_IDS = GROUPS.flatMap((g) => g.ids);

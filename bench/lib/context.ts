@@ -16,6 +16,8 @@ export interface Sizes {
   /** Pod events stop early (after at least 20) when they take longer than this in total. */
   readonly egressPodEventBudgetMs: number;
   readonly coldStarts: number;
+  /** Rules (Mwan3Policies and Mwan3Rules) of the peer rows: ours, upstream's and the floor. */
+  readonly peerRules: number;
 }
 
 export const FULL_SIZES: Sizes = {
@@ -31,6 +33,7 @@ export const FULL_SIZES: Sizes = {
   egressPodEvents: 200,
   egressPodEventBudgetMs: 120_000,
   coldStarts: 3,
+  peerRules: 300,
 };
 
 export const QUICK_SIZES: Sizes = {
@@ -46,6 +49,7 @@ export const QUICK_SIZES: Sizes = {
   egressPodEvents: 30,
   egressPodEventBudgetMs: 30_000,
   coldStarts: 1,
+  peerRules: 60,
 };
 
 export interface BenchContext {

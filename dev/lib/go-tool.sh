@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # The steps every Go-tool bootstrap shares, sourced by dev/control-plane/build.sh,
-# dev/faas-cli/build.sh, dev/knative/build.sh and dev/kustomize/build.sh. Each script keeps its own interface (options,
+# dev/faas-cli/build.sh, dev/knative/build.sh, dev/kustomize/build.sh and
+# dev/upstream-ctrlr/build.sh. Each script keeps its own interface (options,
 # environment overrides, cache directory, what it prints, why it may skip); this file is how:
 #
 #   go_tool_init <label>                         log lines start "[<label> build]"

@@ -1,0 +1,109 @@
+/**
+ * Our side of the peer rows, deployed the way the issue measured it: the connector (watches ->
+ * CloudEvents, its default delivery settings) and the function server (reconcile-rule and
+ * on-deployment-ready) as child processes run from source, on the bench's control plane, against
+ * a CNF of two pods. The connector watches only this namespace and purpose, so the objects other
+ * rows left behind stay out of it. API requests: the function server's sdewan_api_calls_total
+ * (the connector's own list and watch requests are made before a row starts); retries: the
+ * connector's redeliveries (sdewan_connector_events_retried_total).
+ */
+import { writeFile } from "node:fs/promises";
+import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import { stringify } from "yaml";
+import { CnfFleet } from "../../../dev/world/index.js";
+import { PURPOSE_LABEL } from "../../../shared/rules/index.js";
+import { metricSum, startConnector } from "../../soak/fleet.js";
+import { freePort, spawnFunctionServer } from "../child.js";
+import type { BenchContext } from "../context.js";
+import { PEER_KINDS, type ListedRule } from "./rules.js";
+import { writeDeploymentStatus, type PeerWorld } from "./world.js";
+
+const FUNCTIONS = "reconcile-rule,on-deployment-ready";
+
+function connectorConfig(functionsUrl: string, port: number, namespace: string, purpose: string) {
+  const selector = `${PURPOSE_LABEL}=${purpose}`;
+  const namespaces = [namespace];
+  return stringify({
+    http: { host: "127.0.0.1", port },
+    routes: [
+      {
+        name: "reconcile-rule",
+        url: `${functionsUrl}/reconcile-rule`,
+        resources: PEER_KINDS.map(({ kind }) => ({
+          apiVersion: "batch.sdewan.akraino.org/v1alpha1",
+          kind,
+          selector,
+          namespaces,
+        })),
+      },
+      {
+        name: "on-deployment-ready",
+        url: `${functionsUrl}/on-deployment-ready`,
+        resources: [
+          { apiVersion: "apps/v1", kind: "Deployment", selector, namespaces },
+          { apiVersion: "v1", kind: "Pod", selector, namespaces },
+        ],
+      },
+    ],
+  });
+}
+
+async function waitReady(url: string, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await fetch(url).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${what} not ready after ${timeoutMs} ms`);
+    await delay(100);
+  }
+}
+
+export async function startOurWorld(ctx: BenchContext, purpose: string): Promise<PeerWorld> {
+  const namespace = await ctx.cluster.namespace("peer-ours");
+  const kube = ctx.cluster.adminClient();
+  const fleet = new CnfFleet(kube);
+  const cnf = await fleet.createCnf(purpose, { namespace, pods: 2 });
+  await writeDeploymentStatus(kube, cnf, cnf.pods.length);
+  const env = { KUBECONFIG: ctx.cluster.kubeconfigPath, LOG_LEVEL: "warn" };
+  const functions = await spawnFunctionServer({
+    logFile: path.join(ctx.workDir, "peer-functions.log"),
+    // As stack.yml ships it (the connector redelivers): restarts paced per burst (ADR 0007).
+    env: { ...env, FUNCTIONS, CNF_RESTART_MIN_INTERVAL_MS: "10000" },
+  });
+  const stops: (() => Promise<unknown>)[] = [() => functions.stop(), () => fleet.close()];
+  const close = async (): Promise<void> => {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  };
+  try {
+    await waitReady(`${functions.url}/_/ready`, "the function server", 180_000);
+    const port = await freePort();
+    const configFile = path.join(ctx.workDir, "peer-connector.yaml");
+    await writeFile(configFile, connectorConfig(functions.url, port, namespace, purpose));
+    const connector = await startConnector(ctx.workDir, configFile, port, env);
+    stops.push(() => connector.proc.stop());
+    const metric = async (url: string, name: string): Promise<number> =>
+      metricSum(await (await fetch(url)).text(), name);
+    return {
+      label: "ours",
+      namespace,
+      purpose,
+      cnf,
+      fleet,
+      raw: ctx.cluster.raw,
+      kube,
+      isApplied: (rule: ListedRule) =>
+        rule.status?.["inSync"] === true &&
+        rule.status["appliedGeneration"] === rule.metadata.generation,
+      apiRequests: () => metric(`${functions.url}/metrics`, "sdewan_api_calls_total"),
+      retries: () => metric(connector.metricsUrl, "sdewan_connector_events_retried_total"),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

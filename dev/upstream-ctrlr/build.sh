@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Builds the upstream SDEWAN CRD controller (akraino-edge-stack/icn-sdwan platform/crd-ctrlr, Go,
+# controller-runtime 0.11), the peer `npm run bench` compares our functions with, from the source
+# archive in the shared tools folder (sdewan-upstream-crd-ctrlr-src.tar.xz). Its dependencies are
+# NOT vendored: they come from the Go module proxy, go.mod and go.sum unchanged (-mod=readonly).
+# Built with the machine's Go (GOTOOLCHAIN=local) and cached outside git, keyed by the upstream
+# commit the archive holds:
+#
+#   ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/sdewan-upstream-crd-ctrlr-<commit, 12 hex>/
+#     manager   the controller (its main.go, unmodified)
+#     crds/     its own CRDs (config/crd/bases): same group and plurals as ours, other schemas
+#
+# The tools folder: SDEWAN_TOOLS_DIR, else <repo>/../shared/tools, else /work/shared/tools.
+# Cold: ~1 min with a warm Go build cache; with empty Go caches (modules downloaded, standard
+# library compiled) 6.3 min on two cores under load 16 (2 min of CPU); cached: instant.
+#
+# Prints the cache directory as the last line of stdout; progress goes to stderr. When nothing can
+# be built here (no Go, no archive, or the module proxy refuses a dependency) it records why in
+# <cache dir>/UNAVAILABLE, prints it and exits 0: the bench's upstream rows then say that reason.
+# Any other failure (a compile error) exits 1.
+#
+# Options: --force (rebuild), --print-path (print the cache directory, and exit).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../lib/go-tool.sh
+source "$here/../lib/go-tool.sh"
+go_tool_init upstream-ctrlr
+go_tool_parse_args --print-path 2,22 "$@"
+
+unavailable() {
+  mkdir -p "$out_dir"
+  printf '%s\n' "$1" >"$out_dir/UNAVAILABLE"
+  log "UNAVAILABLE: $1"
+  log "the upstream controller cannot be built here; the bench's upstream rows say this reason."
+  echo "$out_dir"
+  exit 0
+}
+
+go_tool_find_archive sdewan-upstream-crd-ctrlr-src.tar.xz
+if [[ -z "$tools_archive" ]]; then
+  out_dir="$(go_tool_cache_dir sdewan-upstream-crd-ctrlr-no-source)"
+  if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
+  unavailable "$tools_missing"
+fi
+go_tool_source_commit commit "$tools_archive"
+out_dir="$(go_tool_cache_dir "sdewan-upstream-crd-ctrlr-${commit:0:12}")"
+if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
+
+manager="$out_dir/manager"
+have_all() { go_tool_have "$manager" && [[ -d "$out_dir/crds" ]]; }
+if [[ $force == 0 ]] && have_all; then
+  log "cached: $out_dir"
+  echo "$out_dir"
+  exit 0
+fi
+
+GO="${GO:-go}"
+if ! command -v "$GO" >/dev/null; then
+  unavailable "'$GO' not found: install Go 1.18 or newer (the controller's go.mod)"
+fi
+go_tool_environment -mod=readonly
+mkdir -p "$out_dir"
+exec 9>"$out_dir/.build.lock"
+if ! flock -n 9; then
+  log "another build holds $out_dir/.build.lock; waiting for it"
+  flock 9
+fi
+if [[ $force == 0 ]] && have_all; then
+  log "cached (built by another process): $out_dir"
+  echo "$out_dir"
+  exit 0
+fi
+go_tool_start=$SECONDS
+rm -f "$out_dir/UNAVAILABLE"
+
+work="$out_dir/src"
+log "icn-sdwan $commit: unpacking $tools_archive"
+go_tool_unpack "$tools_archive" "$work"
+mod="$work/icn-sdwan/platform/crd-ctrlr/src"
+if [[ ! -f "$mod/go.mod" ]]; then
+  log "the archive has no icn-sdwan/platform/crd-ctrlr/src/go.mod"
+  exit 1
+fi
+
+# Module downloads first, so that a proxy refusal is told apart from a compile error.
+log "downloading its modules from the Go module proxy ($(go_tool_elapsed) elapsed)"
+download_log="$out_dir/download.log"
+if ! (cd "$mod" && "$GO" mod download) >"$download_log" 2>&1; then
+  reason="$(grep -m1 -E 'proxy|403|404|410|dial|timeout|refused' "$download_log" || head -1 "$download_log")"
+  unavailable "the Go module proxy did not serve its dependencies: $reason"
+fi
+
+still_compiling() { log "still compiling ($(go_tool_elapsed) elapsed)"; }
+log "compiling ($(go_tool_elapsed) elapsed)"
+if ! go_tool_build "$mod" . "$manager" "-s -w" still_compiling; then
+  log "go build failed. To see why: cd $mod && GOTOOLCHAIN=local go build ."
+  exit 1
+fi
+rm -rf "$out_dir/crds"
+cp -r "$mod/config/crd/bases" "$out_dir/crds"
+rm -rf "$work" "$download_log"
+log "built in $(go_tool_elapsed): $out_dir"
+echo "$out_dir"
