@@ -20,6 +20,7 @@ import { benchRestart } from "./rows/restart.js";
 import { benchAdmission } from "./rows/admission.js";
 import { benchEgress } from "./rows/egress.js";
 import { benchColdStart } from "./rows/cold-start.js";
+import { benchMemory } from "./rows/memory.js";
 import { measureBaseline, type Baseline } from "./lib/baseline.js";
 
 interface RowGroup {
@@ -31,6 +32,7 @@ const GROUPS: readonly RowGroup[] = [
   { ids: ["reconcile-event", "reconcile-unchanged"], run: benchReconcile },
   // Cold start first: its process does the 1,000-rule CNF's first apply; cnf-restart reuses it.
   { ids: ["cold-start"], run: benchColdStart },
+  { ids: ["function-memory"], run: benchMemory },
   { ids: ["cnf-restart"], run: benchRestart },
   { ids: ["admission-in-process", "admission-apiserver"], run: benchAdmission },
   { ids: ["egress-recompute", "egress-pod-event"], run: benchEgress },
