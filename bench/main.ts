@@ -34,7 +34,10 @@ const GROUPS: readonly RowGroup[] = [
   { ids: ["cold-start"], run: benchColdStart },
   { ids: ["function-memory"], run: benchMemory },
   { ids: ["cnf-restart"], run: benchRestart },
-  { ids: ["admission-in-process", "admission-apiserver"], run: benchAdmission },
+  {
+    ids: ["admission-in-process", "admission-apiserver", "admission-concurrent"],
+    run: benchAdmission,
+  },
   { ids: ["egress-recompute", "egress-pod-event"], run: benchEgress },
 ];
 
