@@ -34,13 +34,16 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY --from=build /src/dist ./dist
 # V8 and Node defaults for a function container (measured with `npm run bench -- --only
-# cold-start`): a 2 MiB semi-space keeps the young generation at 4 MiB where it grew to 64 MiB
-# under the 1,000-rule run (RSS after it 172 -> 136 MiB, no slower). The compile cache lets a new
-# container's first start read compiled code instead of compiling it (~100 ms); Node ignores
-# entries whose file no longer matches. Node keys the cache's folder by the user id, so it is
-# filled as the user that runs (1000; filled as root, uid 1000 never found it), then handed to
-# root and made readable (Node writes its entries 0600): the server reads them and cannot
-# rewrite the code it loads next start.
+# cold-start,function-memory`): a 2 MiB semi-space keeps the young generation at 4 MiB where it
+# grew to 64 MiB under the 1,000-rule run (RSS after it 172 -> 136 MiB, no slower). The CMD's
+# --lite-mode (a V8 flag NODE_OPTIONS refuses) leaves out V8's optimizing compilers: a function
+# spends its time waiting on the API server and CNFs, and the optimized code, the compilers'
+# memory and the pages they touch were 30-60 MiB of a function process after the 1,000-rule run
+# (docs/benchmarks.md#memory). The compile cache lets a new container's first start read compiled
+# code instead of compiling it (~100 ms); Node ignores entries whose file no longer matches. Node
+# keys the cache's folder by the user id, so it is filled as the user that runs (1000; filled as
+# root, uid 1000 never found it), then handed to root and made readable (Node writes its entries
+# 0600): the server reads them and cannot rewrite the code it loads next start.
 ENV NODE_OPTIONS=--max-semi-space-size=2 \
     NODE_COMPILE_CACHE=/app/.node-compile-cache
 RUN mkdir "$NODE_COMPILE_CACHE" && chown 1000:1000 "$NODE_COMPILE_CACHE" \
@@ -56,4 +59,4 @@ USER 1000:1000
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/_/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "dist/bundle/server.js"]
+CMD ["node", "--lite-mode", "dist/bundle/server.js"]

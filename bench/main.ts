@@ -23,6 +23,7 @@ import { benchColdStart } from "./rows/cold-start.js";
 import { benchNetpol } from "./rows/netpol.js";
 import { benchNetpolStore } from "./rows/netpol-store.js";
 import { PEER_ROWS, benchPeer } from "./rows/peer.js";
+import { benchMemory } from "./rows/memory.js";
 import { measureBaseline, type Baseline } from "./lib/baseline.js";
 
 interface RowGroup {
@@ -34,8 +35,12 @@ const GROUPS: readonly RowGroup[] = [
   { ids: ["reconcile-event", "reconcile-unchanged"], run: benchReconcile },
   // Cold start first: its process does the 1,000-rule CNF's first apply; cnf-restart reuses it.
   { ids: ["cold-start"], run: benchColdStart },
+  { ids: ["function-memory"], run: benchMemory },
   { ids: ["cnf-restart"], run: benchRestart },
-  { ids: ["admission-in-process", "admission-apiserver"], run: benchAdmission },
+  {
+    ids: ["admission-in-process", "admission-apiserver", "admission-concurrent"],
+    run: benchAdmission,
+  },
   { ids: ["egress-recompute", "egress-pod-event"], run: benchEgress },
   { ids: ["netpol-compile", "netpol-decide"], run: benchNetpol },
   { ids: ["netpol-store", "netpol-relabel"], run: benchNetpolStore },

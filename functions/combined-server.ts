@@ -14,13 +14,16 @@ import {
   startServer,
   type TlsOptions,
 } from "../shared/runtime/index.js";
-import { ALL_FUNCTIONS } from "./all.js";
+import { FUNCTION_CATALOG } from "./catalog.js";
 
 const env = process.env;
 const runtime = new Runtime({ defaultMetrics: true });
 logProcessFaults(runtime.logger);
 
-const functions = selectFunctions(ALL_FUNCTIONS, env["FUNCTIONS"]);
+// Only the functions served are imported: one function's pod holds only its own code.
+const functions = await Promise.all(
+  selectFunctions(FUNCTION_CATALOG, env["FUNCTIONS"]).map((entry) => entry.load()),
+);
 const certFile = env["TLS_CERT_FILE"];
 const keyFile = env["TLS_KEY_FILE"];
 const tls: TlsOptions | undefined = certFile && keyFile ? { certFile, keyFile } : undefined;

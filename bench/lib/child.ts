@@ -55,6 +55,29 @@ export async function buildDist(): Promise<void> {
   if (code !== 0) throw new Error(`scripts/bundle.ts failed (${code}): ${output}`);
 }
 
+/** The NODE_OPTIONS the image sets (Dockerfile ENV), so a row runs the server as shipped. */
+export async function dockerfileNodeOptions(): Promise<string> {
+  const dockerfile = await readFile(path.join(REPO_ROOT, "Dockerfile"), "utf8");
+  const found = /^ENV NODE_OPTIONS="?([^"\n]*?)"? *\\?$/m.exec(dockerfile);
+  if (found?.[1] === undefined) throw new Error("the Dockerfile sets no NODE_OPTIONS");
+  return found[1].trim();
+}
+
+/**
+ * Node's own flags in the image's CMD (`["node", <flags>, "dist/bundle/server.js"]`): V8 flags
+ * NODE_OPTIONS refuses (e.g. --lite-mode) are set there.
+ */
+export async function dockerfileNodeArgs(): Promise<string[]> {
+  const dockerfile = await readFile(path.join(REPO_ROOT, "Dockerfile"), "utf8");
+  const found = /^CMD (\[.*\])\s*$/m.exec(dockerfile);
+  if (found?.[1] === undefined) throw new Error("the Dockerfile has no CMD");
+  const cmd = JSON.parse(found[1]) as string[];
+  if (cmd[0] !== "node" || cmd.at(-1) !== DIST_SERVER) {
+    throw new Error(`the Dockerfile's CMD is not node ... ${DIST_SERVER}: ${found[1]}`);
+  }
+  return cmd.slice(1, -1);
+}
+
 export interface SpawnOptions {
   readonly logFile: string;
   readonly env: Record<string, string>;
@@ -62,6 +85,8 @@ export interface SpawnOptions {
   /** Script to run; default functions/server.ts. A .js script runs without tsx. */
   readonly script?: string;
   readonly args?: readonly string[];
+  /** Node's own flags, before the script (V8 flags NODE_OPTIONS does not accept). */
+  readonly nodeArgs?: readonly string[];
 }
 
 export async function spawnFunctionServer(options: SpawnOptions): Promise<FunctionProcess> {
@@ -70,11 +95,15 @@ export async function spawnFunctionServer(options: SpawnOptions): Promise<Functi
   const spawnedAt = performance.now();
   const script = options.script ?? "functions/server.ts";
   const loader = script.endsWith(".ts") ? ["--import", "tsx"] : [];
-  const child = spawn(process.execPath, [...loader, script, ...(options.args ?? [])], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", ...options.env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), ...loader, script, ...(options.args ?? [])],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let listening: number | undefined;
   let pending = "";
   child.stdout?.on("data", (chunk: Buffer) => {

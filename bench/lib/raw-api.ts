@@ -17,8 +17,10 @@ export class RawApi {
     private readonly server: string,
     caPem: string,
     private readonly token: string,
+    /** Requests in flight at once; more wait for a socket. */
+    maxSockets = 32,
   ) {
-    this.agent = new https.Agent({ keepAlive: true, maxSockets: 32, ca: caPem });
+    this.agent = new https.Agent({ keepAlive: true, maxSockets, ca: caPem });
   }
 
   request(

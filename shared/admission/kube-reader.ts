@@ -4,8 +4,13 @@
  */
 import { z } from "zod";
 import { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL } from "./objects.js";
-import { BUCKET_PERMISSION_ANNOTATION, type AnnotatedRole, type Binding } from "./rbac.js";
-import type { ObservedRule } from "./snapshot.js";
+import {
+  BUCKET_PERMISSION_ANNOTATION,
+  type AnnotatedRole,
+  type Binding,
+  type RoleKey,
+} from "./rbac.js";
+import type { ObservedCnf, ObservedRule } from "./snapshot.js";
 import type { AdmissionReader, ReadConsistency } from "./observe.js";
 import {
   DEPLOYMENTS,
@@ -77,50 +82,108 @@ function binding(kind: Binding["kind"], item: BindingObject): Binding {
 const readFrom = (consistency: ReadConsistency = "consistent") =>
   consistency === "cached" ? { resourceVersion: "0" } : {};
 
+/**
+ * Watch-cache reads in flight, per API client (so one identity never answers another's review).
+ * Reviews that arrive together, e.g. a `kubectl apply` of 200 rules naming one policy, share one
+ * read of it instead of sending 200 (which queued behind each other and made the webhook's p99 at
+ * 200 at once about a second). Nothing outlives the read: an entry goes when its answer arrives,
+ * so a review never gets an answer older than a read it could have sent itself, the same
+ * freshness a watch-cache read gives. Consistent reads (before a denial) are never shared.
+ */
+const cachedReadsInFlight = new WeakMap<KubeClient, Map<string, Promise<unknown>>>();
+
+function sharedWhenCached<T>(
+  kube: KubeClient,
+  consistency: ReadConsistency | undefined,
+  key: readonly unknown[],
+  read: () => Promise<T>,
+): Promise<T> {
+  if (consistency !== "cached") return read();
+  let inFlight = cachedReadsInFlight.get(kube);
+  if (inFlight === undefined) {
+    inFlight = new Map();
+    cachedReadsInFlight.set(kube, inFlight);
+  }
+  const id = JSON.stringify(key);
+  const pending = inFlight.get(id);
+  if (pending !== undefined) return pending as Promise<T>;
+  const reading = read().finally(() => inFlight.delete(id));
+  inFlight.set(id, reading);
+  return reading;
+}
+
 export function kubeAdmissionReader(kube: KubeClient): AdmissionReader {
+  const shared = <T>(
+    consistency: ReadConsistency | undefined,
+    key: readonly unknown[],
+    read: () => Promise<T>,
+  ): Promise<T> => sharedWhenCached(kube, consistency, key, read);
   return {
-    async listCnfDeployments(namespace, purpose, consistency) {
-      const list = await kube.list(DEPLOYMENTS, {
-        namespace,
-        labelSelector: { [PURPOSE_LABEL]: purpose },
-        ...readFrom(consistency),
-      });
-      return list.map((d) => ({
-        name: d.metadata.name,
-        deleting: d.metadata.deletionTimestamp !== undefined,
-        nfnNetworkAnnotation: d.spec.template.metadata?.annotations?.[NFN_NETWORK_ANNOTATION],
-      }));
-    },
-    async getRule(kind, namespace, name, consistency) {
-      const object = await kube.get(ruleResource(kind), { namespace, name }, readFrom(consistency));
-      return object === undefined ? null : observedRule(kind.kind, object);
-    },
-    async listRules(kind, namespace, consistency) {
-      const list = await kube.list(ruleResource(kind), { namespace, ...readFrom(consistency) });
-      return list.map((object) => observedRule(kind.kind, object));
-    },
-    async listRoleBindings(namespace, consistency) {
-      const list = await kube.list(ROLE_BINDINGS, { namespace, ...readFrom(consistency) });
-      return list.map((item) => binding("RoleBinding", item));
-    },
-    async listClusterRoleBindings(consistency) {
-      const list = await kube.list(CLUSTER_ROLE_BINDINGS, readFrom(consistency));
-      return list.map((item) => binding("ClusterRoleBinding", item));
-    },
-    async getRole(key, consistency): Promise<AnnotatedRole | null> {
-      const role =
-        key.kind === "Role"
-          ? await kube.get(
-              ROLES,
-              { namespace: key.namespace, name: key.name },
-              readFrom(consistency),
-            )
-          : await kube.get(CLUSTER_ROLES, { name: key.name }, readFrom(consistency));
-      if (role === undefined) return null;
-      return {
-        ...key,
-        bucketPermission: role.metadata.annotations?.[BUCKET_PERMISSION_ANNOTATION],
-      };
-    },
+    listCnfDeployments: (namespace, purpose, consistency) =>
+      shared(consistency, ["deployments", namespace, purpose], () =>
+        readCnfDeployments(kube, namespace, purpose, consistency),
+      ),
+    getRule: (kind, namespace, name, consistency) =>
+      shared(consistency, ["rule", kind.kind, namespace, name], async () => {
+        const object = await kube.get(
+          ruleResource(kind),
+          { namespace, name },
+          readFrom(consistency),
+        );
+        return object === undefined ? null : observedRule(kind.kind, object);
+      }),
+    listRules: (kind, namespace, consistency) =>
+      shared(consistency, ["rules", kind.kind, namespace], async () => {
+        const list = await kube.list(ruleResource(kind), { namespace, ...readFrom(consistency) });
+        return list.map((object) => observedRule(kind.kind, object));
+      }),
+    listRoleBindings: (namespace, consistency) =>
+      shared(consistency, ["rolebindings", namespace], async () => {
+        const list = await kube.list(ROLE_BINDINGS, { namespace, ...readFrom(consistency) });
+        return list.map((item) => binding("RoleBinding", item));
+      }),
+    listClusterRoleBindings: (consistency) =>
+      shared(consistency, ["clusterrolebindings"], async () => {
+        const list = await kube.list(CLUSTER_ROLE_BINDINGS, readFrom(consistency));
+        return list.map((item) => binding("ClusterRoleBinding", item));
+      }),
+    getRole: (key, consistency) =>
+      shared(consistency, ["role", key.kind, key.namespace, key.name], () =>
+        readRole(kube, key, consistency),
+      ),
+  };
+}
+
+async function readCnfDeployments(
+  kube: KubeClient,
+  namespace: string,
+  purpose: string,
+  consistency: ReadConsistency | undefined,
+): Promise<ObservedCnf[]> {
+  const list = await kube.list(DEPLOYMENTS, {
+    namespace,
+    labelSelector: { [PURPOSE_LABEL]: purpose },
+    ...readFrom(consistency),
+  });
+  return list.map((d) => ({
+    name: d.metadata.name,
+    deleting: d.metadata.deletionTimestamp !== undefined,
+    nfnNetworkAnnotation: d.spec.template.metadata?.annotations?.[NFN_NETWORK_ANNOTATION],
+  }));
+}
+
+async function readRole(
+  kube: KubeClient,
+  key: RoleKey,
+  consistency: ReadConsistency | undefined,
+): Promise<AnnotatedRole | null> {
+  const role =
+    key.kind === "Role"
+      ? await kube.get(ROLES, { namespace: key.namespace, name: key.name }, readFrom(consistency))
+      : await kube.get(CLUSTER_ROLES, { name: key.name }, readFrom(consistency));
+  if (role === undefined) return null;
+  return {
+    ...key,
+    bucketPermission: role.metadata.annotations?.[BUCKET_PERMISSION_ANNOTATION],
   };
 }

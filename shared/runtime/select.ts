@@ -1,11 +1,14 @@
 /** FUNCTIONS=a,b: which functions a combined server serves. */
 import type { SdewanFunction } from "./function.js";
 
-/** Unset or empty = all. An unknown name is a configuration error, reported at start. */
-export function selectFunctions(
-  all: readonly SdewanFunction[],
+/**
+ * Unset or empty = all. An unknown name is a configuration error, reported at start. Works on
+ * functions or on anything named like one (functions/catalog.ts's loaders).
+ */
+export function selectFunctions<T extends Pick<SdewanFunction, "name">>(
+  all: readonly T[],
   spec: string | undefined,
-): SdewanFunction[] {
+): T[] {
   const wanted = (spec ?? "")
     .split(",")
     .map((name) => name.trim())

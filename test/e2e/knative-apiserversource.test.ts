@@ -119,8 +119,10 @@ const percentile = (values: number[], p: number): number => {
       // A delivery is recorded when the function answers, which is after the CNF writes the
       // convergence check sees: wait for it rather than assume it came first.
       const podEvents = () => (router?.deliveries ?? []).filter((d) => d.kind === "Pod");
-      await waitFor("a Pod event delivered", async () =>
-        podEvents().length > podEventsBefore ? undefined : "no Pod event delivered yet",
+      await waitFor("a Pod event delivered", () =>
+        Promise.resolve(
+          podEvents().length > podEventsBefore ? undefined : "no Pod event delivered yet",
+        ),
       );
       expect(podEvents().every((d) => d.trigger === "on-deployment-ready")).toBe(true);
     });

@@ -1,5 +1,6 @@
 import request from "supertest";
 import { ALL_FUNCTIONS } from "../../../functions/all.js";
+import { FUNCTION_CATALOG } from "../../../functions/catalog.js";
 import { reconcileRule } from "../../../functions/reconcile-rule/index.js";
 import {
   createCombinedApp,
@@ -34,6 +35,17 @@ describe("the four functions exist and are wired to the runtime", () => {
     const app = createCombinedApp(ALL_FUNCTIONS, capturingRuntime().runtime);
     const res = await notJson(app, `/${name}`).expect(400);
     expect(JSON.stringify(res.headers) + res.text).toContain("bad-json");
+  });
+
+  it("the catalog the server loads from names the same functions and loads each one", async () => {
+    expect(FUNCTION_CATALOG.map((entry) => entry.name)).toEqual(FUNCTION_NAMES);
+    const loaded = await Promise.all(FUNCTION_CATALOG.map((entry) => entry.load()));
+    expect(loaded).toEqual(ALL_FUNCTIONS);
+  });
+
+  it("the catalog's entries are selected by FUNCTIONS like the functions themselves", () => {
+    const selected = selectFunctions(FUNCTION_CATALOG, "validate-admission");
+    expect(selected.map((entry) => entry.name)).toEqual(["validate-admission"]);
   });
 
   it("one function alone is served at POST / (OpenFaaS / Knative style)", async () => {
