@@ -144,6 +144,10 @@ export class CnfRestartPacer {
     // One restart at a time per service and pod: the CNF serialises them anyway.
     while (slot.inFlight !== undefined) await slot.inFlight.done;
     if (slot.paidUpTo > ticket) return paid();
+    return this.begin(slot, restart);
+  }
+
+  private async begin(slot: ServiceSlot, restart: () => Promise<void>): Promise<RestartVerdict> {
     const number = ++slot.begun;
     slot.lastBegunAt = this.clock();
     const run = restart();

@@ -141,6 +141,16 @@ export interface DecisionResult {
   readonly finalizerFailure?: ClaimFailure;
 }
 
+/** The status write left the rule decided on (not a replacement of the same name) in sync. */
+function leftInSync(decision: RuleDecision, decidedUid?: string, writtenUid?: string): boolean {
+  return (
+    decision.status?.inSync === true &&
+    decision.finalizer === "keep" &&
+    decidedUid !== undefined &&
+    writtenUid === decidedUid
+  );
+}
+
 export async function applyRuleDecision(
   kube: KubeClient,
   rule: RuleIdentity,
@@ -164,12 +174,7 @@ export async function applyRuleDecision(
       const superseded = planSuperseded(decision.status, metadata.generation, now());
       if (superseded !== null) {
         await kube.patchStatus(type, key, statusMergePatch(decision.status, superseded));
-      } else if (
-        decision.status.inSync === true &&
-        decision.finalizer === "keep" &&
-        observed.uid !== undefined &&
-        metadata.uid === observed.uid
-      ) {
+      } else if (leftInSync(decision, observed.uid, metadata.uid)) {
         // The update event this write causes is our own echo (own-writes.ts).
         processOwnStatusWrites.record(metadata.uid, metadata.resourceVersion);
       }
