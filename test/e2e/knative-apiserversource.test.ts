@@ -13,7 +13,7 @@ import {
   type Delivery,
 } from "./knative.js";
 import { SAMPLES, UPDATED, samplesConverged, shortName, zone, zonesConverged } from "./samples.js";
-import { E2eWorld, firstPending, waitFor } from "./world.js";
+import { E2eWorld, firstPending, waitFor, scenarioIt } from "./world.js";
 
 const { binary, skip } = adapterAvailability();
 if (skip !== undefined) console.warn(`Knative ApiServerSource e2e SKIPPED: ${skip}`);
@@ -42,19 +42,9 @@ async function startAdapter(mode?: "Reference" | "Resource"): Promise<KnativeAda
   return started;
 }
 
-const scenario = (title: string, body: () => Promise<void>, timeoutMs = 90_000) =>
-  it(
-    title,
-    async () => {
-      try {
-        await body();
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    },
-    timeoutMs,
-  );
+const scenario = scenarioIt(() => {
+  failed = true;
+}, 90_000);
 
 /** Deliveries the functions refused as malformed or permanently (4xx). */
 const refused = (): Delivery[] =>

@@ -30,7 +30,7 @@ import {
   mtpingEnvironment,
 } from "./ping-source.js";
 import { SAMPLES, samplesConverged } from "./samples.js";
-import { E2eWorld, waitFor } from "./world.js";
+import { E2eWorld, waitFor, scenarioIt } from "./world.js";
 
 const { binary, sources, skip } = mtpingAvailability();
 if (skip !== undefined) console.warn(`Knative PingSource (mtping) e2e SKIPPED: ${skip}`);
@@ -51,19 +51,9 @@ const w = (): E2eWorld => {
 };
 const pings = (): Delivery[] => (router?.deliveries ?? []).filter((d) => d.type === PING_TYPE);
 
-const scenario = (title: string, body: () => Promise<void>, timeoutMs = 60_000) =>
-  it(
-    title,
-    async () => {
-      try {
-        await body();
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    },
-    timeoutMs,
-  );
+const scenario = scenarioIt(() => {
+  failed = true;
+}, 60_000);
 
 /** The CNF simulators behind the test's CNF pods (Pod IP, the Deployment's CNF port). */
 async function cnfPodUrls(): Promise<string[]> {

@@ -5,7 +5,7 @@
 import { newNamespace } from "../integration/support/cluster.js";
 import { SAMPLES, UPDATED, samplesConverged, shortName, zone, zonesConverged } from "./samples.js";
 import { unloadedServices } from "../../dev/cnf-sim/index.js";
-import { E2eWorld, firstPending, waitFor } from "./world.js";
+import { E2eWorld, firstPending, waitFor, scenarioIt } from "./world.js";
 
 let world: E2eWorld;
 let started: E2eWorld | undefined;
@@ -27,19 +27,9 @@ afterAll(async () => {
 }, 60_000);
 
 /** An `it` that marks the run failed (logs kept) when it throws. */
-const scenario = (title: string, body: () => Promise<void>, timeoutMs = 60_000) =>
-  it(
-    title,
-    async () => {
-      try {
-        await body();
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    },
-    timeoutMs,
-  );
+const scenario = scenarioIt(() => {
+  failed = true;
+}, 60_000);
 
 describe("a user's rules reach both CNF pods and report inSync", () => {
   scenario(

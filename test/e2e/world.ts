@@ -532,6 +532,26 @@ export class E2eWorld {
 }
 
 /**
+ * `it` for a scenario file: `onFailure` runs when the scenario throws (the files use it to keep
+ * the children's logs), then the failure stands.
+ */
+export function scenarioIt(onFailure: () => void, defaultTimeoutMs = 60_000) {
+  return (title: string, body: () => Promise<void>, timeoutMs = defaultTimeoutMs): void =>
+    it(
+      title,
+      async () => {
+        try {
+          await body();
+        } catch (error) {
+          onFailure();
+          throw error;
+        }
+      },
+      timeoutMs,
+    );
+}
+
+/**
  * Polls `check` (undefined = done, a string = what is still pending) until done or the deadline;
  * resolves with the milliseconds it took.
  */
