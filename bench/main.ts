@@ -22,6 +22,7 @@ import { benchEgress } from "./rows/egress.js";
 import { benchColdStart } from "./rows/cold-start.js";
 import { benchNetpol } from "./rows/netpol.js";
 import { benchNetpolStore } from "./rows/netpol-store.js";
+import { benchClusterLink } from "./rows/clusterlink.js";
 import { measureBaseline, type Baseline } from "./lib/baseline.js";
 
 interface RowGroup {
@@ -38,6 +39,10 @@ const GROUPS: readonly RowGroup[] = [
   { ids: ["egress-recompute", "egress-pod-event"], run: benchEgress },
   { ids: ["netpol-compile", "netpol-decide"], run: benchNetpol },
   { ids: ["netpol-store", "netpol-relabel"], run: benchNetpolStore },
+  {
+    ids: ["clusterlink-imports", "clusterlink-import-change", "clusterlink-heartbeats"],
+    run: benchClusterLink,
+  },
 ];
 
 const ALL_IDS = GROUPS.flatMap((g) => g.ids);
