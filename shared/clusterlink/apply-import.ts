@@ -89,19 +89,24 @@ export interface Settled {
   readonly stalled: boolean;
 }
 
-/** One Import: its lease (if it needs one), its Services, its status. */
+/**
+ * One Import: its lease (if it needs one), its Services, its status. `foundBefore` are its
+ * Services if the caller already read them (their names do not depend on the lease).
+ */
 export async function settleImport(
   kube: KubeClient,
   observed: ObservedImport,
   decision: LeaseDecision | undefined,
   options: ImportEventOptions,
   fromOwnEvent: boolean,
+  foundBefore?: FoundServices,
 ): Promise<Settled> {
   const imp =
     decision?.kind === "lease" ? await writeLease(kube, observed, decision.port) : observed;
-  const found = await findServices(kube, imp, options.clNamespace);
+  const found = foundBefore ?? (await findServices(kube, imp, options.clNamespace));
   const plan = planImport({ imp, decision, found, clNamespace: options.clNamespace });
-  for (const write of plan.writes) await applyWrite(kube, write);
+  // At most one write per Service (system, user): independent, so sent together.
+  await Promise.all(plan.writes.map((write) => applyWrite(kube, write)));
   const status = planStatus(imp.status, plan.conditions, imp.generation, options.now);
   if (status.write !== null) {
     await kube.patchStatus(IMPORTS, imp, status.write, { resourceVersion: imp.resourceVersion });

@@ -164,7 +164,7 @@ async function onImportEvent(
   const own = keyOf(ref);
   const live = await kube.get(IMPORTS, ref);
   if (live !== undefined && live.metadata.deletionTimestamp === undefined) {
-    const settled = await settleByPort(kube, ref, options, true);
+    const settled = await settleByPort(kube, ref, options, true, 0, live);
     const outcomes = [...(settled.own ? [settled.own] : []), ...settled.others].map(
       (s) => s.outcome,
     );

@@ -8,8 +8,9 @@
  * of two instances that leased one port in the same instant the later one sees both, and moves
  * the younger Import (whichever Import its event was about).
  */
-import type { KubeClient } from "../kube/index.js";
+import type { KubeClient, KubeObject } from "../kube/index.js";
 import {
+  findServices,
   IMPORTS,
   keyOf,
   leaseClaimOf,
@@ -91,6 +92,9 @@ export interface PortSettled {
 /**
  * Settles one Import (re-read live) by its port alone, and the Imports that lost a port to it.
  * `depth` bounds the chain: a loser's own losers are left to their events and the resync.
+ * `read` is the Import as the caller just read it, used for the first round instead of a
+ * second read. Its Services are read together with its port's holders: neither depends on the
+ * other, and an event's latency is its chain of round trips.
  */
 export async function settleByPort(
   kube: KubeClient,
@@ -98,14 +102,18 @@ export async function settleByPort(
   options: ImportEventOptions,
   fromOwnEvent: boolean,
   depth = 0,
+  read?: KubeObject,
 ): Promise<PortSettled> {
   const maxRounds = options.maxRounds ?? 5;
   for (let round = 0; round < maxRounds; round += 1) {
-    const object = await kube.get(IMPORTS, key);
+    const object = round === 0 && read !== undefined ? read : await kube.get(IMPORTS, key);
     const imp = object === undefined ? undefined : observeImport(object);
     if (imp === undefined || imp.deleting) return { own: null, others: [] };
-    const { decision, rivals } = await decideFor(kube, imp);
-    const own = await settleImport(kube, imp, decision, options, fromOwnEvent);
+    const [{ decision, rivals }, found] = await Promise.all([
+      decideFor(kube, imp),
+      findServices(kube, imp, options.clNamespace),
+    ]);
+    const own = await settleImport(kube, imp, decision, options, fromOwnEvent, found);
     const contested =
       decision?.kind === "lease" ? await holdersOf(kube, decision.port) : [imp, ...rivals];
     const losers = losersOn(contested);
