@@ -90,20 +90,20 @@ export interface Settled {
 }
 
 /**
- * One Import: its lease (if it needs one), its Services, its status. `foundBefore` are its
- * Services if the caller already read them (their names do not depend on the lease).
+ * One Import: its lease (if it needs one), its Services, its status. `found` are its Services
+ * if the caller already read them (their names do not depend on the lease).
  */
 export async function settleImport(
   kube: KubeClient,
   observed: ObservedImport,
   decision: LeaseDecision | undefined,
   options: ImportEventOptions,
-  fromOwnEvent: boolean,
-  foundBefore?: FoundServices,
+  how: { readonly fromOwnEvent: boolean; readonly found?: FoundServices },
 ): Promise<Settled> {
+  const { fromOwnEvent } = how;
   const imp =
     decision?.kind === "lease" ? await writeLease(kube, observed, decision.port) : observed;
-  const found = foundBefore ?? (await findServices(kube, imp, options.clNamespace));
+  const found = how.found ?? (await findServices(kube, imp, options.clNamespace));
   const plan = planImport({ imp, decision, found, clNamespace: options.clNamespace });
   // At most one write per Service (system, user): independent, so sent together.
   await Promise.all(plan.writes.map((write) => applyWrite(kube, write)));

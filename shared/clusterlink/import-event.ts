@@ -120,7 +120,9 @@ async function round(
     const key = keyOf(imp);
     const decision = decisions.get(key);
     if (!inFocus(imp, decision, focused, settledPorts)) continue;
-    const settled = await settleImport(kube, imp, decision, options, key === focused.own);
+    const settled = await settleImport(kube, imp, decision, options, {
+      fromOwnEvent: key === focused.own,
+    });
     if (decision?.kind === "lease") leased += 1;
     const port = grantedPort(decision);
     if (port !== null) settledPorts.set(key, port);
@@ -164,7 +166,7 @@ async function onImportEvent(
   const own = keyOf(ref);
   const live = await kube.get(IMPORTS, ref);
   if (live !== undefined && live.metadata.deletionTimestamp === undefined) {
-    const settled = await settleByPort(kube, ref, options, true, 0, live);
+    const settled = await settleByPort(kube, ref, options, { fromOwnEvent: true, read: live });
     const outcomes = [...(settled.own ? [settled.own] : []), ...settled.others].map(
       (s) => s.outcome,
     );
@@ -209,7 +211,7 @@ async function onServiceEvent(
   const keys = new Map([ref, ...(labelled ? [labelled] : [])].map((k) => [keyOf(k), k]));
   const outcomes: Outcome[] = [];
   for (const key of keys.values()) {
-    const settled = await settleByPort(kube, key, options, false);
+    const settled = await settleByPort(kube, key, options, { fromOwnEvent: false });
     outcomes.push(...[settled.own, ...settled.others].flatMap((x) => (x ? [x.outcome] : [])));
   }
   if (labelled !== undefined && (await kube.get(IMPORTS, labelled)) === undefined) {

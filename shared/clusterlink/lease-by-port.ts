@@ -89,36 +89,55 @@ export interface PortSettled {
   readonly others: readonly Settled[];
 }
 
+export interface SettleHow {
+  /** The event is about this Import: a problem is answered 422, not only recorded. */
+  readonly fromOwnEvent: boolean;
+  /** Losers of losers are left to their events and the resync: 0 settles losers, 1 does not. */
+  readonly depth?: number;
+  /** The Import as the caller just read it, used for the first round instead of a re-read. */
+  readonly read?: KubeObject;
+}
+
+/** The live Import for this round: the caller's read first, then fresh ones. */
+async function importFor(
+  kube: KubeClient,
+  key: ImportKey,
+  round: number,
+  read: KubeObject | undefined,
+): Promise<ObservedImport | undefined> {
+  const object = round === 0 && read !== undefined ? read : await kube.get(IMPORTS, key);
+  const imp = object === undefined ? undefined : observeImport(object);
+  return imp === undefined || imp.deleting ? undefined : imp;
+}
+
 /**
  * Settles one Import (re-read live) by its port alone, and the Imports that lost a port to it.
- * `depth` bounds the chain: a loser's own losers are left to their events and the resync.
- * `read` is the Import as the caller just read it, used for the first round instead of a
- * second read. Its Services are read together with its port's holders: neither depends on the
- * other, and an event's latency is its chain of round trips.
+ * Its Services are read together with its port's holders: neither depends on the other, and an
+ * event's latency is its chain of round trips.
  */
 export async function settleByPort(
   kube: KubeClient,
   key: ImportKey,
   options: ImportEventOptions,
-  fromOwnEvent: boolean,
-  depth = 0,
-  read?: KubeObject,
+  how: SettleHow,
 ): Promise<PortSettled> {
   const maxRounds = options.maxRounds ?? 5;
   for (let round = 0; round < maxRounds; round += 1) {
-    const object = round === 0 && read !== undefined ? read : await kube.get(IMPORTS, key);
-    const imp = object === undefined ? undefined : observeImport(object);
-    if (imp === undefined || imp.deleting) return { own: null, others: [] };
+    const imp = await importFor(kube, key, round, how.read);
+    if (imp === undefined) return { own: null, others: [] };
     const [{ decision, rivals }, found] = await Promise.all([
       decideFor(kube, imp),
       findServices(kube, imp, options.clNamespace),
     ]);
-    const own = await settleImport(kube, imp, decision, options, fromOwnEvent, found);
+    const own = await settleImport(kube, imp, decision, options, {
+      fromOwnEvent: how.fromOwnEvent,
+      found,
+    });
     const contested =
       decision?.kind === "lease" ? await holdersOf(kube, decision.port) : [imp, ...rivals];
     const losers = losersOn(contested);
     if (losers.some((l) => keyOf(l) === keyOf(imp))) continue; // we lost the race: lease again
-    const others = depth === 0 ? await settleLosers(kube, losers, options) : [];
+    const others = (how.depth ?? 0) === 0 ? await settleLosers(kube, losers, options) : [];
     return { own, others };
   }
   throw new LeaseRaceError(`Import ${keyOf(key)}: leases still moving after ${maxRounds} rounds`);
@@ -132,7 +151,7 @@ async function settleLosers(
 ): Promise<Settled[]> {
   const settled: Settled[] = [];
   for (const loser of losers) {
-    const result = await settleByPort(kube, loser, options, false, 1);
+    const result = await settleByPort(kube, loser, options, { fromOwnEvent: false, depth: 1 });
     if (result.own !== null) settled.push(result.own);
   }
   return settled;
