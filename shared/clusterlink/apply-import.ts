@@ -4,7 +4,15 @@
  * the Services of an Import that is gone.
  */
 import { done, permanent, type Outcome } from "../core/outcome.js";
-import { clusterLinkResource, ENDPOINT_SLICES, SERVICES, type KubeClient } from "../kube/index.js";
+import {
+  clusterLinkResource,
+  ENDPOINT_SLICES,
+  SERVICES,
+  type EventRecorder,
+  type KubeClient,
+} from "../kube/index.js";
+import { planClusterLinkEvents } from "./plan-events.js";
+import { recordClusterLinkEvents } from "./record-events.js";
 import { LEASED_PORT_ANNOTATION, MERGE_LABEL, ownedBy, type ImportKey } from "./names.js";
 import {
   copySelector,
@@ -15,7 +23,13 @@ import {
   type SliceWrite,
 } from "./plan-merge.js";
 import { observeImport, type ObservedImport } from "./observed.js";
-import { planImport, serviceRefs, type FoundServices, type ServiceWrite } from "./plan-import.js";
+import {
+  planImport,
+  serviceRefs,
+  type FoundServices,
+  type ImportPlan,
+  type ServiceWrite,
+} from "./plan-import.js";
 import type { LeaseClaim, LeaseDecision } from "./plan-lease.js";
 import { planStatus } from "./plan-status.js";
 
@@ -28,6 +42,8 @@ export interface ImportEventOptions {
   readonly clNamespace: string;
   /** Lease rounds before giving up with a retry. Default 5. */
   readonly maxRounds?: number;
+  /** Where transitions an operator must see are recorded (plan-events.ts). */
+  readonly events?: EventRecorder;
 }
 
 export const keyOf = (k: ImportKey): string => `${k.namespace}/${k.name}`;
@@ -145,6 +161,29 @@ export interface Settled {
   readonly stalled: boolean;
 }
 
+/** The status when it changed, and the Events its transitions (or a new lease) are worth. */
+async function writeStatusAndEvents(
+  kube: KubeClient,
+  imp: ObservedImport,
+  conditions: ImportPlan["conditions"],
+  options: ImportEventOptions,
+  decision: LeaseDecision | undefined,
+): Promise<"unchanged" | "status written"> {
+  const status = planStatus(imp.status, conditions, imp.generation, options.now);
+  if (status.write !== null) {
+    await kube.patchStatus(IMPORTS, imp, status.write, { resourceVersion: imp.resourceVersion });
+  }
+  const leased = decision?.kind === "lease" ? decision.port : undefined;
+  if (status.write !== null || leased !== undefined) {
+    await recordClusterLinkEvents(
+      options.events,
+      { kind: "Import", namespace: imp.namespace, name: imp.name, uid: imp.uid },
+      planClusterLinkEvents(imp.status, conditions, leased),
+    );
+  }
+  return status.write === null ? "unchanged" : "status written";
+}
+
 /**
  * One Import: its lease (if it needs one), its Services, its status. `found` are its Services
  * if the caller already read them (their names do not depend on the lease).
@@ -173,12 +212,8 @@ export async function settleImport(
     ...plan.writes.map((write) => applyWrite(kube, write)),
     ...plan.sliceWrites.map((write) => applySliceWrite(kube, write)),
   ]);
-  const status = planStatus(imp.status, plan.conditions, imp.generation, options.now);
-  if (status.write !== null) {
-    await kube.patchStatus(IMPORTS, imp, status.write, { resourceVersion: imp.resourceVersion });
-  }
+  const written = await writeStatusAndEvents(kube, imp, plan.conditions, options, decision);
   const ref = `Import ${keyOf(imp)}`;
-  const written = status.write === null ? "unchanged" : "status written";
   if (plan.problem === null) return { outcome: done(`${ref} ready, ${written}`), stalled: false };
   const outcome = fromOwnEvent
     ? permanent(plan.problem.reason, `${ref}: ${plan.problem.message}`)
