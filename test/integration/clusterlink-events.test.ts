@@ -17,6 +17,8 @@ const world = new ClusterLinkWorld();
 const peerName = `ev-${world.run}`;
 let fleet: PeerGatewayFleet;
 let ns: string;
+/** The Peer's own ClusterLink namespace: other files' resyncs must not heartbeat it. */
+let peerNs: string;
 
 interface Recorded extends KubeObject {
   reason?: string;
@@ -39,6 +41,7 @@ const reasons = async (namespace: string, kind: string, name: string): Promise<s
 beforeAll(async () => {
   await world.setUp();
   ns = await world.namespace("cl-events");
+  peerNs = await world.namespace("cl-peers");
   fleet = await PeerGatewayFleet.start({ peers: [{ name: peerName }] });
 });
 
@@ -48,7 +51,7 @@ describe("ClusterLink Events, one per transition, written with each function's o
   it("Peer: reachable once, unreachable once after the 5 failures, not per heartbeat", async () => {
     const { kube } = await identityFrom("clusterlink-peer-health.yaml");
     const env = {
-      CL_NAMESPACE: world.clNamespace,
+      CL_NAMESPACE: peerNs,
       CL_PEER_TLS_DIR: fleet.identityDir,
       CL_HEARTBEAT_TIMEOUT_MS: "300",
     };
@@ -59,20 +62,20 @@ describe("ClusterLink Events, one per transition, written with each function's o
         objectEvent("update", {
           apiVersion: "clusterlink.net/v1alpha1",
           kind: "Peer",
-          namespace: world.clNamespace,
+          namespace: peerNs,
           name: peerName,
         }),
       );
     await world.kube.create(PEERS, {
-      metadata: { name: peerName, namespace: world.clNamespace },
+      metadata: { name: peerName, namespace: peerNs },
       spec: fleet.peerSpec(peerName),
     });
     await beat();
     await beat();
-    expect(await reasons(world.clNamespace, "Peer", peerName)).toEqual(["PeerReachable"]);
+    expect(await reasons(peerNs, "Peer", peerName)).toEqual(["PeerReachable"]);
     fleet.gateway(peerName).setMode({ mode: "fail", status: 503 });
     for (let i = 0; i < 7; i += 1) await beat();
-    const events = await eventsOf(world.clNamespace, "Peer", peerName);
+    const events = await eventsOf(peerNs, "Peer", peerName);
     expect(events.map((e) => e.reason).sort()).toEqual(["PeerReachable", "PeerUnreachable"]);
     const down = events.find((e) => e.reason === "PeerUnreachable");
     expect(down).toMatchObject({
@@ -100,7 +103,10 @@ describe("ClusterLink Events, one per transition, written with each function's o
     ]);
     // Two Imports asking for one port: the older (creationTimestamp, then uid; docs/adr/0006)
     // keeps it, the other gets one PortConflict Event however many deliveries it receives.
-    const wanted = 40_000 + (port % 5_000);
+    // A port no Import holds now (other files lease ports at random while this runs).
+    let wanted = 40_000 + (port % 5_000);
+    while ((await world.kube.list(IMPORTS, { fieldSelector: `spec.targetPort=${wanted}` })).length)
+      wanted += 1;
     await world.importOf(ns, "first", { port: 80, targetPort: wanted });
     await world.importOf(ns, "second", { port: 80, targetPort: wanted });
     for (const name of ["first", "second", "first", "second"]) {
