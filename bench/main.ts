@@ -24,6 +24,7 @@ import { benchNetpol } from "./rows/netpol.js";
 import { benchNetpolStore } from "./rows/netpol-store.js";
 import { PEER_ROWS, benchPeer } from "./rows/peer.js";
 import { benchMemory } from "./rows/memory.js";
+import { benchClusterLink } from "./rows/clusterlink.js";
 import { measureBaseline, type Baseline } from "./lib/baseline.js";
 
 interface RowGroup {
@@ -46,6 +47,10 @@ const GROUPS: readonly RowGroup[] = [
   { ids: ["netpol-store", "netpol-relabel"], run: benchNetpolStore },
   // Ours, the upstream controller (unless SDEWAN_BENCH_UPSTREAM=0) and the floors, same scenarios.
   { ids: PEER_ROWS.map((r) => r.id), run: benchPeer },
+  {
+    ids: ["clusterlink-imports", "clusterlink-import-change", "clusterlink-heartbeats"],
+    run: benchClusterLink,
+  },
 ];
 
 const ALL_IDS = GROUPS.flatMap((g) => g.ids);

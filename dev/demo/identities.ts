@@ -21,6 +21,10 @@ const FUNCTION_ROLES = [
   "sdewan-reconcile-rule",
   "sdewan-on-deployment-ready",
   "sdewan-egress-group-sync",
+  "sdewan-clusterlink-export",
+  "sdewan-clusterlink-import",
+  "sdewan-clusterlink-peer-health",
+  "sdewan-clusterlink-authz",
 ];
 
 export interface DemoIdentities {

@@ -4,7 +4,9 @@
  * Deployment cnf-1, the functions (`functions/server.ts`), the admission webhook (HTTPS) and the
  * connector as child processes, applies manifests/samples, waits until every rule reports
  * inSync=true on both pods and the EgressGroup is written, prints a table, shows the webhook
- * deny a dangling reference, restarts one CNF and waits until it is healed, and tears
+ * deny a dangling reference, runs ClusterLink (two Peers whose gateways are dev/peer-gateway-sim,
+ * one healthy and one silent; an Export of a two-port Service, an Import of it, an AccessPolicy)
+ * and prints their conditions, restarts one CNF and waits until it is healed, and tears
  * everything down (with --keep: after Ctrl-C). When Prometheus is installed (Debian's package),
  * it also runs one on loopback that scrapes the functions, the webhook and the connector and
  * evaluates the shipped alerts (manifests/monitoring/sdewan-alerts.rules.yml), and prints its URL.
@@ -23,6 +25,8 @@ import { startControlPlane, type ControlPlane } from "../control-plane/control-p
 import { httpsStatus, startChild, waitForHttp, type Child } from "./children.js";
 import { DemoCluster, type RuleRow } from "./cluster.js";
 import { createDemoIdentities } from "./identities.js";
+import { ClusterLinkDemo, DEMO_PEERS } from "./clusterlink.js";
+import { PeerGatewayFleet } from "../peer-gateway-sim/index.js";
 import { buildWebhookConfiguration } from "../../shared/admission/index.js";
 import {
   prometheusBinary,
@@ -91,6 +95,7 @@ interface Running {
   cluster?: DemoCluster;
   children: Child[];
   prometheus?: RunningPrometheus;
+  gateways?: PeerGatewayFleet;
   workDir?: string;
 }
 
@@ -149,6 +154,7 @@ async function tearDown(running: Running): Promise<void> {
   await running.controlPlane?.stop();
   await Promise.all(servers.map(stop));
   await running.cluster?.close();
+  await running.gateways?.close();
   const clean = endings.every((how) => how === "exit 0");
   if (running.workDir && clean) await rm(running.workDir, { recursive: true, force: true });
   if (running.workDir && !clean) say(`logs kept in ${running.workDir}`);
@@ -172,6 +178,15 @@ async function run(running: Running): Promise<void> {
       "run as its ServiceAccounts, not as admin",
   );
 
+  // ClusterLink peer gateways (dev/peer-gateway-sim): east answers, west never does.
+  running.gateways = await PeerGatewayFleet.start({
+    peers: DEMO_PEERS,
+    dir: path.join(work, "peer-gateways"),
+  });
+  say(
+    `peer gateway simulators: ${running.gateways.controlUrl}/gateways (east healthy, west silent)`,
+  );
+
   const functionsPort = await freePort("127.0.0.1");
   const functionsUrl = `http://127.0.0.1:${functionsPort}`;
   const functions = startChild(
@@ -182,7 +197,11 @@ async function run(running: Running): Promise<void> {
       KUBECONFIG: identities.functions,
       PORT: String(functionsPort),
       HOST: "127.0.0.1",
-      FUNCTIONS: "reconcile-rule,on-deployment-ready,egress-group-sync",
+      FUNCTIONS:
+        "reconcile-rule,on-deployment-ready,egress-group-sync,clusterlink-export," +
+        "clusterlink-import,clusterlink-peer-health,clusterlink-authz",
+      CL_PEER_TLS_DIR: running.gateways.identityDir,
+      CL_HEARTBEAT_TIMEOUT_MS: "1000",
       LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info",
     },
     path.join(work, "functions.log"),
@@ -265,6 +284,8 @@ async function run(running: Running): Promise<void> {
     `the webhook at work, a Mwan3Rule naming a missing policy: ${answer.replace(/^.*denied the request: /s, "denied: ").slice(0, 400)}`,
   );
 
+  await clusterLinkPart(cp.kubeconfigPath, functionsUrl, running.gateways);
+
   say("restarting the CNF of pod 0: it comes back empty, its pod turns Ready again");
   const restartAt = Date.now();
   await cluster.restartCnfPod(0);
@@ -295,6 +316,39 @@ async function run(running: Running): Promise<void> {
       stopWaiting = resolve;
     });
   }
+}
+
+/**
+ * Peers (east healthy, west silent), an Export of a two-port Service, an Import of it from both
+ * Peers and an AccessPolicy; waits for their conditions, prints them, asks clusterlink-authz.
+ */
+async function clusterLinkPart(
+  kubeconfigPath: string,
+  functionsUrl: string,
+  gateways: PeerGatewayFleet,
+): Promise<void> {
+  const demo = new ClusterLinkDemo(kubeconfigPath);
+  const appliedAt = Date.now();
+  await demo.apply(gateways);
+  say(
+    `ClusterLink: Peers east and west, Export ${demo.exportNamespace}/db (port 5432 of a ` +
+      `two-port Service), Import ${demo.importNamespace}/db from both Peers, an AccessPolicy`,
+  );
+  const deadline = Date.now() + 60_000;
+  let last: string | null = await demo.pending();
+  while (last !== null) {
+    if (Date.now() > deadline) throw new Error(`ClusterLink objects did not converge: ${last}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    last = await demo.pending();
+  }
+  say(`ClusterLink objects converged ${seconds(appliedAt)} after they were created:`);
+  console.log(`\n${(await demo.describe()).join("\n")}\n`);
+  const res = await fetch(`${functionsUrl}/clusterlink-authz`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(demo.authzRequest()),
+  });
+  say(`clusterlink-authz, ${demo.importNamespace} reading db: ${res.status} ${await res.text()}`);
 }
 
 /** Set while --keep waits for Ctrl-C: the signal then ends the wait instead of interrupting. */

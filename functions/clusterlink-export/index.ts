@@ -5,7 +5,7 @@
  * the work (export-event.ts says which outcome each case gets).
  */
 import { syncExportEvent } from "../../shared/clusterlink/index.js";
-import { functionDeps, type FunctionDeps } from "../../shared/runtime/deps.js";
+import { eventRecorder, functionDeps, type FunctionDeps } from "../../shared/runtime/deps.js";
 import type { EventFunction } from "../../shared/runtime/function.js";
 
 export function createClusterLinkExport(given: Partial<FunctionDeps> = {}): EventFunction {
@@ -16,6 +16,7 @@ export function createClusterLinkExport(given: Partial<FunctionDeps> = {}): Even
     handle: (event, ctx) =>
       syncExportEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
         now: deps.now().toISOString(),
+        events: eventRecorder(deps, "clusterlink-export", ctx.calls),
       }),
   };
 }

@@ -6,7 +6,7 @@
  * which outcome each case gets); CL_NAMESPACE (default clusterlink-system) names the namespace.
  */
 import { clusterLinkNamespace, syncImportEvent } from "../../shared/clusterlink/index.js";
-import { functionDeps, type FunctionDeps } from "../../shared/runtime/deps.js";
+import { eventRecorder, functionDeps, type FunctionDeps } from "../../shared/runtime/deps.js";
 import type { EventFunction } from "../../shared/runtime/function.js";
 
 export function createClusterLinkImport(given: Partial<FunctionDeps> = {}): EventFunction {
@@ -17,6 +17,7 @@ export function createClusterLinkImport(given: Partial<FunctionDeps> = {}): Even
     handle: (event, ctx) =>
       syncImportEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
         now: deps.now().toISOString(),
+        events: eventRecorder(deps, "clusterlink-import", ctx.calls),
         clNamespace: clusterLinkNamespace(deps.env),
       }),
   };

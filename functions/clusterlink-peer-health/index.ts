@@ -11,7 +11,12 @@ import {
   readPeerTls,
   syncPeerEvent,
 } from "../../shared/clusterlink/index.js";
-import { functionDeps, positiveIntFromEnv, type FunctionDeps } from "../../shared/runtime/deps.js";
+import {
+  eventRecorder,
+  functionDeps,
+  positiveIntFromEnv,
+  type FunctionDeps,
+} from "../../shared/runtime/deps.js";
 import type { EventFunction } from "../../shared/runtime/function.js";
 
 export function createClusterLinkPeerHealth(given: Partial<FunctionDeps> = {}): EventFunction {
@@ -23,6 +28,7 @@ export function createClusterLinkPeerHealth(given: Partial<FunctionDeps> = {}): 
     handle: (event, ctx) =>
       syncPeerEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
         now: deps.now().toISOString(),
+        events: eventRecorder(deps, "clusterlink-peer-health", ctx.calls),
         clNamespace: clusterLinkNamespace(deps.env),
         tls: () => readPeerTls(dir),
         timeoutMs: positiveIntFromEnv(deps.env, "CL_HEARTBEAT_TIMEOUT_MS", 2000),

@@ -4,10 +4,32 @@
  * the Services of an Import that is gone.
  */
 import { done, permanent, type Outcome } from "../core/outcome.js";
-import { clusterLinkResource, SERVICES, type KubeClient } from "../kube/index.js";
-import { LEASED_PORT_ANNOTATION, ownedBy, type ImportKey } from "./names.js";
+import {
+  clusterLinkResource,
+  ENDPOINT_SLICES,
+  SERVICES,
+  type EventRecorder,
+  type KubeClient,
+} from "../kube/index.js";
+import { planClusterLinkEvents } from "./plan-events.js";
+import { recordClusterLinkEvents } from "./record-events.js";
+import { LEASED_PORT_ANNOTATION, MERGE_LABEL, ownedBy, type ImportKey } from "./names.js";
+import {
+  copySelector,
+  DATAPLANE_SERVICE_NAME,
+  removeCopies,
+  SERVICE_NAME_LABEL,
+  type FoundSlices,
+  type SliceWrite,
+} from "./plan-merge.js";
 import { observeImport, type ObservedImport } from "./observed.js";
-import { planImport, serviceRefs, type FoundServices, type ServiceWrite } from "./plan-import.js";
+import {
+  planImport,
+  serviceRefs,
+  type FoundServices,
+  type ImportPlan,
+  type ServiceWrite,
+} from "./plan-import.js";
 import type { LeaseClaim, LeaseDecision } from "./plan-lease.js";
 import { planStatus } from "./plan-status.js";
 
@@ -20,6 +42,8 @@ export interface ImportEventOptions {
   readonly clNamespace: string;
   /** Lease rounds before giving up with a retry. Default 5. */
   readonly maxRounds?: number;
+  /** Where transitions an operator must see are recorded (plan-events.ts). */
+  readonly events?: EventRecorder;
 }
 
 export const keyOf = (k: ImportKey): string => `${k.namespace}/${k.name}`;
@@ -84,35 +108,127 @@ export async function applyWrite(kube: KubeClient, write: ServiceWrite): Promise
   }
 }
 
+/** The dataplane's EndpointSlices and this Import's copies of them. */
+export async function findSlices(
+  kube: KubeClient,
+  key: ImportKey,
+  clNamespace: string,
+): Promise<FoundSlices> {
+  const [dataplane, copies] = await Promise.all([
+    kube.list(ENDPOINT_SLICES, {
+      namespace: clNamespace,
+      labelSelector: { [SERVICE_NAME_LABEL]: DATAPLANE_SERVICE_NAME },
+    }),
+    kube.list(ENDPOINT_SLICES, { namespace: key.namespace, labelSelector: copySelector(key) }),
+  ]);
+  return { dataplane, copies };
+}
+
+export async function applySliceWrite(kube: KubeClient, write: SliceWrite): Promise<void> {
+  if (write.action === "delete") {
+    await kube.delete(ENDPOINT_SLICES, write.ref);
+    return;
+  }
+  const { namespace, name, labels, addressType, endpoints, ports } = write.slice;
+  if (write.action === "create") {
+    await kube.create(ENDPOINT_SLICES, {
+      metadata: { name, namespace, labels },
+      addressType,
+      endpoints,
+      ports,
+    });
+  } else {
+    // Merge patch: endpoints and ports are replaced whole.
+    await kube.mergePatch(
+      ENDPOINT_SLICES,
+      { namespace, name },
+      { metadata: { labels }, endpoints, ports },
+    );
+  }
+}
+
+/**
+ * Slices are read only for a merge Import, or one whose status says it was merged (its copies
+ * must go): a normal Import's event pays nothing for merge mode. A copy left by an Import that
+ * stopped being merge before its status said so is the resync's (sweepOrphans).
+ */
+export const slicesMatter = (imp: ObservedImport): boolean =>
+  imp.labels[MERGE_LABEL] === "true" ||
+  (imp.status?.conditions?.some((c) => c.type === "Ready" && c.reason === "Merged") ?? false);
+
 export interface Settled {
   readonly outcome: Outcome;
   readonly stalled: boolean;
 }
 
-/** One Import: its lease (if it needs one), its Services, its status. */
+/** The status when it changed, and the Events its transitions (or a new lease) are worth. */
+async function writeStatusAndEvents(
+  kube: KubeClient,
+  imp: ObservedImport,
+  conditions: ImportPlan["conditions"],
+  options: ImportEventOptions,
+  decision: LeaseDecision | undefined,
+): Promise<"unchanged" | "status written"> {
+  const status = planStatus(imp.status, conditions, imp.generation, options.now);
+  if (status.write !== null) {
+    await kube.patchStatus(IMPORTS, imp, status.write, { resourceVersion: imp.resourceVersion });
+  }
+  const leased = decision?.kind === "lease" ? decision.port : undefined;
+  if (status.write !== null || leased !== undefined) {
+    await recordClusterLinkEvents(
+      options.events,
+      { kind: "Import", namespace: imp.namespace, name: imp.name, uid: imp.uid },
+      planClusterLinkEvents(imp.status, conditions, leased),
+    );
+  }
+  return status.write === null ? "unchanged" : "status written";
+}
+
+/**
+ * One Import: its lease (if it needs one), its Services, its status. `found` are its Services
+ * if the caller already read them (their names do not depend on the lease).
+ */
 export async function settleImport(
   kube: KubeClient,
   observed: ObservedImport,
   decision: LeaseDecision | undefined,
   options: ImportEventOptions,
-  fromOwnEvent: boolean,
+  how: { readonly fromOwnEvent: boolean; readonly found?: FoundServices },
 ): Promise<Settled> {
+  const { fromOwnEvent } = how;
   const imp =
     decision?.kind === "lease" ? await writeLease(kube, observed, decision.port) : observed;
-  const found = await findServices(kube, imp, options.clNamespace);
-  const plan = planImport({ imp, decision, found, clNamespace: options.clNamespace });
-  for (const write of plan.writes) await applyWrite(kube, write);
-  const status = planStatus(imp.status, plan.conditions, imp.generation, options.now);
-  if (status.write !== null) {
-    await kube.patchStatus(IMPORTS, imp, status.write, { resourceVersion: imp.resourceVersion });
-  }
+  const found = how.found ?? (await findServices(kube, imp, options.clNamespace));
+  const slices = slicesMatter(imp) ? await findSlices(kube, imp, options.clNamespace) : undefined;
+  const plan = planImport({
+    imp,
+    decision,
+    found,
+    clNamespace: options.clNamespace,
+    ...(slices === undefined ? {} : { slices }),
+  });
+  // At most one write per Service (system, user) and per copy: independent, sent together.
+  await Promise.all([
+    ...plan.writes.map((write) => applyWrite(kube, write)),
+    ...plan.sliceWrites.map((write) => applySliceWrite(kube, write)),
+  ]);
+  const written = await writeStatusAndEvents(kube, imp, plan.conditions, options, decision);
   const ref = `Import ${keyOf(imp)}`;
-  const written = status.write === null ? "unchanged" : "status written";
   if (plan.problem === null) return { outcome: done(`${ref} ready, ${written}`), stalled: false };
   const outcome = fromOwnEvent
     ? permanent(plan.problem.reason, `${ref}: ${plan.problem.message}`)
     : done(`${ref} stalled (${plan.problem.reason}), ${written}`);
   return { outcome, stalled: true };
+}
+
+/** Copies of an Import that no longer exists (listed by the labels only its copies carry). */
+export async function removeCopiesOf(kube: KubeClient, key: ImportKey): Promise<number> {
+  const copies = await kube.list(ENDPOINT_SLICES, {
+    namespace: key.namespace,
+    labelSelector: copySelector(key),
+  });
+  await Promise.all(removeCopies({ dataplane: [], copies }).map((w) => applySliceWrite(kube, w)));
+  return copies.length;
 }
 
 /** Services of an Import that no longer exists: remove exactly what carries its labels. */

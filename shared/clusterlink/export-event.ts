@@ -24,17 +24,22 @@ import {
   isKubeError,
   retryOnConflict,
   SERVICES,
+  type EventRecorder,
   type KubeClient,
 } from "../kube/index.js";
 import { observeExport, type ObservedExport } from "./observed.js";
 import { planExport } from "./plan-export.js";
 import { planStatus } from "./plan-status.js";
+import { planClusterLinkEvents } from "./plan-events.js";
+import { recordClusterLinkEvents } from "./record-events.js";
 
 const EXPORTS = clusterLinkResource("Export");
 
 export interface ExportEventOptions {
   /** RFC 3339 time for condition transitions. */
   readonly now: string;
+  /** Where transitions an operator must see are recorded (plan-events.ts). */
+  readonly events?: EventRecorder;
 }
 
 interface Target {
@@ -47,15 +52,20 @@ interface Target {
 async function settleExport(
   kube: KubeClient,
   target: Target,
-  now: string,
+  options: ExportEventOptions,
   fromExportEvent: boolean,
 ): Promise<Outcome> {
   const { exp, service } = target;
   const plan = planExport(exp, service);
-  const status = planStatus(exp.status, plan.conditions, exp.generation, now);
+  const status = planStatus(exp.status, plan.conditions, exp.generation, options.now);
   const key = { namespace: exp.namespace, name: exp.name };
   if (status.write !== null) {
     await kube.patchStatus(EXPORTS, key, status.write, { resourceVersion: exp.resourceVersion });
+    await recordClusterLinkEvents(
+      options.events,
+      { kind: "Export", ...key, uid: exp.uid },
+      planClusterLinkEvents(exp.status, plan.conditions),
+    );
   }
   const written = status.write === null ? "unchanged" : "status written";
   const ref = `Export ${exp.namespace}/${exp.name}`;
@@ -71,7 +81,7 @@ const needsService = (exp: ObservedExport): boolean =>
 async function syncOneExport(
   kube: KubeClient,
   key: { namespace: string; name: string },
-  now: string,
+  options: ExportEventOptions,
   fromExportEvent: boolean,
 ): Promise<Outcome> {
   return retryOnConflict({ attempts: 3 }, async () => {
@@ -79,7 +89,7 @@ async function syncOneExport(
     if (object === undefined) return done(`Export ${key.namespace}/${key.name} is gone`);
     const exp = observeExport(object);
     const service = needsService(exp) ? await kube.get(SERVICES, key) : undefined;
-    return settleExport(kube, { exp, service }, now, fromExportEvent);
+    return settleExport(kube, { exp, service }, options, fromExportEvent);
   });
 }
 
@@ -87,7 +97,7 @@ async function syncOneExport(
 async function syncAllExports(
   kube: KubeClient,
   namespace: string | undefined,
-  now: string,
+  options: ExportEventOptions,
 ): Promise<Outcome> {
   const exports = (await kube.list(EXPORTS, namespace ? { namespace } : {})).map(observeExport);
   const namespaces = [...new Set(exports.filter(needsService).map((e) => e.namespace))];
@@ -101,7 +111,7 @@ async function syncAllExports(
   for (const exp of exports) {
     const service = services.get(`${exp.namespace}/${exp.name}`);
     try {
-      outcomes.push(await settleExport(kube, { exp, service }, now, false));
+      outcomes.push(await settleExport(kube, { exp, service }, options, false));
     } catch (error) {
       // Changed since the list: its own event (or the next resync) brings it.
       if (!isKubeError(error, "conflict")) throw error;
@@ -117,8 +127,7 @@ export async function syncExportEvent(
   options: ExportEventOptions,
 ): Promise<Outcome> {
   try {
-    if (event.type === "resync")
-      return await syncAllExports(kube, event.scope.namespace, options.now);
+    if (event.type === "resync") return await syncAllExports(kube, event.scope.namespace, options);
     const { kind, namespace, name } = event.ref;
     if (kind !== "Export" && kind !== "Service") {
       return malformed(
@@ -128,7 +137,7 @@ export async function syncExportEvent(
     }
     if (namespace === "") return malformed("missing-namespace", `${kind} ${name} has no namespace`);
     // A Service re-validates the Export named like it: upstream's Export names its Service so.
-    const outcome = await syncOneExport(kube, { namespace, name }, options.now, kind === "Export");
+    const outcome = await syncOneExport(kube, { namespace, name }, options, kind === "Export");
     log.debug({ kind, namespace, name }, "export verified");
     return outcome;
   } catch (error) {

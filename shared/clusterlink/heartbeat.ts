@@ -35,6 +35,11 @@ function labelsOf(header: string | string[] | undefined): Record<string, string>
   }
 }
 
+/**
+ * One deadline for the whole exchange (connect, handshake, answer). The request's own `timeout`
+ * is a socket idle timeout, which a TLS socket starts again once the TCP connect completes: a
+ * gateway that accepts and never answers cost twice the timeout that way.
+ */
 function probe(
   gateway: Gateway,
   peer: string,
@@ -53,18 +58,24 @@ function probe(
         ca: tls.ca,
         cert: tls.cert,
         key: tls.key,
-        timeout: timeoutMs,
         agent: false,
       },
       (res) => {
+        clearTimeout(deadline);
         res.resume();
         if (res.statusCode === 200)
           resolve({ ok: true, labels: labelsOf(res.headers[LABELS_HEADER]) });
         else resolve({ ok: false, error: `${where}: HTTP ${res.statusCode ?? "?"}` });
       },
     );
-    req.on("timeout", () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on("error", (error) => resolve({ ok: false, error: `${where}: ${error.message}` }));
+    const deadline = setTimeout(
+      () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    req.on("error", (error) => {
+      clearTimeout(deadline);
+      resolve({ ok: false, error: `${where}: ${error.message}` });
+    });
     req.end();
   });
 }

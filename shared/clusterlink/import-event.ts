@@ -16,11 +16,18 @@
 import type { Log } from "../core/context.js";
 import { done, malformed, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
-import { isKubeError, retryOnConflict, SERVICES, type KubeClient } from "../kube/index.js";
+import {
+  ENDPOINT_SLICES,
+  isKubeError,
+  retryOnConflict,
+  SERVICES,
+  type KubeClient,
+} from "../kube/index.js";
 import {
   importOfLabels,
   MANAGED_BY,
   MANAGED_BY_LABEL,
+  MERGE_LABEL,
   systemServiceName,
   type ImportKey,
 } from "./names.js";
@@ -29,6 +36,7 @@ import {
   keyOf,
   leaseClaimOf,
   listImports,
+  removeCopiesOf,
   removeServicesOf,
   settleImport,
   type ImportEventOptions,
@@ -37,16 +45,33 @@ import { LeaseRaceError, settleByPort } from "./lease-by-port.js";
 import type { ObservedImport } from "./observed.js";
 import { grantedPort } from "./plan-import.js";
 import { planLeases, type LeaseClaim, type LeaseDecision } from "./plan-lease.js";
+import { SERVICE_NAME_LABEL, SLICE_MANAGED_BY_LABEL } from "./plan-merge.js";
 
-/** The resync's sweep: every Service with our labels whose Import is gone (a lost delete). */
-async function sweepOrphans(kube: KubeClient, live: ReadonlySet<string>): Promise<number> {
-  const ours = await kube.list(SERVICES, { labelSelector: { [MANAGED_BY_LABEL]: MANAGED_BY } });
+const isMerge = (imp: ObservedImport): boolean => imp.labels[MERGE_LABEL] === "true";
+
+/**
+ * The resync's sweep: every Service with our labels whose Import is gone (a lost delete), and
+ * every EndpointSlice copy whose Import is gone or no longer merge.
+ */
+async function sweepOrphans(kube: KubeClient, imports: readonly ObservedImport[]): Promise<number> {
+  const live = new Set(imports.filter((i) => !i.deleting).map(keyOf));
+  const merging = new Set(imports.filter((i) => !i.deleting && isMerge(i)).map(keyOf));
+  const [ours, copies] = await Promise.all([
+    kube.list(SERVICES, { labelSelector: { [MANAGED_BY_LABEL]: MANAGED_BY } }),
+    kube.list(ENDPOINT_SLICES, { labelSelector: { [SLICE_MANAGED_BY_LABEL]: MANAGED_BY } }),
+  ]);
   let removed = 0;
   for (const svc of ours) {
     const owner = importOfLabels(svc.metadata.labels);
     if (owner === undefined || live.has(keyOf(owner))) continue;
     const ref = { namespace: svc.metadata.namespace ?? "", name: svc.metadata.name };
     if (await kube.delete(SERVICES, ref)) removed += 1;
+  }
+  for (const copy of copies) {
+    const namespace = copy.metadata.namespace ?? "";
+    const owner = copy.metadata.labels?.[SERVICE_NAME_LABEL] ?? "";
+    if (merging.has(keyOf({ namespace, name: owner }))) continue;
+    if (await kube.delete(ENDPOINT_SLICES, { namespace, name: copy.metadata.name })) removed += 1;
   }
   return removed;
 }
@@ -120,7 +145,9 @@ async function round(
     const key = keyOf(imp);
     const decision = decisions.get(key);
     if (!inFocus(imp, decision, focused, settledPorts)) continue;
-    const settled = await settleImport(kube, imp, decision, options, key === focused.own);
+    const settled = await settleImport(kube, imp, decision, options, {
+      fromOwnEvent: key === focused.own,
+    });
     if (decision?.kind === "lease") leased += 1;
     const port = grantedPort(decision);
     if (port !== null) settledPorts.set(key, port);
@@ -164,7 +191,7 @@ async function onImportEvent(
   const own = keyOf(ref);
   const live = await kube.get(IMPORTS, ref);
   if (live !== undefined && live.metadata.deletionTimestamp === undefined) {
-    const settled = await settleByPort(kube, ref, options, true);
+    const settled = await settleByPort(kube, ref, options, { fromOwnEvent: true, read: live });
     const outcomes = [...(settled.own ? [settled.own] : []), ...settled.others].map(
       (s) => s.outcome,
     );
@@ -175,8 +202,13 @@ async function onImportEvent(
     (imports) => ({ keys: new Set(imports.filter(portInvalid).map(keyOf)), own: null, all: false }),
     options,
   );
-  const removed = await removeServicesOf(kube, ref, options.clNamespace);
-  outcomes.push(done(`Import ${own} is gone, ${removed} Services removed`));
+  const [removed, copies] = await Promise.all([
+    removeServicesOf(kube, ref, options.clNamespace),
+    removeCopiesOf(kube, ref),
+  ]);
+  outcomes.push(
+    done(`Import ${own} is gone, ${removed} Services and ${copies} EndpointSlice copies removed`),
+  );
   return worstOutcome(outcomes);
 }
 
@@ -209,7 +241,7 @@ async function onServiceEvent(
   const keys = new Map([ref, ...(labelled ? [labelled] : [])].map((k) => [keyOf(k), k]));
   const outcomes: Outcome[] = [];
   for (const key of keys.values()) {
-    const settled = await settleByPort(kube, key, options, false);
+    const settled = await settleByPort(kube, key, options, { fromOwnEvent: false });
     outcomes.push(...[settled.own, ...settled.others].flatMap((x) => (x ? [x.outcome] : [])));
   }
   if (labelled !== undefined && (await kube.get(IMPORTS, labelled)) === undefined) {
@@ -223,10 +255,53 @@ async function onServiceEvent(
 
 async function onResync(kube: KubeClient, options: ImportEventOptions): Promise<Outcome> {
   const outcomes = await rounds(kube, () => ({ keys: new Set(), own: null, all: true }), options);
-  const live = new Set((await listImports(kube)).filter((i) => !i.deleting).map((i) => keyOf(i)));
-  const removed = await sweepOrphans(kube, live);
-  outcomes.push(done(`${removed} orphaned Services removed`));
+  const removed = await sweepOrphans(kube, await listImports(kube));
+  outcomes.push(done(`${removed} orphaned Services and EndpointSlice copies removed`));
   return worstOutcome(outcomes);
+}
+
+/** The Import a copy belongs to, from its name (`clusterlink-<len>-<import>-<slice>`). */
+function importOfCopyName(name: string): string | undefined {
+  const match = /^clusterlink-(\d+)-/.exec(name);
+  if (match === null) return undefined;
+  const rest = name.slice(match[0].length);
+  const length = Number(match[1]);
+  return rest.length > length && rest[length] === "-" ? rest.slice(0, length) : undefined;
+}
+
+/**
+ * A dataplane EndpointSlice (ClusterLink namespace) changed: every merge Import re-copies. A
+ * copy changed or deleted elsewhere: its Import is settled again (or, gone, loses its copies).
+ */
+async function onEndpointSliceEvent(
+  kube: KubeClient,
+  ref: ImportKey,
+  options: ImportEventOptions,
+): Promise<Outcome> {
+  if (ref.namespace === options.clNamespace) {
+    const merging = await kube.list(IMPORTS, { labelSelector: { [MERGE_LABEL]: "true" } });
+    const outcomes: Outcome[] = [];
+    for (const imp of merging) {
+      const key = { namespace: imp.metadata.namespace ?? "", name: imp.metadata.name };
+      const settled = await settleByPort(kube, key, options, { fromOwnEvent: false, read: imp });
+      if (settled.own !== null) outcomes.push(settled.own.outcome);
+    }
+    return outcomes.length === 0 ? done("no merge Import to copy to") : worstOutcome(outcomes);
+  }
+  const slice = await kube.get(ENDPOINT_SLICES, ref);
+  const labels = slice?.metadata.labels ?? {};
+  const owner =
+    slice === undefined
+      ? importOfCopyName(ref.name)
+      : labels[SLICE_MANAGED_BY_LABEL] === MANAGED_BY
+        ? labels[SERVICE_NAME_LABEL]
+        : undefined;
+  if (owner === undefined) return done(`EndpointSlice ${keyOf(ref)} is not a copy of ours`);
+  const key = { namespace: ref.namespace, name: owner };
+  const settled = await settleByPort(kube, key, options, { fromOwnEvent: false });
+  if (settled.own !== null) return settled.own.outcome;
+  const removed = await removeCopiesOf(kube, key);
+  return done(`Import ${keyOf(key)} is gone, ${removed} EndpointSlice copies removed`);
 }
 
 export async function syncImportEvent(
@@ -238,20 +313,20 @@ export async function syncImportEvent(
   try {
     if (event.type === "resync") return await onResync(kube, options);
     const { kind, namespace, name } = event.ref;
-    if (kind === "EndpointSlice") {
-      return done("merge mode is not supported yet: no EndpointSlice copies to keep");
-    }
-    if (kind !== "Import" && kind !== "Service") {
+    if (kind !== "Import" && kind !== "Service" && kind !== "EndpointSlice") {
       return malformed(
         "unsupported-kind",
         `clusterlink-import handles Import, Service and EndpointSlice events, not ${kind}`,
       );
     }
     if (namespace === "") return malformed("missing-namespace", `${kind} ${name} has no namespace`);
+    const ref = { namespace, name };
     const outcome =
       kind === "Import"
-        ? await onImportEvent(kube, { namespace, name }, options)
-        : await onServiceEvent(kube, { namespace, name }, options);
+        ? await onImportEvent(kube, ref, options)
+        : kind === "Service"
+          ? await onServiceEvent(kube, ref, options)
+          : await onEndpointSliceEvent(kube, ref, options);
     log.debug({ kind, namespace, name, outcome: outcome.kind }, "imports reconciled");
     return outcome;
   } catch (error) {

@@ -30,6 +30,8 @@ export * from "./plan-export.js";
 export * from "./export-event.js";
 export * from "./plan-lease.js";
 export * from "./plan-import.js";
+export * from "./plan-merge.js";
+export * from "./plan-events.js";
 export * from "./import-event.js";
 export * from "./plan-access.js";
 export * from "./authz.js";

@@ -8,8 +8,9 @@
  * of two instances that leased one port in the same instant the later one sees both, and moves
  * the younger Import (whichever Import its event was about).
  */
-import type { KubeClient } from "../kube/index.js";
+import type { KubeClient, KubeObject } from "../kube/index.js";
 import {
+  findServices,
   IMPORTS,
   keyOf,
   leaseClaimOf,
@@ -88,29 +89,55 @@ export interface PortSettled {
   readonly others: readonly Settled[];
 }
 
+export interface SettleHow {
+  /** The event is about this Import: a problem is answered 422, not only recorded. */
+  readonly fromOwnEvent: boolean;
+  /** Losers of losers are left to their events and the resync: 0 settles losers, 1 does not. */
+  readonly depth?: number;
+  /** The Import as the caller just read it, used for the first round instead of a re-read. */
+  readonly read?: KubeObject;
+}
+
+/** The live Import for this round: the caller's read first, then fresh ones. */
+async function importFor(
+  kube: KubeClient,
+  key: ImportKey,
+  round: number,
+  read: KubeObject | undefined,
+): Promise<ObservedImport | undefined> {
+  const object = round === 0 && read !== undefined ? read : await kube.get(IMPORTS, key);
+  const imp = object === undefined ? undefined : observeImport(object);
+  return imp === undefined || imp.deleting ? undefined : imp;
+}
+
 /**
  * Settles one Import (re-read live) by its port alone, and the Imports that lost a port to it.
- * `depth` bounds the chain: a loser's own losers are left to their events and the resync.
+ * Its Services are read together with its port's holders: neither depends on the other, and an
+ * event's latency is its chain of round trips.
  */
 export async function settleByPort(
   kube: KubeClient,
   key: ImportKey,
   options: ImportEventOptions,
-  fromOwnEvent: boolean,
-  depth = 0,
+  how: SettleHow,
 ): Promise<PortSettled> {
   const maxRounds = options.maxRounds ?? 5;
   for (let round = 0; round < maxRounds; round += 1) {
-    const object = await kube.get(IMPORTS, key);
-    const imp = object === undefined ? undefined : observeImport(object);
-    if (imp === undefined || imp.deleting) return { own: null, others: [] };
-    const { decision, rivals } = await decideFor(kube, imp);
-    const own = await settleImport(kube, imp, decision, options, fromOwnEvent);
+    const imp = await importFor(kube, key, round, how.read);
+    if (imp === undefined) return { own: null, others: [] };
+    const [{ decision, rivals }, found] = await Promise.all([
+      decideFor(kube, imp),
+      findServices(kube, imp, options.clNamespace),
+    ]);
+    const own = await settleImport(kube, imp, decision, options, {
+      fromOwnEvent: how.fromOwnEvent,
+      found,
+    });
     const contested =
       decision?.kind === "lease" ? await holdersOf(kube, decision.port) : [imp, ...rivals];
     const losers = losersOn(contested);
     if (losers.some((l) => keyOf(l) === keyOf(imp))) continue; // we lost the race: lease again
-    const others = depth === 0 ? await settleLosers(kube, losers, options) : [];
+    const others = (how.depth ?? 0) === 0 ? await settleLosers(kube, losers, options) : [];
     return { own, others };
   }
   throw new LeaseRaceError(`Import ${keyOf(key)}: leases still moving after ${maxRounds} rounds`);
@@ -124,7 +151,7 @@ async function settleLosers(
 ): Promise<Settled[]> {
   const settled: Settled[] = [];
   for (const loser of losers) {
-    const result = await settleByPort(kube, loser, options, false, 1);
+    const result = await settleByPort(kube, loser, options, { fromOwnEvent: false, depth: 1 });
     if (result.own !== null) settled.push(result.own);
   }
   return settled;

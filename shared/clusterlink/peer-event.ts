@@ -14,9 +14,12 @@ import type { IntakeEvent } from "../events/index.js";
 import {
   clusterLinkResource,
   isKubeError,
+  type EventRecorder,
   type KubeClient,
   type KubeObject,
 } from "../kube/index.js";
+import { planClusterLinkEvents } from "./plan-events.js";
+import { recordClusterLinkEvents } from "./record-events.js";
 import { peerSpecSchema, peerStatusSchema } from "../rules/clusterlink-kinds.js";
 import { heartbeat, type PeerTls } from "./heartbeat.js";
 import { planPeerHealth, type HeartbeatMemory } from "./plan-peer-health.js";
@@ -30,6 +33,8 @@ export interface PeerEventOptions {
   /** The client certificate, key and CA; rejects when they cannot be read. */
   readonly tls: () => Promise<PeerTls>;
   readonly timeoutMs: number;
+  /** Where transitions an operator must see are recorded (plan-events.ts). */
+  readonly events?: EventRecorder;
 }
 
 function memoryOf(status: unknown): HeartbeatMemory {
@@ -60,15 +65,11 @@ async function writeStatus(
   peer: KubeObject,
   conditions: readonly WantedCondition[],
   extra: Record<string, unknown>,
-  now: string,
+  options: PeerEventOptions,
 ): Promise<boolean> {
   const stored = peerStatusSchema.safeParse(peer.status ?? {});
-  const plan = planStatus(
-    stored.success ? stored.data : undefined,
-    conditions,
-    peer.metadata.generation ?? 0,
-    now,
-  );
+  const before = stored.success ? stored.data : undefined;
+  const plan = planStatus(before, conditions, peer.metadata.generation ?? 0, options.now);
   const current = (peer.status ?? {}) as Record<string, unknown>;
   const extraChanged = Object.entries(extra).some(
     ([k, v]) => JSON.stringify(current[k] ?? null) !== JSON.stringify(v ?? null),
@@ -77,6 +78,11 @@ async function writeStatus(
   const status = { ...(plan.write ?? {}), ...extra };
   const key = { namespace: peer.metadata.namespace ?? "", name: peer.metadata.name };
   await kube.patchStatus(PEERS, key, status);
+  await recordClusterLinkEvents(
+    options.events,
+    { kind: "Peer", ...key, uid: peer.metadata.uid ?? "" },
+    planClusterLinkEvents(before, conditions),
+  );
   return true;
 }
 
@@ -110,7 +116,7 @@ async function checkPeer(
       ...(m.lastSeen ? { lastSeen: m.lastSeen } : {}),
       ...(m.labels ? { labels: labelsPatch(before.labels, m.labels) } : {}),
     },
-    options.now,
+    options,
   );
   return done(`${ref} ${plan.reachable ? "reachable" : "unreachable"}`);
 }
@@ -126,7 +132,7 @@ async function ignorePeer(
     reason: "OutsideClusterLinkNamespace",
     message,
   });
-  await writeStatus(kube, peer, conditions, {}, options.now);
+  await writeStatus(kube, peer, conditions, {}, options);
   return done(`Peer ${peer.metadata.namespace ?? ""}/${peer.metadata.name} ignored: ${message}`);
 }
 
@@ -169,7 +175,7 @@ export async function syncPeerEvent(
         reason: "TlsMaterialMissing",
         message,
       });
-      await Promise.all(inside.map((p) => writeStatus(kube, p, conditions, {}, options.now)));
+      await Promise.all(inside.map((p) => writeStatus(kube, p, conditions, {}, options)));
       return retryLater(message, 30);
     }
     const checked = await Promise.all(inside.map((p) => checkPeer(kube, p, tls, options)));

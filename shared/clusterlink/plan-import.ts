@@ -17,6 +17,7 @@ import {
   type ImportKey,
 } from "./names.js";
 import { leaseProblem, type LeaseDecision } from "./plan-lease.js";
+import { planCopies, removeCopies, type FoundSlices, type SliceWrite } from "./plan-merge.js";
 import { reconcileConditions, type WantedCondition } from "./plan-status.js";
 
 export interface ServiceRef {
@@ -40,10 +41,12 @@ export type ServiceWrite =
   | { readonly action: "update"; readonly service: DesiredService }
   | { readonly action: "delete"; readonly ref: ServiceRef };
 
-export type ImportProblem = "InvalidSpec" | "PortConflict" | "ServiceConflict" | "MergeUnsupported";
+export type ImportProblem = "InvalidSpec" | "PortConflict" | "ServiceConflict" | "ServiceNotFound";
 
 export interface ImportPlan {
   readonly writes: readonly ServiceWrite[];
+  /** EndpointSlice copies of a merge Import to write, or copies to remove. */
+  readonly sliceWrites: readonly SliceWrite[];
   readonly conditions: readonly WantedCondition[];
   readonly problem: { readonly reason: ImportProblem; readonly message: string } | null;
 }
@@ -139,9 +142,11 @@ function failed(
   reason: ImportProblem,
   message: string,
   portCondition: WantedCondition,
+  slices: FoundSlices | undefined,
 ): ImportPlan {
   return {
     writes,
+    sliceWrites: removeCopies(slices),
     problem: { reason, message },
     conditions: [
       portCondition,
@@ -174,6 +179,44 @@ export interface ImportPlanInput {
   readonly decision: LeaseDecision | undefined;
   readonly found: FoundServices;
   readonly clNamespace: string;
+  /** Read when the Import is merge, or its status says it was: copies to keep or remove. */
+  readonly slices?: FoundSlices;
+}
+
+/**
+ * A merge Import: the user's own Service named like it must exist (ours is not the user's), and
+ * gets the dataplane's EndpointSlices copied next to it; none of our Services stay.
+ */
+function planMerge(input: ImportPlanInput, port: number, cleanup: ServiceWrite[]): ImportPlan {
+  const { imp, found, slices } = input;
+  const key = { namespace: imp.namespace, name: imp.name };
+  const user = found.user;
+  if (user === undefined || ownedBy(user.metadata.labels, key)) {
+    const message = `import service '${key.namespace}/${key.name}' does not exist`;
+    return failed(cleanup, "ServiceNotFound", message, LEASED, slices);
+  }
+  const spec = imp.spec.ok ? imp.spec.value : { port: 0 };
+  const copies = planCopies({
+    key,
+    port: spec.port,
+    targetPort: port,
+    userService: user,
+    found: slices ?? { dataplane: [], copies: [] },
+  });
+  return {
+    writes: cleanup,
+    sliceWrites: copies.writes,
+    problem: null,
+    conditions: [
+      LEASED,
+      { type: "ImportServiceValid", status: "True", reason: "Valid", message: "" },
+      ...reconcileConditions({
+        kind: "ready",
+        reason: "Merged",
+        message: `port ${spec.port} of Service ${key.namespace}/${key.name} -> dataplane port ${port} (${copies.copies} EndpointSlice copies)`,
+      }),
+    ],
+  };
 }
 
 /** The port a decision grants, or null when it grants none. */
@@ -205,7 +248,8 @@ function planServices(
   return { writes };
 }
 
-export function planImport({ imp, decision, found, clNamespace }: ImportPlanInput): ImportPlan {
+export function planImport(input: ImportPlanInput): ImportPlan {
+  const { imp, decision, found, clNamespace, slices } = input;
   const key = { namespace: imp.namespace, name: imp.name };
   const cleanup = removeOwn(key, found, serviceRefs(key, clNamespace));
   const portError = (message: string): WantedCondition => ({
@@ -215,25 +259,25 @@ export function planImport({ imp, decision, found, clNamespace }: ImportPlanInpu
     message,
   });
   if (!imp.spec.ok) {
-    return failed(cleanup, "InvalidSpec", imp.spec.message, portError(imp.spec.message));
+    return failed(cleanup, "InvalidSpec", imp.spec.message, portError(imp.spec.message), slices);
   }
   const port = grantedPort(decision);
   if (port === null) {
     const message = (decision && leaseProblem(decision)) ?? "no target port leased yet";
-    return failed(cleanup, "PortConflict", message, portError(message));
+    return failed(cleanup, "PortConflict", message, portError(message), slices);
   }
-  if (imp.labels[MERGE_LABEL] === "true") {
-    const message = `merge mode (${MERGE_LABEL}) is not supported yet`;
-    return failed(cleanup, "MergeUnsupported", message, LEASED);
-  }
+  if (imp.labels[MERGE_LABEL] === "true") return planMerge(input, port, cleanup);
   const services = planServices(
     key,
     found,
     desiredServices(key, imp.spec.value.port, port, clNamespace),
   );
-  if ("blocker" in services) return failed(cleanup, "ServiceConflict", services.blocker, LEASED);
+  if ("blocker" in services) {
+    return failed(cleanup, "ServiceConflict", services.blocker, LEASED, slices);
+  }
   return {
     writes: services.writes,
+    sliceWrites: removeCopies(slices),
     problem: null,
     conditions: [
       LEASED,

@@ -1,22 +1,11 @@
 // User story "Service Load Balancing and Failover", the Peer side: clusterlink-peer-health
 // heartbeats every Peer's gateways over mutual TLS and reports which Peers are reachable, with
-// upstream's thresholds carried in status across events. Gateways here are HTTPS servers on
-// loopback that verify our client certificate, a socket that never answers, and a closed port.
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { createServer as createHttpsServer, type Server } from "node:https";
-import {
-  createServer as createTcpServer,
-  type AddressInfo,
-  type Server as TcpServer,
-} from "node:net";
-import os from "node:os";
+// upstream's thresholds carried in status across events. The gateways are dev/peer-gateway-sim:
+// HTTPS on loopback that verifies our client certificate, told to go silent or fail at will.
+import { createServer as createTcpServer, type AddressInfo } from "node:net";
 import path from "node:path";
 import { jest } from "@jest/globals";
-import {
-  createCertificateAuthority,
-  issueCertificate,
-  type IssuedCertificate,
-} from "../../dev/control-plane/certs.js";
+import { PeerGatewayFleet } from "../../dev/peer-gateway-sim/index.js";
 import { createClusterLinkPeerHealth } from "../../functions/clusterlink-peer-health/index.js";
 import { clusterLinkResource } from "../../shared/kube/index.js";
 import type { EventFunction } from "../../shared/runtime/function.js";
@@ -28,78 +17,32 @@ const PEERS = clusterLinkResource("Peer");
 const world = new ClusterLinkWorld();
 const run = world.run;
 const healthy = `east-${run}`;
-let tlsDir: string;
-let wrongTlsDir: string;
-let gateway: Server;
-let silent: TcpServer;
+const flaky = `flaky-${run}`;
+const wrongCert = `wrongcert-${run}`;
+const hanging = `hang-${run}`;
+let fleet: PeerGatewayFleet;
 let closedPort: number;
 let fn: EventFunction;
 
-const portOf = (server: { address(): AddressInfo | string | null }): number =>
-  (server.address() as AddressInfo).port;
-
-async function identityDir(dir: string, ca: string, client: IssuedCertificate): Promise<string> {
-  await writeFile(path.join(dir, "ca.crt"), ca);
-  await writeFile(path.join(dir, "tls.crt"), client.certPem);
-  await writeFile(path.join(dir, "tls.key"), client.keyPem);
-  return dir;
-}
-
 beforeAll(async () => {
   await world.setUp();
-  const dir = await mkdtemp(path.join(os.tmpdir(), "cl-peer-"));
-  const ca = await createCertificateAuthority(dir, "clusterlink fabric");
-  const server = await issueCertificate(ca, dir, {
-    name: "gw",
-    commonName: healthy,
-    dnsNames: [healthy, `flaky-${run}`],
-    usage: "server",
+  fleet = await PeerGatewayFleet.start({
+    peers: [
+      { name: healthy, labels: { region: "east" } },
+      { name: flaky },
+      { name: wrongCert },
+      { name: hanging, mode: { mode: "hang" } },
+      { name: "silent", mode: { mode: "silent" } },
+    ],
   });
-  const client = await issueCertificate(ca, dir, { name: "me", commonName: "me", usage: "client" });
-  tlsDir = await identityDir(await mkdtemp(path.join(os.tmpdir(), "cl-id-")), ca.certPem, client);
-  const otherDir = await mkdtemp(path.join(os.tmpdir(), "cl-other-"));
-  const otherCa = await createCertificateAuthority(otherDir, "another fabric");
-  const stranger = await issueCertificate(otherCa, otherDir, {
-    name: "stranger",
-    commonName: "stranger",
-    usage: "client",
-  });
-  wrongTlsDir = await identityDir(
-    await mkdtemp(path.join(os.tmpdir(), "cl-wrong-")),
-    ca.certPem,
-    stranger,
-  );
-
-  const labels = Buffer.from(JSON.stringify({ region: "east" })).toString("base64");
-  gateway = createHttpsServer(
-    {
-      key: server.keyPem,
-      cert: server.certPem,
-      ca: ca.certPem,
-      requestCert: true,
-      rejectUnauthorized: true,
-    },
-    (req, res) => {
-      res.writeHead(req.url === "/healthz" ? 200 : 404, { ClusterLinkPeerLabels: labels }).end();
-    },
-  );
-  silent = createTcpServer(() => undefined); // accepts, never answers
   const closed = createTcpServer();
-  await Promise.all([
-    new Promise<void>((r) => gateway.listen(0, "127.0.0.1", r)),
-    new Promise<void>((r) => silent.listen(0, "127.0.0.1", r)),
-    new Promise<void>((r) => closed.listen(0, "127.0.0.1", r)),
-  ]);
-  closedPort = portOf(closed);
+  await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+  closedPort = (closed.address() as AddressInfo).port;
   await new Promise<void>((r) => closed.close(() => r()));
-  fn = peerHealth(tlsDir);
+  fn = peerHealth(fleet.identityDir);
 });
 
-afterAll(async () => {
-  silent.close();
-  gateway.closeAllConnections();
-  await new Promise<void>((r) => gateway.close(() => r()));
-});
+afterAll(() => fleet.close());
 
 function peerHealth(dir: string, timeoutMs = 500): EventFunction {
   const env = {
@@ -109,6 +52,8 @@ function peerHealth(dir: string, timeoutMs = 500): EventFunction {
   };
   return createClusterLinkPeerHealth({ kube: () => world.kube, env });
 }
+
+const portOf = (simulated: string): number => fleet.gateway(simulated).port;
 
 async function peer(name: string, ports: readonly number[], namespace = world.clNamespace) {
   await world.kube.create(PEERS, {
@@ -141,7 +86,7 @@ const reachable = async (name: string) =>
 
 describe("Peer heartbeats over mutual TLS", () => {
   it("a healthy gateway: PeerReachable True Heartbeat, its labels and lastSeen in status", async () => {
-    await peer(healthy, [closedPort, portOf(gateway)]); // one dead gateway: the other wins
+    await peer(healthy, [closedPort, portOf(healthy)]); // one dead gateway: the other wins
     expect(await peerEvent(healthy)).toMatchObject({ kind: "done" });
     expect(await reachable(healthy)).toMatchObject({ status: "True", reason: "Heartbeat" });
     const s = await status(healthy);
@@ -150,7 +95,7 @@ describe("Peer heartbeats over mutual TLS", () => {
   });
 
   it("a Peer that never answered is unreachable at once (upstream showed no condition)", async () => {
-    await peer(`silent-${run}`, [portOf(silent)]);
+    await peer(`silent-${run}`, [portOf("silent")]);
     await peerEvent(`silent-${run}`);
     expect(await reachable(`silent-${run}`)).toMatchObject({
       status: "False",
@@ -158,42 +103,59 @@ describe("Peer heartbeats over mutual TLS", () => {
     });
   });
 
-  it("silent gateways do not serialize: one resync of several Peers takes about one timeout", async () => {
-    for (let i = 0; i < 4; i += 1) await peer(`mute-${i}-${run}`, [portOf(silent)]);
-    const started = performance.now();
+  it("silent gateways do not serialize: every silent connection of one resync is open at once", async () => {
+    const silent = fleet.gateway("silent");
+    silent.counters.maxSilentHeld = 0;
+    for (let i = 0; i < 4; i += 1) await peer(`mute-${i}-${run}`, [portOf("silent")]);
     expect(await world.resync(fn)).toMatchObject({ kind: "done" });
-    expect(performance.now() - started).toBeLessThan(2_500);
+    // Serialized probes would hold one connection at a time (each dropped at its timeout).
+    expect(silent.counters.maxSilentHeld).toBeGreaterThanOrEqual(4);
   });
 
-  it("thresholds hold across events: 4 failures leave it reachable, the 5th does not", async () => {
-    const flaky = `flaky-${run}`;
-    await peer(flaky, [portOf(gateway)]);
+  it("thresholds hold across events: 4 failures leave it reachable, the 5th does not; 3 successes bring it back", async () => {
+    await peer(flaky, [portOf(flaky)]);
     await peerEvent(flaky);
     expect((await reachable(flaky))?.status).toBe("True");
-    await world.kube.mergePatch(
-      PEERS,
-      { namespace: world.clNamespace, name: flaky },
-      {
-        spec: { gateways: [{ host: "127.0.0.1", port: closedPort }] },
-      },
-    );
+    fleet.gateway(flaky).setMode({ mode: "fail", status: 503 });
     const seen: string[] = [];
     for (let i = 0; i < 5; i += 1) {
       await peerEvent(flaky);
       seen.push((await reachable(flaky))?.status ?? "");
     }
     expect(seen).toEqual(["True", "True", "True", "True", "False"]);
+    expect((await reachable(flaky))?.message).toMatch(/HTTP 503/);
+    fleet.gateway(flaky).setMode({ mode: "healthy" });
+    const back: string[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      await peerEvent(flaky);
+      back.push((await reachable(flaky))?.status ?? "");
+    }
+    expect(back).toEqual(["False", "False", "True"]);
+  });
+
+  it("a hanging gateway (handshake done, no answer) is a failure at the timeout", async () => {
+    await peer(hanging, [portOf(hanging)]);
+    await peerEvent(hanging);
+    expect(await reachable(hanging)).toMatchObject({ status: "False", reason: "Heartbeat" });
+    expect((await reachable(hanging))?.message).toMatch(/no answer within 500 ms/);
+    expect(fleet.gateway(hanging).counters.healthChecks).toBeGreaterThan(0);
   });
 
   it("a client certificate the gateway does not trust is a failed heartbeat, not a crash", async () => {
-    const name = `wrongcert-${run}`;
-    await peer(name, [portOf(gateway)]);
-    expect(await peerEvent(name, peerHealth(wrongTlsDir))).toMatchObject({ kind: "done" });
-    expect((await reachable(name))?.status).toBe("False");
+    await peer(wrongCert, [portOf(wrongCert)]);
+    const refusedBefore = fleet.gateway(wrongCert).counters.rejectedHandshakes;
+    expect(await peerEvent(wrongCert, peerHealth(fleet.strangerDir))).toMatchObject({
+      kind: "done",
+    });
+    expect((await reachable(wrongCert))?.status).toBe("False");
+    expect(fleet.gateway(wrongCert).counters.rejectedHandshakes).toBeGreaterThan(refusedBefore);
+    // The fabric's own identity: reachable again after upstream's 3 successes.
+    for (let i = 0; i < 3; i += 1) await peerEvent(wrongCert);
+    expect((await reachable(wrongCert))?.status).toBe("True");
   });
 
   it("no client certificate to read: 503, and the Peers say why (no key material in it)", async () => {
-    const outcome = await peerEvent(healthy, peerHealth(path.join(tlsDir, "absent")));
+    const outcome = await peerEvent(healthy, peerHealth(path.join(fleet.identityDir, "absent")));
     expect(outcome).toMatchObject({ kind: "retry" });
     const stalled = (await status(healthy)).conditions?.find((c) => c.type === "Stalled");
     expect(stalled).toMatchObject({ status: "True", reason: "TlsMaterialMissing" });
@@ -202,7 +164,7 @@ describe("Peer heartbeats over mutual TLS", () => {
 
   it("a Peer outside the ClusterLink namespace is not heartbeaten, and its status says so", async () => {
     const ns = await world.namespace("elsewhere");
-    await peer(`out-${run}`, [portOf(gateway)], ns);
+    await peer(`out-${run}`, [portOf(healthy)], ns);
     await peerEvent(`out-${run}`, fn, ns);
     expect(
       (await status(`out-${run}`, ns)).conditions?.find((c) => c.type === "Stalled"),

@@ -5,7 +5,13 @@
 import { jest } from "@jest/globals";
 import { createClusterLinkAuthz } from "../../functions/clusterlink-authz/index.js";
 import { createClusterLinkPeerHealth } from "../../functions/clusterlink-peer-health/index.js";
-import { clusterLinkResource, NAMESPACES, SERVICES } from "../../shared/kube/index.js";
+import { MERGE_LABEL } from "../../shared/clusterlink/index.js";
+import {
+  clusterLinkResource,
+  ENDPOINT_SLICES,
+  NAMESPACES,
+  SERVICES,
+} from "../../shared/kube/index.js";
 import { ClusterLinkWorld, EXPORTS, IMPORTS } from "./clusterlink-harness.js";
 import { identityFrom, refusal } from "./support/identity.js";
 
@@ -52,6 +58,34 @@ describe("clusterlink-import runs with exactly manifests/rbac/clusterlink-import
     expect(await world.importEvent(ns, "cache", "delete", fn)).toMatchObject({ kind: "done" });
     expect(await world.getService(ns, "cache")).toBeUndefined();
     expect(await world.resync(fn)).toMatchObject({ kind: "done" });
+  });
+
+  it("merge mode: copies a dataplane EndpointSlice next to the user's Service, and removes it on delete", async () => {
+    const { kube } = await identityFrom("clusterlink-import.yaml");
+    const fn = world.instance("import", kube);
+    const slice = `dp-rbac-${world.run}`;
+    await world.kube.create(ENDPOINT_SLICES, {
+      metadata: {
+        name: slice,
+        namespace: world.clNamespace,
+        labels: { "kubernetes.io/service-name": "clusterlink" },
+      },
+      addressType: "IPv4",
+      endpoints: [{ addresses: ["192.0.2.30"] }],
+      ports: [{ port: 8443, protocol: "TCP" }],
+    });
+    await world.service(ns, "merged", [6380]);
+    await world.kube.create(IMPORTS, {
+      metadata: { name: "merged", namespace: ns, labels: { [MERGE_LABEL]: "true" } },
+      spec: { port: 6380, sources: [{ peer: "east", exportName: "merged", exportNamespace: "x" }] },
+    });
+    const copy = { namespace: ns, name: `clusterlink-6-merged-${slice}` };
+    expect(await world.importEvent(ns, "merged", "add", fn)).toMatchObject({ kind: "done" });
+    expect(await world.kube.get(ENDPOINT_SLICES, copy)).toBeDefined();
+    await world.kube.delete(IMPORTS, { namespace: ns, name: "merged" });
+    expect(await world.importEvent(ns, "merged", "delete", fn)).toMatchObject({ kind: "done" });
+    expect(await world.kube.get(ENDPOINT_SLICES, copy)).toBeUndefined();
+    await world.kube.delete(ENDPOINT_SLICES, { namespace: world.clNamespace, name: slice });
   });
 
   it("is refused (403) writes outside its role: a Namespace, an Export", async () => {

@@ -1,0 +1,198 @@
+/**
+ * Simulated gateways of several ClusterLink Peers, the certificates that connect them and a
+ * control listener. One fabric CA signs one server certificate naming every Peer (the heartbeat
+ * uses the Peer's name as TLS server name) and the client identity clusterlink-peer-health
+ * presents; `identityDir` holds that identity as the mounted Secret would (ca.crt, tls.crt,
+ * tls.key), and `strangerDir` an identity from another CA, which every gateway refuses.
+ *
+ * The control listener is plain HTTP on loopback, like the CNF simulator's /_sim/ paths:
+ *   POST /_sim/gateways/<peer>/mode    {"mode": "healthy"|"fail"|"hang"|"silent"|"refuse", "status"?}
+ *   POST /_sim/gateways/<peer>/labels  {"<key>": "<value>", ...}
+ *   GET  /_sim/gateways                every gateway's address, mode and counters
+ */
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { z } from "zod";
+import { createCertificateAuthority, issueCertificate } from "../control-plane/certs.js";
+import { gatewayModeSchema, PeerGateway, type GatewayModeInput } from "./server.js";
+
+export interface SimulatedPeer {
+  /** The Peer's name: the TLS server name its gateway answers to. */
+  readonly name: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly mode?: GatewayModeInput;
+}
+
+export interface PeerGatewayFleetOptions {
+  readonly peers: readonly SimulatedPeer[];
+  /** Where certificates and the identity folders go (default: a new temporary folder). */
+  readonly dir?: string;
+  readonly host?: string;
+}
+
+const labelsSchema = z.record(z.string(), z.string());
+
+export class PeerGatewayFleet {
+  private constructor(
+    private readonly gateways: ReadonlyMap<string, PeerGateway>,
+    private readonly control: Server,
+    /** ca.crt, tls.crt, tls.key of the client clusterlink-peer-health presents. */
+    readonly identityDir: string,
+    /** The same files for a client of another CA: every gateway refuses its handshake. */
+    readonly strangerDir: string,
+  ) {}
+
+  static async start(options: PeerGatewayFleetOptions): Promise<PeerGatewayFleet> {
+    const dir = options.dir ?? (await mkdtemp(path.join(os.tmpdir(), "peer-gateway-sim-")));
+    const pki = path.join(dir, "pki");
+    const otherPki = path.join(dir, "other-pki");
+    await Promise.all([mkdir(pki, { recursive: true }), mkdir(otherPki, { recursive: true })]);
+    const [ca, otherCa] = await Promise.all([
+      createCertificateAuthority(pki, "clusterlink fabric (simulated)"),
+      createCertificateAuthority(otherPki, "another fabric"),
+    ]);
+    const [server, client, stranger] = await Promise.all([
+      issueCertificate(ca, pki, {
+        name: "gateway",
+        commonName: "clusterlink gateway (simulated)",
+        dnsNames: options.peers.map((p) => p.name),
+        usage: "server",
+      }),
+      issueCertificate(ca, pki, {
+        name: "client",
+        commonName: "clusterlink-peer-health",
+        usage: "client",
+      }),
+      issueCertificate(otherCa, otherPki, {
+        name: "stranger",
+        commonName: "stranger",
+        usage: "client",
+      }),
+    ]);
+    const identityDir = await writeIdentity(path.join(dir, "identity"), ca.certPem, client);
+    const strangerDir = await writeIdentity(path.join(dir, "stranger"), ca.certPem, stranger);
+    const identity = { certPem: server.certPem, keyPem: server.keyPem, caPem: ca.certPem };
+    const gateways = new Map<string, PeerGateway>();
+    await Promise.all(
+      options.peers.map(async (peer) => {
+        const gateway = await PeerGateway.start({
+          identity,
+          labels: peer.labels ?? {},
+          ...(options.host === undefined ? {} : { host: options.host }),
+          ...(peer.mode === undefined ? {} : { mode: peer.mode }),
+        });
+        gateways.set(peer.name, gateway);
+      }),
+    );
+    const control = createServer((req, res) => {
+      void handleControl(gateways, req, res);
+    });
+    await new Promise<void>((resolve) => control.listen(0, options.host ?? "127.0.0.1", resolve));
+    return new PeerGatewayFleet(gateways, control, identityDir, strangerDir);
+  }
+
+  /** The gateway of a Peer; throws for a Peer the fleet does not simulate. */
+  gateway(peer: string): PeerGateway {
+    const gateway = this.gateways.get(peer);
+    if (gateway === undefined) throw new Error(`no simulated gateway for Peer ${peer}`);
+    return gateway;
+  }
+
+  /** `spec.gateways` of the Peer as clusterlink.net/v1alpha1 spells it. */
+  peerSpec(peer: string): { gateways: { host: string; port: number }[] } {
+    return { gateways: [this.gateway(peer).gateway] };
+  }
+
+  /** Base URL of the control listener. */
+  get controlUrl(): string {
+    const { port } = this.control.address() as AddressInfo;
+    return `http://127.0.0.1:${port}/_sim`;
+  }
+
+  async close(): Promise<void> {
+    this.control.closeAllConnections();
+    await Promise.all([
+      new Promise<void>((resolve) => this.control.close(() => resolve())),
+      ...[...this.gateways.values()].map((g) => g.close()),
+    ]);
+  }
+}
+
+async function writeIdentity(
+  dir: string,
+  caPem: string,
+  cert: { certPem: string; keyPem: string },
+): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  await Promise.all([
+    writeFile(path.join(dir, "ca.crt"), caPem),
+    writeFile(path.join(dir, "tls.crt"), cert.certPem),
+    writeFile(path.join(dir, "tls.key"), cert.keyPem, { mode: 0o600 }),
+  ]);
+  return dir;
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString();
+  return text === "" ? {} : (JSON.parse(text) as unknown);
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+}
+
+async function handleControl(
+  gateways: ReadonlyMap<string, PeerGateway>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const url = new URL(req.url ?? "/", "http://sim");
+  if (req.method === "GET" && url.pathname === "/_sim/gateways") {
+    const all = [...gateways].map(([peer, g]) => ({
+      peer,
+      ...g.gateway,
+      ...g.currentMode(),
+      counters: g.counters,
+    }));
+    reply(res, 200, all);
+    return;
+  }
+  const match = /^\/_sim\/gateways\/([^/]+)\/(mode|labels)$/.exec(url.pathname);
+  const gateway = match === null ? undefined : gateways.get(decodeURIComponent(match[1] ?? ""));
+  if (req.method !== "POST" || match === null) {
+    reply(res, 404, { error: `no control path ${req.method ?? ""} ${url.pathname}` });
+    return;
+  }
+  if (gateway === undefined) {
+    reply(res, 404, { error: `no simulated gateway for Peer ${match[1] ?? ""}` });
+    return;
+  }
+  let body: unknown;
+  try {
+    body = await readJson(req);
+  } catch {
+    reply(res, 400, { error: "the body is not JSON" });
+    return;
+  }
+  if (match[2] === "mode") {
+    const parsed = gatewayModeSchema.safeParse(body);
+    if (!parsed.success) {
+      reply(res, 400, { error: `mode: ${parsed.error.issues[0]?.message ?? "invalid"}` });
+      return;
+    }
+    reply(res, 200, gateway.setMode(parsed.data));
+    return;
+  }
+  const labels = labelsSchema.safeParse(body);
+  if (!labels.success) {
+    reply(res, 400, { error: "labels: a JSON object of strings" });
+    return;
+  }
+  gateway.setLabels(labels.data);
+  reply(res, 200, labels.data);
+}

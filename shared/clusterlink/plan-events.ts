@@ -1,0 +1,88 @@
+/**
+ * Pure: which Kubernetes Events a ClusterLink status change is worth. Only transitions an
+ * operator must see, one per transition: the stored conditions (before) against the ones about
+ * to be written (after), so a redelivery that changes nothing records nothing, and two instances
+ * that see one transition record one Event (the recorder names it by object, reason and note,
+ * and counts a repeat in its series).
+ */
+import type { StoredStatus, WantedCondition } from "./plan-status.js";
+
+/** The closed catalogue of Event reasons on ClusterLink objects; docs/clusterlink.md lists them. */
+export const CLUSTERLINK_EVENT_REASONS = {
+  PeerReachable: { type: "Normal", means: "a gateway of the Peer answered its heartbeat" },
+  PeerUnreachable: { type: "Warning", means: "no gateway of the Peer answers (thresholds met)" },
+  PortLeased: { type: "Normal", means: "the Import was leased a dataplane target port" },
+  PortConflict: { type: "Warning", means: "the Import's target port is held by another Import" },
+  ServiceConflict: {
+    type: "Warning",
+    means: "a Service the Import needs is someone else's, or missing (merge mode)",
+  },
+  ExportInvalid: { type: "Warning", means: "the Export's Service or port is not there" },
+  ExportVerified: { type: "Normal", means: "the Export is valid again (or for the first time)" },
+} as const;
+
+export type ClusterLinkEventReason = keyof typeof CLUSTERLINK_EVENT_REASONS;
+
+export interface PlannedClusterLinkEvent {
+  readonly type: "Normal" | "Warning";
+  readonly reason: ClusterLinkEventReason;
+  readonly note: string;
+}
+
+type Transition = (
+  before: WantedCondition | undefined,
+  after: WantedCondition,
+) => PlannedClusterLinkEvent | null;
+
+const event = (reason: ClusterLinkEventReason, note: string): PlannedClusterLinkEvent => ({
+  type: CLUSTERLINK_EVENT_REASONS[reason].type,
+  reason,
+  note,
+});
+
+/** Upstream's condition types and the Event each transition of theirs is reported as. */
+const TRANSITIONS: Readonly<Record<string, Transition>> = {
+  PeerReachable: (_before, after) =>
+    after.status === "True"
+      ? event("PeerReachable", "a gateway answered the heartbeat")
+      : event("PeerUnreachable", after.message || "no gateway answers the heartbeat"),
+  ImportTargetPortValid: (_before, after) =>
+    after.status === "True" ? null : event("PortConflict", after.message),
+  ImportServiceValid: (_before, after) =>
+    after.status === "True" ? null : event("ServiceConflict", after.message),
+  ExportValid: (before, after) =>
+    after.status === "True"
+      ? before === undefined
+        ? null
+        : event("ExportVerified", after.message || "the Export's Service is there")
+      : event("ExportInvalid", after.message),
+};
+
+/**
+ * Events for the conditions whose status changes (or first appears). `leasedPort` is set when
+ * this write leases the Import a port: a new lease is worth an Event even when the condition
+ * stays True (an Import moved off a contested port).
+ */
+export function planClusterLinkEvents(
+  before: StoredStatus | undefined,
+  after: readonly WantedCondition[],
+  leasedPort?: number,
+): PlannedClusterLinkEvent[] {
+  const stored = new Map((before?.conditions ?? []).map((c) => [c.type, c]));
+  // Upstream sets ImportServiceValid False with the same message when the port fails: one
+  // problem, one Event (PortConflict).
+  const portFailed = after.some((c) => c.type === "ImportTargetPortValid" && c.status === "False");
+  const events: PlannedClusterLinkEvent[] = [];
+  for (const condition of after) {
+    const transition = TRANSITIONS[condition.type];
+    const previous = stored.get(condition.type);
+    if (transition === undefined || previous?.status === condition.status) continue;
+    if (condition.type === "ImportServiceValid" && portFailed) continue;
+    const planned = transition(previous, condition);
+    if (planned !== null) events.push(planned);
+  }
+  if (leasedPort !== undefined) {
+    events.push(event("PortLeased", `dataplane target port ${leasedPort} leased`));
+  }
+  return events;
+}

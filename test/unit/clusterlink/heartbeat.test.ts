@@ -1,0 +1,55 @@
+// The heartbeat against dev/peer-gateway-sim: what each way a gateway can misbehave becomes, and
+// that a gateway which never answers costs the configured timeout once, not twice (a socket idle
+// timeout restarts when the TCP connect completes and again for the TLS handshake; the probe
+// needs one deadline for the whole exchange).
+import { PeerGatewayFleet } from "../../../dev/peer-gateway-sim/index.js";
+import { heartbeat, readPeerTls, type PeerTls } from "../../../shared/clusterlink/heartbeat.js";
+
+let fleet: PeerGatewayFleet;
+let tls: PeerTls;
+
+beforeAll(async () => {
+  fleet = await PeerGatewayFleet.start({
+    peers: [
+      { name: "healthy", labels: { region: "east" } },
+      { name: "silent", mode: { mode: "silent" } },
+      { name: "hanging", mode: { mode: "hang" } },
+      { name: "failing", mode: { mode: "fail", status: 500 } },
+      { name: "refusing", mode: { mode: "refuse" } },
+    ],
+  });
+  tls = await readPeerTls(fleet.identityDir);
+});
+
+afterAll(() => fleet.close());
+
+const beat = (peer: string, timeoutMs = 300) =>
+  heartbeat(peer, [fleet.gateway(peer).gateway], tls, timeoutMs);
+
+it("a healthy gateway: success with its labels", async () => {
+  expect(await beat("healthy")).toEqual({ ok: true, labels: { region: "east" } });
+});
+
+it.each([
+  ["silent", /no answer within 300 ms/],
+  ["hanging", /no answer within 300 ms/],
+  ["failing", /HTTP 500/],
+  ["refusing", /ECONNRESET|socket hang up/],
+])("a %s gateway is a failed heartbeat naming why", async (peer, why) => {
+  const result = await beat(peer);
+  expect(result.ok).toBe(false);
+  expect(result.ok ? "" : result.error).toMatch(why);
+});
+
+it("one deadline per probe: a silent gateway fails at its timeout, not at twice it", async () => {
+  const started = performance.now();
+  await beat("silent", 400);
+  // 1.5 x the timeout leaves room for a loaded machine; the bug this guards against took 2 x.
+  expect(performance.now() - started).toBeLessThan(600);
+});
+
+it("first success wins: a silent gateway next to a healthy one does not delay the answer", async () => {
+  const gateways = [fleet.gateway("silent").gateway, fleet.gateway("healthy").gateway];
+  // The Peer's name is the TLS server name; the one certificate names every simulated Peer.
+  expect(await heartbeat("healthy", gateways, tls, 5_000)).toMatchObject({ ok: true });
+});
