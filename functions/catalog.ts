@@ -27,4 +27,24 @@ export const FUNCTION_CATALOG: readonly FunctionEntry[] = [
     name: "egress-group-sync",
     load: async () => (await import("./egress-group-sync/index.js")).egressGroupSync,
   },
+  {
+    name: "network-policy-sync",
+    load: async () => (await import("./network-policy-sync/index.js")).networkPolicySync,
+  },
+  {
+    name: "clusterlink-export",
+    load: async () => (await import("./clusterlink-export/index.js")).clusterLinkExport,
+  },
+  {
+    name: "clusterlink-import",
+    load: async () => (await import("./clusterlink-import/index.js")).clusterLinkImport,
+  },
+  {
+    name: "clusterlink-authz",
+    load: async () => (await import("./clusterlink-authz/index.js")).clusterLinkAuthz,
+  },
+  {
+    name: "clusterlink-peer-health",
+    load: async () => (await import("./clusterlink-peer-health/index.js")).clusterLinkPeerHealth,
+  },
 ];

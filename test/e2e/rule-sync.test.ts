@@ -214,7 +214,10 @@ describe("a burst of rule changes restarts each service a few times, not once pe
   const logLengths = () => [0, 1].map((index) => world.cnfRequests(index).length);
 
   scenario(`${BURST} zones created at once, then deleted at once`, async () => {
-    const names = Array.from({ length: BURST }, () => shortName("b"));
+    // Distinct by index (60 random short names collide now and then); FirewallZone names are
+    // at most 11 characters on the CNF.
+    const run = shortName("b");
+    const names = Array.from({ length: BURST }, (_, i) => `${run}${i}`);
     let from = logLengths();
     await Promise.all(names.map((name) => world.createRule("FirewallZone", name, zone("ACCEPT"))));
     timings["burstCreate"] = await waitFor("burst converged", () =>
