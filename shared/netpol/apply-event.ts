@@ -6,6 +6,8 @@
  * Knows nothing of HTTP or of the Kubernetes client: kube-store.ts implements NetpolStore.
  */
 import pLimit from "p-limit";
+import { applyPodEventFast } from "./apply-pod-event.js";
+import type { NetpolEventResult, NetpolStore } from "./store.js";
 import { parseWorld } from "./compile.js";
 import { compileNetworkPolicies } from "./plan-tables.js";
 import {
@@ -20,42 +22,15 @@ import {
   EGRESS_NAMED_PORTS_LABEL,
   desiredEndpointTable,
   desiredPeerSetTable,
-  type DesiredTable,
   type StoredTable,
   type TableKind,
 } from "./table-objects.js";
 
-/** What the shell reads and writes; every method may throw the store's own (retryable) errors. */
-export interface NetpolStore {
-  listPolicies(): Promise<readonly unknown[]>;
-  /** Pods that have not terminated, in every namespace. */
-  listPods(): Promise<readonly unknown[]>;
-  listNamespaces(): Promise<readonly unknown[]>;
-  /** Stored tables of a kind in one namespace, or every namespace (null), maybe by label. */
-  listTables(
-    kind: TableKind,
-    namespace: string | null,
-    labelSelector?: string,
-  ): Promise<StoredTable[]>;
-  getTable(kind: TableKind, namespace: string, name: string): Promise<StoredTable | null>;
-  createTable(desired: DesiredTable): Promise<void>;
-  /** Replaces the table read at `resourceVersion`; fails (conflict) if it changed since. */
-  replaceTable(desired: DesiredTable, resourceVersion: string): Promise<void>;
-  deleteTable(stored: StoredTable): Promise<void>;
-}
-
 export interface NetpolApplyOptions {
   /** Concurrent reads and writes. Default 8. */
   readonly concurrency?: number;
-}
-
-export interface NetpolEventResult {
-  readonly trigger: NetpolTrigger;
-  readonly endpoints: number;
-  readonly peerSets: number;
-  readonly writes: Readonly<Record<TableWrite["action"], number>>;
-  /** Endpoint and policy problems (TooManyRules, InvalidSelector) and unreadable objects. */
-  readonly problems: readonly string[];
+  /** Pod events take the Pod-only path (apply-pod-event.ts) where it applies. Default true. */
+  readonly podFastPath?: boolean;
 }
 
 type Limit = ReturnType<typeof pLimit>;
@@ -104,6 +79,12 @@ export async function applyNetpolTrigger(
   options: NetpolApplyOptions = {},
 ): Promise<NetpolEventResult> {
   const limit = pLimit(options.concurrency ?? 8);
+  let fullBecause: string | null = null;
+  if (trigger.kind === "pod" && options.podFastPath !== false) {
+    const fast = await applyPodEventFast(trigger, store, limit, (w) => write(store, w));
+    if (!("fullBecause" in fast)) return fast;
+    fullBecause = fast.fullBecause;
+  }
   // Tables before the world: see planTableScope.
   const scope = planTableScope(trigger);
   const [storedPeerSets, storedEndpoints] = await Promise.all([
@@ -142,5 +123,6 @@ export async function applyNetpolTrigger(
     peerSets: compiled.peerSets.length,
     writes,
     problems,
+    path: fullBecause === null ? "full" : `full: ${fullBecause}`,
   };
 }

@@ -13,7 +13,8 @@ import type { Log } from "../core/context.js";
 import { done, malformed, retryLater, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/types.js";
 import { isKubeError, retryOnConflict, type KubeClient } from "../kube/index.js";
-import { applyNetpolTrigger, type NetpolEventResult } from "./apply-event.js";
+import { applyNetpolTrigger } from "./apply-event.js";
+import type { NetpolEventResult } from "./store.js";
 import { kubeNetpolStore } from "./kube-store.js";
 import { netpolTriggerFromEvent } from "./plan-scope.js";
 
@@ -25,7 +26,13 @@ export interface NetpolEventOptions {
 function summary(result: NetpolEventResult): string {
   const { create, replace, delete: deleted } = result.writes;
   const changed = create + replace + deleted;
-  const what = `${result.endpoints} endpoints, ${result.peerSets} policies`;
+  const how =
+    result.path === "pod"
+      ? "; the Pod's entry only"
+      : result.path === "full"
+        ? ""
+        : `; ${result.path}`;
+  const what = `${result.endpoints} endpoints, ${result.peerSets} policies${how}`;
   const problems = result.problems.length === 0 ? "" : `; problems: ${result.problems.join(", ")}`;
   if (changed === 0) return `unchanged: ${what}${problems}`;
   return `tables written: ${create} created, ${replace} replaced, ${deleted} deleted (${what})${problems}`;

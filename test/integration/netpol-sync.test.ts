@@ -8,7 +8,7 @@ import { checkPacket, formatDecision } from "../../dev/netpol/check.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import type { IntakeEvent } from "../../shared/events/types.js";
 import { NETPOL_ENDPOINTS, NETPOL_PEER_SETS } from "../../shared/kube/index.js";
-import type { Packet } from "../../shared/netpol/index.js";
+import { kubeNetpolStore, type Packet } from "../../shared/netpol/index.js";
 import { NetpolWorld } from "./netpol-harness.js";
 import { clusterInfo } from "./support/cluster.js";
 
@@ -122,10 +122,38 @@ describe("a default deny plus one allow, judged from the stored tables alone", (
     const webVersion = await resourceVersion(NETPOL_ENDPOINTS, ns, "web");
     const setVersion = await resourceVersion(NETPOL_PEER_SETS, ns, "web-from-clients");
     await world.relabelPod(ns, "client", { role: "visitor" });
-    expect((await deliver(world.podEvent(ns, "client"))).kind).toBe("done");
+    world.calls.api = 0;
+    const outcome = await deliver(world.podEvent(ns, "client"));
+    expect(outcome.kind === "done" ? outcome.result : outcome).toMatch(/the Pod's entry only/);
+    // Pod, Namespace, policies; endpoint table, peer sets by index; the same three again; a write.
+    expect(world.calls.api).toBeLessThanOrEqual(9);
     expect(await world.allows(ingress(ns, "web", client, 8080))).toBe(false);
     expect(await resourceVersion(NETPOL_ENDPOINTS, ns, "web")).toBe(webVersion);
     expect(await resourceVersion(NETPOL_PEER_SETS, ns, "web-from-clients")).not.toBe(setVersion);
+  });
+
+  it("never deletes a table another instance rewrote after it was read", async () => {
+    const store = kubeNetpolStore(world.kube);
+    const read = await store.getTable("endpoint", ns, "other");
+    if (read === null) throw new Error("no table for other");
+    // Another instance rewrites the table after our read (its labels changed, say).
+    await world.kube.mergePatch(
+      NETPOL_ENDPOINTS,
+      { namespace: ns, name: "other" },
+      { metadata: { annotations: { "example.invalid/rewritten": "yes" } } },
+    );
+    await expect(store.deleteTable(read)).rejects.toMatchObject({ code: "conflict" });
+    expect(await world.kube.get(NETPOL_ENDPOINTS, { namespace: ns, name: "other" })).toBeDefined();
+    const fresh = await store.getTable("endpoint", ns, "other");
+    if (fresh === null) throw new Error("the table went");
+    await store.deleteTable(fresh);
+    expect(
+      await world.kube.get(NETPOL_ENDPOINTS, { namespace: ns, name: "other" }),
+    ).toBeUndefined();
+    // Gone already is not an error; the next event rewrites the table.
+    await store.deleteTable(fresh);
+    expect((await deliver(world.podEvent(ns, "other"))).kind).toBe("done");
+    expect(await world.kube.get(NETPOL_ENDPOINTS, { namespace: ns, name: "other" })).toBeDefined();
   });
 
   it("a deleted Pod's table goes with its Pod event", async () => {

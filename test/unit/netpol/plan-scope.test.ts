@@ -95,6 +95,10 @@ describe("writes", () => {
     name,
     resourceVersion: "7",
     content,
+    labels: {},
+    annotations: {},
+    ownerUid: "",
+    parsed: null,
   });
   const reads = { list: { namespace: "web" }, labelled: false, keys: [] };
 
