@@ -6,7 +6,9 @@
  * Knows nothing of HTTP or of the Kubernetes client: kube-store.ts implements NetpolStore.
  */
 import pLimit from "p-limit";
+import { NO_EVENTS, type EventRecorder } from "../kube/index.js";
 import { applyPodEventFast } from "./apply-pod-event.js";
+import { planTableEvents } from "./plan-events.js";
 import type { NetpolEventResult, NetpolStore } from "./store.js";
 import { parseWorld } from "./compile.js";
 import { compileNetworkPolicies } from "./plan-tables.js";
@@ -27,10 +29,32 @@ import {
 } from "./table-objects.js";
 
 export interface NetpolApplyOptions {
-  /** Concurrent reads and writes. Default 8. */
+  /** Concurrent reads and writes. Default 8, 16 for a resync. */
   readonly concurrency?: number;
   /** Pod events take the Pod-only path (apply-pod-event.ts) where it applies. Default true. */
   readonly podFastPath?: boolean;
+  /** Where the Events of plan-events.ts go (best-effort, bounded). Default: none. */
+  readonly events?: EventRecorder;
+}
+
+/** Events per delivery at most: a policy edit over a large namespace must not become a storm. */
+export const MAX_EVENTS_PER_DELIVERY = 20;
+
+/** Writes, then records the Events the write is worth (at most MAX_EVENTS_PER_DELIVERY). */
+function writerWithEvents(
+  store: NetpolStore,
+  trigger: NetpolTrigger,
+  events: EventRecorder,
+): (w: TableWrite) => Promise<void> {
+  let budget = MAX_EVENTS_PER_DELIVERY;
+  return async (w) => {
+    await write(store, w);
+    for (const planned of planTableEvents([w], trigger.kind === "resync")) {
+      if (budget <= 0) return;
+      budget -= 1;
+      await events.record({ ...planned, action: "Compile" });
+    }
+  };
 }
 
 type Limit = ReturnType<typeof pLimit>;
@@ -78,10 +102,12 @@ export async function applyNetpolTrigger(
   store: NetpolStore,
   options: NetpolApplyOptions = {},
 ): Promise<NetpolEventResult> {
-  const limit = pLimit(options.concurrency ?? 8);
+  // A resync writes every table of the cluster: more requests in flight (within MAX_SOCKETS).
+  const limit = pLimit(options.concurrency ?? (trigger.kind === "resync" ? 16 : 8));
+  const writeTable = writerWithEvents(store, trigger, options.events ?? NO_EVENTS);
   let fullBecause: string | null = null;
   if (trigger.kind === "pod" && options.podFastPath !== false) {
-    const fast = await applyPodEventFast(trigger, store, limit, (w) => write(store, w));
+    const fast = await applyPodEventFast(trigger, store, limit, writeTable);
     if (!("fullBecause" in fast)) return fast;
     fullBecause = fast.fullBecause;
   }
@@ -108,7 +134,7 @@ export async function applyNetpolTrigger(
   ];
   const writes = { create: 0, replace: 0, delete: 0 };
   for (const phase of phases) {
-    await Promise.all(phase.map((w) => limit(() => write(store, w))));
+    await Promise.all(phase.map((w) => limit(() => writeTable(w))));
     for (const w of phase) writes[w.action] += 1;
   }
   const problems = [

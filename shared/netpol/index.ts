@@ -26,6 +26,7 @@ export * from "./table-objects.js";
 export * from "./plan-scope.js";
 export * from "./member-index.js";
 export * from "./plan-pod-event.js";
+export * from "./plan-events.js";
 export * from "./store.js";
 export * from "./apply-event.js";
 export * from "./apply-pod-event.js";

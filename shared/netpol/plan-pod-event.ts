@@ -218,7 +218,7 @@ function peerSetDelta(
   const write: TableWrite | null =
     desired.content === stored.content
       ? null
-      : { action: "replace", desired, resourceVersion: stored.resourceVersion };
+      : { action: "replace", desired, resourceVersion: stored.resourceVersion, previous: stored };
   return { groups, write };
 }
 
@@ -226,7 +226,9 @@ function endpointWrite(stored: StoredTable | null, desired: DesiredTable | null)
   if (desired === null) return stored === null ? [] : [{ action: "delete", stored }];
   if (stored === null) return [{ action: "create", desired }];
   if (stored.content === desired.content) return [];
-  return [{ action: "replace", desired, resourceVersion: stored.resourceVersion }];
+  return [
+    { action: "replace", desired, resourceVersion: stored.resourceVersion, previous: stored },
+  ];
 }
 
 /** The peer sets the selectors found: each one's delta. */

@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { checkPacket, formatDecision } from "../../dev/netpol/check.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import type { IntakeEvent } from "../../shared/events/types.js";
-import { NETPOL_ENDPOINTS, NETPOL_PEER_SETS } from "../../shared/kube/index.js";
+import { EVENTS, NETPOL_ENDPOINTS, NETPOL_PEER_SETS } from "../../shared/kube/index.js";
 import { kubeNetpolStore, type Packet } from "../../shared/netpol/index.js";
 import { NetpolWorld } from "./netpol-harness.js";
 import { clusterInfo } from "./support/cluster.js";
@@ -272,5 +272,69 @@ describe("statelessness under races", () => {
       endpoints: [{ name: "a" }, { name: "b" }, { name: "c" }],
       peerSets: [{ name: "api-isolated" }, { name: "db-deny" }],
     });
+  }, 60_000);
+});
+
+describe("Kubernetes Events on the Pods and policies whose tables change as an operator must see", () => {
+  interface RecordedEvent {
+    reason: string;
+    type: string;
+    note: string;
+    reportingController: string;
+    regarding: { kind: string; name: string };
+    series?: { count: number };
+  }
+
+  async function eventsIn(namespace: string): Promise<RecordedEvent[]> {
+    const listed = await world.kube.list(EVENTS, { namespace });
+    return (listed as unknown as RecordedEvent[]).sort((a, b) =>
+      `${a.regarding.name}/${a.reason}` < `${b.regarding.name}/${b.reason}` ? -1 : 1,
+    );
+  }
+
+  const summary = (events: RecordedEvent[]) =>
+    events.map((e) => `${e.regarding.kind} ${e.regarding.name} ${e.type} ${e.reason}`);
+
+  it("one Event per transition: tables written, fail closed and its repair, tables removed", async () => {
+    const ns = await world.namespace("events");
+    await world.pod(ns, "api", { app: "api" }, { ip: `${net}.40` });
+    await world.policy(ns, "api-deny", { podSelector: { matchLabels: { app: "api" } } });
+    // Delivered twice, as a broker may: the second writes nothing and says nothing.
+    await deliver(world.policyEvent(ns, "api-deny", "add"));
+    await deliver(world.policyEvent(ns, "api-deny", "add"));
+    expect(summary(await eventsIn(ns))).toEqual(["Pod api Normal EndpointTablesWritten"]);
+    const [written] = await eventsIn(ns);
+    expect(written?.reportingController).toBe("sdewan.akraino.org/network-policy-sync");
+    expect(written?.series).toBeUndefined();
+
+    // 65 ingress rules for one Pod: past the datapath's 64 bits, ingress fails closed.
+    const rules = Array.from({ length: 65 }, (_, i) => ({ ports: [{ port: 1000 + i }] }));
+    await world.policy(ns, "too-many", {
+      podSelector: { matchLabels: { app: "api" } },
+      ingress: rules,
+    });
+    await deliver(world.policyEvent(ns, "too-many", "add"));
+    await deliver(world.policyEvent(ns, "too-many", "update"));
+    expect(summary(await eventsIn(ns))).toEqual([
+      "Pod api Normal EndpointTablesWritten",
+      "Pod api Warning FailClosed",
+      "NetworkPolicy too-many Warning FailClosed",
+    ]);
+    const failClosed = (await eventsIn(ns)).find(
+      (e) => e.regarding.kind === "Pod" && e.type === "Warning",
+    );
+    expect(failClosed?.note).toMatch(/65 ingress rule bits exceed the datapath's 64/);
+
+    await world.deletePolicy(ns, "too-many");
+    await deliver(world.policyEvent(ns, "too-many", "delete"));
+    await world.relabelPod(ns, "api", { app: "web" });
+    await deliver(world.podEvent(ns, "api"));
+    expect(summary(await eventsIn(ns))).toEqual([
+      "Pod api Normal EndpointTablesRemoved",
+      "Pod api Normal EndpointTablesWritten",
+      "Pod api Warning FailClosed",
+      "Pod api Normal ProblemsResolved",
+      "NetworkPolicy too-many Warning FailClosed",
+    ]);
   }, 60_000);
 });
