@@ -87,7 +87,10 @@ async function readWorld(
   const [rawPod, rawNamespace, rawPolicies] = await Promise.all([
     store.getPod(namespace, name),
     store.getNamespace(namespace),
-    store.listPolicies(),
+    // From the watch cache: a policy change has its own event, which reads it fresh; a write of
+    // ours is checked against the fresh policies of the namespace (verifyUnchanged) and a peer
+    // set against its generation. The Pod, whose change this event is for, is read fresh.
+    store.listPolicies(undefined, true),
   ]);
   const pod = rawPod === null ? null : parseNetpolPod(rawPod);
   if (pod !== null && !pod.ok) return null;

@@ -20,8 +20,11 @@ const stored = (kind: TableKind, object: KubeObject) => storedTable(kind, object
 
 export function kubeNetpolStore(kube: KubeClient): NetpolStore {
   return {
-    listPolicies: (namespace) =>
-      kube.list(NETWORK_POLICIES, namespace === undefined ? {} : { namespace }),
+    listPolicies: (namespace, cached) =>
+      kube.list(NETWORK_POLICIES, {
+        ...(namespace === undefined ? {} : { namespace }),
+        ...(cached === true ? { resourceVersion: "0" } : {}),
+      }),
     listPods: () => kube.list(PODS, { fieldSelector: RUNNING_OR_PENDING }),
     listNamespaces: () => kube.list(NAMESPACES),
     getPod: async (namespace, name) => (await kube.get(PODS, { namespace, name })) ?? null,

@@ -7,8 +7,11 @@ import type { DesiredTable, StoredTable, TableKind } from "./table-objects.js";
 
 /** What the shell reads and writes; every method may throw the store's own (retryable) errors. */
 export interface NetpolStore {
-  /** NetworkPolicies of one namespace, or of every namespace (no argument). */
-  listPolicies(namespace?: string): Promise<readonly unknown[]>;
+  /**
+   * NetworkPolicies of one namespace, or of every namespace (undefined). `cached`: from the API
+   * server's watch cache, maybe a little stale (resourceVersion "0").
+   */
+  listPolicies(namespace?: string, cached?: boolean): Promise<readonly unknown[]>;
   /** Pods that have not terminated, in every namespace. */
   listPods(): Promise<readonly unknown[]>;
   listNamespaces(): Promise<readonly unknown[]>;
