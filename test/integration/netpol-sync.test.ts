@@ -5,6 +5,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { checkPacket, formatDecision } from "../../dev/netpol/check.js";
+import { runNetpolDemo } from "../../dev/netpol/demo.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import type { IntakeEvent } from "../../shared/events/types.js";
 import { EVENTS, NETPOL_ENDPOINTS, NETPOL_PEER_SETS } from "../../shared/kube/index.js";
@@ -335,6 +336,33 @@ describe("Kubernetes Events on the Pods and policies whose tables change as an o
       "Pod api Warning FailClosed",
       "Pod api Normal ProblemsResolved",
       "NetworkPolicy too-many Warning FailClosed",
+    ]);
+  }, 60_000);
+});
+
+describe("`npm run netpol -- demo`", () => {
+  it("sets up a default deny plus one allow, runs the function, and prints check answers", async () => {
+    const lines = await runNetpolDemo(world.kube, world.name("netpol-demo"));
+    expect(lines.slice(0, 2)).toEqual([
+      expect.stringMatching(
+        /^network-policy-sync default-deny: done tables written: 4 created, 0 replaced, 0 deleted \(3 endpoints/,
+      ),
+      expect.stringMatching(/^network-policy-sync web-from-clients: done tables written: /),
+    ]);
+    expect(lines.slice(2).map((l) => l.replace(/ \(.*$/, ""))).toEqual([
+      expect.stringMatching(/^netpol check: allow .*\/web ingress from 10\.250\.0\.11 TCP\/8080$/),
+      expect.stringMatching(/^netpol check: deny .*\/web ingress from 10\.250\.0\.12 TCP\/8080$/),
+      expect.stringMatching(/^netpol check: deny .*\/web ingress from 10\.250\.0\.11 TCP\/9090$/),
+      expect.stringMatching(
+        /^netpol check: deny .*\/client ingress from 10\.250\.0\.10 TCP\/8080$/,
+      ),
+      expect.stringMatching(/^netpol check: allow .*\/web egress to 10\.250\.0\.12 UDP\/53$/),
+    ]);
+    // Run again on the same namespace: nothing to create, nothing written.
+    const again = await runNetpolDemo(world.kube, world.name("netpol-demo"));
+    expect(again.slice(0, 2)).toEqual([
+      expect.stringMatching(/^network-policy-sync default-deny: done unchanged/),
+      expect.stringMatching(/^network-policy-sync web-from-clients: done unchanged/),
     ]);
   }, 60_000);
 });
