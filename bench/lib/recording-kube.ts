@@ -5,6 +5,7 @@
  * those).
  */
 import type {
+  DeleteOptions,
   FinalizerResult,
   GetOptions,
   KnownFinalizers,
@@ -121,8 +122,8 @@ export class RecordingKube implements KubeClient {
     return this.tally.note("replace", type, () => this.inner.replace(type, object));
   }
 
-  delete(type: ResourceType, key: ObjectKey): Promise<boolean> {
-    return this.tally.note("delete", type, () => this.inner.delete(type, key));
+  delete(type: ResourceType, key: ObjectKey, options?: DeleteOptions): Promise<boolean> {
+    return this.tally.note("delete", type, () => this.inner.delete(type, key, options));
   }
 
   mergePatch<T extends KubeObject>(

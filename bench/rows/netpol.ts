@@ -3,7 +3,7 @@
  * (10,000 Pods, 500 Namespaces, 500 NetworkPolicies of mixed shapes, bench/netpol/world.ts) with
  * the bytes its tables would store, and `decide` throughput on one core over every endpoint's
  * tables once they are loaded (a datapath loads tables once and decides many packets).
- * Storing the tables through the API server and the Pod relabel event are not measured yet.
+ * Storing the tables through the API server and the Pod relabel event: netpol-store.ts.
  */
 import type { BenchContext } from "../lib/context.js";
 import { atLeast, atMost, type RowResult } from "../lib/report.js";

@@ -33,7 +33,7 @@ fi
 mod="$here/cyclonus"
 version="$(awk '$1 == "github.com/mattfenwick/cyclonus" { print $2 }' "$mod/go.mod")"
 if [[ -z "$version" ]]; then log "cannot read the cyclonus version from $mod/go.mod"; exit 1; fi
-source_hash="$(cat "$mod/go.mod" "$mod/go.sum" "$mod/main.go" | sha256sum | cut -c1-12)"
+source_hash="$(cat "$mod/go.mod" "$mod/go.sum" "$mod"/*.go | sha256sum | cut -c1-12)"
 out_dir="${XDG_CACHE_HOME:-$HOME/.cache}/sdewan-functions/netpol-cyclonus-$version-$source_hash"
 bin="$out_dir/netpol-cyclonus"
 if [[ $print_path == 1 ]]; then echo "$bin"; exit 0; fi

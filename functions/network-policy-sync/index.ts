@@ -2,10 +2,11 @@
  * network-policy-sync: add/update/delete of a NetworkPolicy, a Pod or a Namespace (or a resync)
  * -> recompute the NetworkPolicyEndpoint and NetworkPolicyPeerSet tables the event can change
  * from live state and write only those that changed. The event is a hint: shared/netpol does the
- * rest (sync-event.ts says which outcome each case gets).
+ * rest (sync-event.ts says which outcome each case gets), and records Kubernetes Events on the
+ * Pods and NetworkPolicies whose tables change in a way an operator must see (plan-events.ts).
  */
 import { syncNetpolEvent } from "../../shared/netpol/index.js";
-import { functionDeps, type FunctionDeps } from "../../shared/runtime/deps.js";
+import { eventRecorder, functionDeps, type FunctionDeps } from "../../shared/runtime/deps.js";
 import type { EventFunction } from "../../shared/runtime/function.js";
 
 export interface NetworkPolicySyncDeps extends FunctionDeps {
@@ -21,6 +22,8 @@ export function createNetworkPolicySync(given: Partial<NetworkPolicySyncDeps> = 
     handle: (event, ctx) =>
       syncNetpolEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
         ...(given.maxRaceAttempts ? { maxRaceAttempts: given.maxRaceAttempts } : {}),
+        // Transitions an operator must see, on the Pod or NetworkPolicy (plan-events.ts).
+        events: eventRecorder(deps, "network-policy-sync", ctx.calls),
       }),
   };
 }

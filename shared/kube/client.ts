@@ -50,6 +50,10 @@ export interface ObjectInput {
   readonly [field: string]: unknown;
 }
 
+export interface DeleteOptions {
+  readonly resourceVersion?: string;
+}
+
 export type FinalizerResult = "added" | "alreadyPresent" | "removed" | "alreadyAbsent" | "gone";
 
 export interface KubeClient {
@@ -63,8 +67,11 @@ export interface KubeClient {
   create<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T>;
   /** Update; with metadata.resourceVersion set it fails with `conflict` if the object changed. */
   replace<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T>;
-  /** True when deleted, false when it was already gone. */
-  delete(type: ResourceType, key: ObjectKey): Promise<boolean>;
+  /**
+   * True when deleted, false when it was already gone. With `resourceVersion` it deletes only
+   * the object as read: `conflict` if it changed since (a precondition, like replace's).
+   */
+  delete(type: ResourceType, key: ObjectKey, options?: DeleteOptions): Promise<boolean>;
   /** JSON merge patch of the object (not its status). */
   mergePatch<T extends KubeObject>(
     type: ResourceType<T>,
@@ -204,10 +211,10 @@ class ApiClient implements KubeClient {
     return this.validate(type, raw, operation);
   }
 
-  async delete(type: ResourceType, key: ObjectKey): Promise<boolean> {
+  async delete(type: ResourceType, key: ObjectKey, options: DeleteOptions = {}): Promise<boolean> {
     try {
       await this.request(`delete ${describeKey(type, key)}`, () =>
-        this.transport.delete(type, key),
+        this.transport.delete(type, key, options.resourceVersion),
       );
       return true;
     } catch (error) {

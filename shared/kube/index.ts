@@ -20,6 +20,7 @@
  */
 export { createKubeClient, defaultKubeClient } from "./client.js";
 export type {
+  DeleteOptions,
   FinalizerResult,
   GetOptions,
   KnownFinalizers,

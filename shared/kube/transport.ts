@@ -39,7 +39,8 @@ export interface Transport {
   ): Promise<unknown>;
   create(type: ResourceType, namespace: string | undefined, body: object): Promise<unknown>;
   replace(type: ResourceType, key: ObjectKey, body: object): Promise<unknown>;
-  delete(type: ResourceType, key: ObjectKey): Promise<unknown>;
+  /** With a resourceVersion, the API server deletes only that version (else 409). */
+  delete(type: ResourceType, key: ObjectKey, resourceVersion?: string): Promise<unknown>;
   mergePatch(type: ResourceType, key: ObjectKey, body: object, sub: Subresource): Promise<unknown>;
   /** Discovery: the APIResourceList of one group version (`v1`, `apps/v1`). */
   apiResources(apiVersion: string, options?: RequestOptions): Promise<unknown>;
@@ -123,7 +124,16 @@ export function createTransport(kc: KubeConfigSource, options: TransportOptions 
     create: (type, namespace, body) =>
       client.send("POST", collectionPath(type, namespace), { body }),
     replace: (type, key, body) => client.send("PUT", objectPath(type, key), { body }),
-    delete: (type, key) => client.send("DELETE", objectPath(type, key)),
+    delete: (type, key, resourceVersion) =>
+      client.send(
+        "DELETE",
+        objectPath(type, key),
+        resourceVersion === undefined
+          ? undefined
+          : {
+              body: { apiVersion: "v1", kind: "DeleteOptions", preconditions: { resourceVersion } },
+            },
+      ),
     mergePatch: (type, key, body, sub) =>
       client.send("PATCH", objectPath(type, key, sub), {
         body,

@@ -6,6 +6,10 @@
  * Knows nothing of HTTP or of the Kubernetes client: kube-store.ts implements NetpolStore.
  */
 import pLimit from "p-limit";
+import { NO_EVENTS, type EventRecorder } from "../kube/index.js";
+import { applyPodEventFast } from "./apply-pod-event.js";
+import { planTableEvents } from "./plan-events.js";
+import type { NetpolEventResult, NetpolStore } from "./store.js";
 import { parseWorld } from "./compile.js";
 import { compileNetworkPolicies } from "./plan-tables.js";
 import {
@@ -20,42 +24,37 @@ import {
   EGRESS_NAMED_PORTS_LABEL,
   desiredEndpointTable,
   desiredPeerSetTable,
-  type DesiredTable,
   type StoredTable,
   type TableKind,
 } from "./table-objects.js";
 
-/** What the shell reads and writes; every method may throw the store's own (retryable) errors. */
-export interface NetpolStore {
-  listPolicies(): Promise<readonly unknown[]>;
-  /** Pods that have not terminated, in every namespace. */
-  listPods(): Promise<readonly unknown[]>;
-  listNamespaces(): Promise<readonly unknown[]>;
-  /** Stored tables of a kind in one namespace, or every namespace (null), maybe by label. */
-  listTables(
-    kind: TableKind,
-    namespace: string | null,
-    labelSelector?: string,
-  ): Promise<StoredTable[]>;
-  getTable(kind: TableKind, namespace: string, name: string): Promise<StoredTable | null>;
-  createTable(desired: DesiredTable): Promise<void>;
-  /** Replaces the table read at `resourceVersion`; fails (conflict) if it changed since. */
-  replaceTable(desired: DesiredTable, resourceVersion: string): Promise<void>;
-  deleteTable(stored: StoredTable): Promise<void>;
-}
-
 export interface NetpolApplyOptions {
-  /** Concurrent reads and writes. Default 8. */
+  /** Concurrent reads and writes. Default 8, 16 for a resync. */
   readonly concurrency?: number;
+  /** Pod events take the Pod-only path (apply-pod-event.ts) where it applies. Default true. */
+  readonly podFastPath?: boolean;
+  /** Where the Events of plan-events.ts go (best-effort, bounded). Default: none. */
+  readonly events?: EventRecorder;
 }
 
-export interface NetpolEventResult {
-  readonly trigger: NetpolTrigger;
-  readonly endpoints: number;
-  readonly peerSets: number;
-  readonly writes: Readonly<Record<TableWrite["action"], number>>;
-  /** Endpoint and policy problems (TooManyRules, InvalidSelector) and unreadable objects. */
-  readonly problems: readonly string[];
+/** Events per delivery at most: a policy edit over a large namespace must not become a storm. */
+export const MAX_EVENTS_PER_DELIVERY = 20;
+
+/** Writes, then records the Events the write is worth (at most MAX_EVENTS_PER_DELIVERY). */
+function writerWithEvents(
+  store: NetpolStore,
+  trigger: NetpolTrigger,
+  events: EventRecorder,
+): (w: TableWrite) => Promise<void> {
+  let budget = MAX_EVENTS_PER_DELIVERY;
+  return async (w) => {
+    await write(store, w);
+    for (const planned of planTableEvents([w], trigger.kind === "resync")) {
+      if (budget <= 0) return;
+      budget -= 1;
+      await events.record({ ...planned, action: "Compile" });
+    }
+  };
 }
 
 type Limit = ReturnType<typeof pLimit>;
@@ -103,7 +102,15 @@ export async function applyNetpolTrigger(
   store: NetpolStore,
   options: NetpolApplyOptions = {},
 ): Promise<NetpolEventResult> {
-  const limit = pLimit(options.concurrency ?? 8);
+  // A resync writes every table of the cluster: more requests in flight (within MAX_SOCKETS).
+  const limit = pLimit(options.concurrency ?? (trigger.kind === "resync" ? 16 : 8));
+  const writeTable = writerWithEvents(store, trigger, options.events ?? NO_EVENTS);
+  let fullBecause: string | null = null;
+  if (trigger.kind === "pod" && options.podFastPath !== false) {
+    const fast = await applyPodEventFast(trigger, store, limit, writeTable);
+    if (!("fullBecause" in fast)) return fast;
+    fullBecause = fast.fullBecause;
+  }
   // Tables before the world: see planTableScope.
   const scope = planTableScope(trigger);
   const [storedPeerSets, storedEndpoints] = await Promise.all([
@@ -127,7 +134,7 @@ export async function applyNetpolTrigger(
   ];
   const writes = { create: 0, replace: 0, delete: 0 };
   for (const phase of phases) {
-    await Promise.all(phase.map((w) => limit(() => write(store, w))));
+    await Promise.all(phase.map((w) => limit(() => writeTable(w))));
     for (const w of phase) writes[w.action] += 1;
   }
   const problems = [
@@ -142,5 +149,6 @@ export async function applyNetpolTrigger(
     peerSets: compiled.peerSets.length,
     writes,
     problems,
+    path: fullBecause === null ? "full" : `full: ${fullBecause}`,
   };
 }

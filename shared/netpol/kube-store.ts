@@ -8,7 +8,7 @@ import {
   type KubeClient,
   type KubeObject,
 } from "../kube/index.js";
-import type { NetpolStore } from "./apply-event.js";
+import type { NetpolStore } from "./store.js";
 import { storedTable, type DesiredTable, type TableKind } from "./table-objects.js";
 
 /** Terminated Pods never take part; the server drops them before they cross the wire. */
@@ -20,9 +20,15 @@ const stored = (kind: TableKind, object: KubeObject) => storedTable(kind, object
 
 export function kubeNetpolStore(kube: KubeClient): NetpolStore {
   return {
-    listPolicies: () => kube.list(NETWORK_POLICIES),
+    listPolicies: (namespace, cached) =>
+      kube.list(NETWORK_POLICIES, {
+        ...(namespace === undefined ? {} : { namespace }),
+        ...(cached === true ? { resourceVersion: "0" } : {}),
+      }),
     listPods: () => kube.list(PODS, { fieldSelector: RUNNING_OR_PENDING }),
     listNamespaces: () => kube.list(NAMESPACES),
+    getPod: async (namespace, name) => (await kube.get(PODS, { namespace, name })) ?? null,
+    getNamespace: async (name) => (await kube.get(NAMESPACES, { name })) ?? null,
     listTables: async (kind, namespace, labelSelector) =>
       (
         await kube.list(resourceOf(kind), {
@@ -45,7 +51,11 @@ export function kubeNetpolStore(kube: KubeClient): NetpolStore {
       });
     },
     deleteTable: async (table) => {
-      await kube.delete(resourceOf(table.kind), { namespace: table.namespace, name: table.name });
+      await kube.delete(
+        resourceOf(table.kind),
+        { namespace: table.namespace, name: table.name },
+        { resourceVersion: table.resourceVersion },
+      );
     },
   };
 }

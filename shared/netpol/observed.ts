@@ -66,6 +66,8 @@ export interface NetpolPolicy {
   readonly namespace: string;
   readonly name: string;
   readonly uid: string;
+  /** metadata.generation: changes with the spec, so a peer set can say which spec it reflects. */
+  readonly generation: number;
   readonly podSelector: LabelSelector;
   /** Effective policyTypes: as written, or defaulted as the API server does. */
   readonly ingressIsolation: boolean;
@@ -96,6 +98,7 @@ const metaSchema = z.looseObject({
   name: z.string().min(1),
   namespace: z.string().optional(),
   uid: z.string().optional(),
+  generation: z.int().optional(),
   labels: stringMap.nullish(),
 });
 
@@ -251,6 +254,7 @@ export function parseNetworkPolicy(object: unknown): Parsed<NetpolPolicy> {
       namespace: metadata.namespace ?? "",
       name: metadata.name,
       uid: metadata.uid ?? "",
+      generation: metadata.generation ?? 0,
       podSelector: spec.podSelector ?? {},
       ingressIsolation: types.includes("Ingress"),
       egressIsolation: types.includes("Egress"),

@@ -104,7 +104,13 @@ export function planTableScope(trigger: NetpolTrigger): TableScope {
 
 export type TableWrite =
   | { readonly action: "create"; readonly desired: DesiredTable }
-  | { readonly action: "replace"; readonly desired: DesiredTable; readonly resourceVersion: string }
+  | {
+      readonly action: "replace";
+      readonly desired: DesiredTable;
+      readonly resourceVersion: string;
+      /** The table as read (its problems tell which Events the write is worth). */
+      readonly previous: StoredTable;
+    }
   | { readonly action: "delete"; readonly stored: StoredTable };
 
 function inScope(reads: TableReads, table: DesiredTable): boolean {
@@ -135,7 +141,8 @@ export function planTableWrites(
     const current = storedByKey.get(key);
     if (current === undefined) writes.push({ action: "create", desired: table });
     else if (current.content !== table.content) {
-      writes.push({ action: "replace", desired: table, resourceVersion: current.resourceVersion });
+      const { resourceVersion } = current;
+      writes.push({ action: "replace", desired: table, resourceVersion, previous: current });
     }
   }
   for (const [key, current] of storedByKey) {

@@ -31,6 +31,7 @@ import {
   type PortEntry,
   type RuleBit,
 } from "../rules/netpol-kinds.js";
+import type { MemberEntry } from "./member-index.js";
 import {
   cidrContains,
   cidrContainsIp,
@@ -74,8 +75,16 @@ export interface DesiredPeerSet {
   readonly namespace: string;
   readonly name: string;
   readonly policyUid: string;
+  /** The NetworkPolicy's metadata.generation the groups were computed from. */
+  readonly policyGeneration: number;
   readonly spec: PeerSetSpec;
   readonly problems: readonly NetpolProblem[];
+  /**
+   * For the member index (member-index.ts): per Pod in any group, "<namespace>/<name>" -> its
+   * entry (group -> the addresses it put there). Lets a Pod event find and edit only the peer
+   * sets its entry changes in.
+   */
+  readonly members: ReadonlyMap<string, MemberEntry>;
 }
 
 export interface CompiledNetpol {
@@ -103,7 +112,7 @@ interface CompiledRule {
   readonly peers: readonly CompiledPeer[] | null;
 }
 
-interface CompiledPolicy {
+export interface CompiledPolicy {
   readonly policy: NetpolPolicy;
   readonly podSelector: CompiledSelector;
   readonly ingress: readonly CompiledRule[];
@@ -169,7 +178,7 @@ function compileRules(
   }));
 }
 
-function compilePolicy(policy: NetpolPolicy): CompiledPolicy {
+export function compilePolicy(policy: NetpolPolicy): CompiledPolicy {
   const problems: NetpolProblem[] = [];
   return {
     policy,
@@ -247,61 +256,99 @@ const splitKey = (protocol: Protocol, port: number): string => `${protocol}/${po
 const groupName = (direction: Direction, index: number, split?: string): string =>
   split === undefined ? `${direction}_${index}` : `${direction}_${index}:${split}`;
 
-/** Sorts dotted quads numerically, so groups read in address order. */
-const byAddress = (a: string, b: string): number => (parseIpv4(a) ?? 0) - (parseIpv4(b) ?? 0);
+/** Distinct addresses in numeric address order (each parsed once, not once per comparison). */
+export function sortedAddresses(addresses: Iterable<string>): string[] {
+  const keyed = [...new Set(addresses)].map((a) => ({ a, n: parseIpv4(a) ?? 0 }));
+  return keyed.sort((x, y) => x.n - y.n).map((x) => x.a);
+}
 
-/** Per egress rule with named ports: resolved port -> destination addresses. */
-type SplitBuckets = ReadonlyMap<
-  string,
-  { protocol: Protocol; port: number; addresses: readonly string[] }
->;
+/** A resolved egress named port: one split bit and one address group. */
+export interface SplitPort {
+  readonly protocol: Protocol;
+  readonly port: number;
+}
 
-function egressSplits(rule: CompiledRule, ctx: PeerContext): SplitBuckets {
-  const named = rule.ports === null ? [] : namedPorts(rule.ports);
-  const buckets = new Map<string, { protocol: Protocol; port: number; addresses: string[] }>();
-  if (named.length === 0) return buckets;
-  for (const pod of candidatePods(rule, ctx)) {
-    const bySelector =
-      rule.peers === null || rule.peers.some((p) => selectorPeerMatches(p, pod, ctx));
-    const addresses = pod.ips.filter((ip) => {
-      if (bySelector) return true;
-      const value = parseIpv4(ip) ?? 0;
-      return rule.peers !== null && rule.peers.some((p) => ipBlockAllows(p, value));
-    });
-    if (addresses.length === 0) continue;
-    for (const item of named) {
-      const resolved = resolveNamedPort(pod, item);
-      if (resolved === null) continue;
-      const key = splitKey(resolved.protocol, resolved.port);
-      const bucket = buckets.get(key) ?? { ...resolved, addresses: [] };
-      bucket.addresses.push(...addresses);
-      buckets.set(key, bucket);
-    }
+/** Per egress rule with named ports: resolved port key -> the port (in key order). */
+type Splits = ReadonlyMap<string, SplitPort>;
+
+/** The addresses one Pod puts into the address groups of one rule. */
+interface RuleMembership {
+  /** Addresses in the `<direction>_<index>` group (empty: not selected, or no such group). */
+  readonly main: readonly string[];
+  /** Per resolved named port key: addresses in the `<direction>_<index>:<key>` group. */
+  readonly splits: ReadonlyMap<string, { readonly port: SplitPort; addresses: string[] }>;
+}
+
+const NO_SPLITS: RuleMembership["splits"] = new Map();
+const NO_PODS: PeerContext["podsByNamespace"] = new Map();
+
+/**
+ * What `pod` (a candidate of the rule) adds to the rule's groups: its addresses to the main group
+ * when a selector peer selects it; and for an egress rule with named ports, per named port that
+ * resolves on it, the addresses the rule's peers allow (all of them when a selector peer or no
+ * peer list selects it, else those inside an ipBlock).
+ */
+function ruleMembership(
+  direction: Direction,
+  rule: CompiledRule,
+  hasMainGroup: boolean,
+  pod: NetpolPod,
+  ctx: PeerContext,
+): RuleMembership {
+  const bySelector =
+    rule.peers !== null && rule.peers.some((p) => selectorPeerMatches(p, pod, ctx));
+  const main = hasMainGroup && bySelector ? pod.ips : [];
+  const named = direction === "egress" && rule.ports !== null ? namedPorts(rule.ports) : [];
+  if (named.length === 0) return { main, splits: NO_SPLITS };
+  const splits = new Map<string, { port: SplitPort; addresses: string[] }>();
+  const addresses = pod.ips.filter((ip) => {
+    if (rule.peers === null || bySelector) return true;
+    const value = parseIpv4(ip) ?? 0;
+    return rule.peers.some((p) => ipBlockAllows(p, value));
+  });
+  if (addresses.length === 0) return { main, splits: NO_SPLITS };
+  for (const item of named) {
+    const resolved = resolveNamedPort(pod, item);
+    if (resolved === null) continue;
+    const key = splitKey(resolved.protocol, resolved.port);
+    const found = splits.get(key);
+    if (found === undefined) splits.set(key, { port: resolved, addresses: [...addresses] });
+    else found.addresses.push(...addresses);
   }
-  for (const bucket of buckets.values())
-    bucket.addresses = [...new Set(bucket.addresses)].sort(byAddress);
-  return new Map([...buckets].sort(([a], [b]) => compareStrings(a, b)));
+  return { main, splits };
 }
 
 // ---- per-policy compiled rules (shared by all its endpoints)
 
-interface RulePlan {
+/** One rule of a policy as its endpoints' bits need it. */
+export interface RulePlan {
   readonly direction: Direction;
   readonly rule: CompiledRule;
   /** The `<direction>_<index>` group exists: the rule has selector peers and a non-split bit. */
   readonly hasMainGroup: boolean;
-  readonly splits: SplitBuckets;
+  readonly splits: Splits;
 }
 
-interface PolicyPlan {
+/** A policy's rules with their split bits: what an endpoint's table is assembled from. */
+export interface PolicyRules {
   readonly compiled: CompiledPolicy;
   readonly rules: Readonly<Record<Direction, readonly RulePlan[]>>;
+}
+
+interface PolicyPlan extends PolicyRules {
   readonly peerSet: PeerSetSpec;
+  readonly members: ReadonlyMap<string, MemberEntry>;
 }
 
 function hasMainBit(direction: Direction, rule: CompiledRule): boolean {
   return direction === "ingress" || rule.ports === null || numericPorts(rule.ports).length > 0;
 }
+
+const podKeyOf = (pod: { namespace: string; name: string }): string =>
+  `${pod.namespace}/${pod.name}`;
+
+const byKey = <T>(entries: Iterable<[string, T]>): [string, T][] =>
+  [...entries].sort(([a], [b]) => compareStrings(a, b));
 
 function planPolicy(
   compiled: CompiledPolicy,
@@ -309,27 +356,44 @@ function planPolicy(
 ): PolicyPlan {
   const ctx: PeerContext = { ...pods, policyNamespace: compiled.policy.namespace };
   const groups: AddressGroup[] = [];
+  const members = new Map<string, Map<string, string[]>>();
+  const join = (pod: NetpolPod, group: string, addresses: readonly string[]): void => {
+    if (addresses.length === 0) return;
+    const key = podKeyOf(pod);
+    let entry = members.get(key);
+    if (entry === undefined) members.set(key, (entry = new Map<string, string[]>()));
+    const listed = entry.get(group);
+    if (listed === undefined) entry.set(group, [...addresses]);
+    else listed.push(...addresses);
+  };
   const plan = (direction: Direction, rule: CompiledRule): RulePlan => {
     const hasMainGroup = hasSelectorPeers(rule) && hasMainBit(direction, rule);
-    if (hasMainGroup) {
-      const addresses = candidatePods(rule, ctx)
-        .filter(
-          (pod) => rule.peers !== null && rule.peers.some((p) => selectorPeerMatches(p, pod, ctx)),
-        )
-        .flatMap((pod) => pod.ips);
-      groups.push({
-        name: groupName(direction, rule.index),
-        addresses: [...new Set(addresses)].sort(byAddress),
-      });
+    const needsPods =
+      hasMainGroup ||
+      (direction === "egress" && rule.ports !== null && namedPorts(rule.ports).length > 0);
+    const main: string[] = [];
+    const buckets = new Map<string, { port: SplitPort; addresses: string[] }>();
+    for (const pod of needsPods ? candidatePods(rule, ctx) : []) {
+      const membership = ruleMembership(direction, rule, hasMainGroup, pod, ctx);
+      main.push(...membership.main);
+      join(pod, groupName(direction, rule.index), membership.main);
+      for (const [key, split] of membership.splits) {
+        const bucket = buckets.get(key) ?? { port: split.port, addresses: [] };
+        bucket.addresses.push(...split.addresses);
+        buckets.set(key, bucket);
+        join(pod, groupName(direction, rule.index, key), split.addresses);
+      }
     }
-    const splits: SplitBuckets = direction === "egress" ? egressSplits(rule, ctx) : new Map();
-    for (const [key, bucket] of splits) {
+    if (hasMainGroup)
+      groups.push({ name: groupName(direction, rule.index), addresses: sortedAddresses(main) });
+    const sorted = byKey(buckets);
+    for (const [key, bucket] of sorted) {
       groups.push({
         name: groupName(direction, rule.index, key),
-        addresses: [...bucket.addresses],
+        addresses: sortedAddresses(bucket.addresses),
       });
     }
-    return { direction, rule, hasMainGroup, splits };
+    return { direction, rule, hasMainGroup, splits: new Map(sorted.map(([k, b]) => [k, b.port])) };
   };
   return {
     compiled,
@@ -338,6 +402,93 @@ function planPolicy(
       egress: compiled.egress.map((r) => plan("egress", r)),
     },
     peerSet: { groups },
+    members: new Map(
+      byKey(members).map(([pod, entry]) => [
+        pod,
+        new Map([...entry].map(([group, addresses]) => [group, sortedAddresses(addresses)])),
+      ]),
+    ),
+  };
+}
+
+/**
+ * The addresses one Pod puts into each address group of a policy's peer set (group name ->
+ * addresses; groups it is not in are absent), given its Namespace's labels (by namespace name,
+ * built once per event): what a Pod event
+ * changes in a peer set, computed without any other Pod. Consistent with planPolicy by
+ * construction (both use ruleMembership).
+ */
+export function podGroupEntries(
+  compiled: CompiledPolicy,
+  pod: NetpolPod,
+  namespaceLabels: ReadonlyMap<string, Labels>,
+): Map<string, readonly string[]> {
+  const entries = new Map<string, readonly string[]>();
+  if (!isEligiblePod(pod)) return entries;
+  const ctx: PeerContext = {
+    policyNamespace: compiled.policy.namespace,
+    namespaceLabels,
+    podsByNamespace: NO_PODS,
+    allPods: [],
+  };
+  const add = (name: string, addresses: readonly string[]): void => {
+    if (addresses.length === 0) return;
+    entries.set(name, sortedAddresses([...(entries.get(name) ?? []), ...addresses]));
+  };
+  for (const direction of ["ingress", "egress"] as const) {
+    for (const rule of compiled[direction]) {
+      const hasMainGroup = hasSelectorPeers(rule) && hasMainBit(direction, rule);
+      const membership = ruleMembership(direction, rule, hasMainGroup, pod, ctx);
+      add(groupName(direction, rule.index), membership.main);
+      for (const [key, split] of membership.splits)
+        add(groupName(direction, rule.index, key), split.addresses);
+    }
+  }
+  return entries;
+}
+
+/** The groups a policy's peer set has whatever the Pods: one main group per such rule. */
+export function mainGroupNames(compiled: CompiledPolicy): string[] {
+  return (["ingress", "egress"] as const).flatMap((direction) =>
+    compiled[direction]
+      .filter((rule) => hasSelectorPeers(rule) && hasMainBit(direction, rule))
+      .map((rule) => groupName(direction, rule.index)),
+  );
+}
+
+const SPLIT_GROUP = /^(ingress|egress)_(\d+):(TCP|UDP|SCTP)\/(\d+)$/;
+
+/**
+ * A policy's rules with the split bits its stored peer set's groups name (`egress_<i>:<key>`):
+ * what an endpoint table needs of other Pods, read from the peer set instead of from every Pod.
+ */
+export function policyRulesFromGroups(
+  compiled: CompiledPolicy,
+  groupNames: readonly string[],
+): PolicyRules {
+  const splitsOf = new Map<string, Map<string, SplitPort>>();
+  for (const name of groupNames) {
+    const match = SPLIT_GROUP.exec(name);
+    if (match === null) continue;
+    const [, direction = "", index = "", protocol = "TCP", port = "0"] = match;
+    const rule = `${direction}_${index}`;
+    const splits = splitsOf.get(rule) ?? new Map<string, SplitPort>();
+    const resolved = { protocol: protocol as Protocol, port: Number(port) };
+    splits.set(splitKey(resolved.protocol, resolved.port), resolved);
+    splitsOf.set(rule, splits);
+  }
+  const plan = (direction: Direction, rule: CompiledRule): RulePlan => ({
+    direction,
+    rule,
+    hasMainGroup: hasSelectorPeers(rule) && hasMainBit(direction, rule),
+    splits: new Map(byKey(splitsOf.get(groupName(direction, rule.index)) ?? [])),
+  });
+  return {
+    compiled,
+    rules: {
+      ingress: compiled.ingress.map((r) => plan("ingress", r)),
+      egress: compiled.egress.map((r) => plan("egress", r)),
+    },
   };
 }
 
@@ -556,6 +707,69 @@ function groupByNamespace<T extends { readonly namespace: string }>(
   return groups;
 }
 
+/** Whether the policy's podSelector selects the Pod (same namespace). */
+export const selectsEndpoint = (compiled: CompiledPolicy, pod: NetpolPod): boolean =>
+  compiled.policy.namespace === pod.namespace && selectorMatches(compiled.podSelector, pod.labels);
+
+/** A direction past MAX_RULE_BITS: the policies involved, for their peer sets' status. */
+export interface TooManyRulesFinding {
+  readonly direction: Direction;
+  readonly count: number;
+  readonly policies: readonly CompiledPolicy[];
+}
+
+/**
+ * The table of one eligible Pod from the policies of its namespace that select it (in name
+ * order), or null when none does.
+ */
+export function compileEndpoint(
+  pod: NetpolPod,
+  selecting: readonly PolicyRules[],
+): { endpoint: DesiredEndpoint; tooManyRules: TooManyRulesFinding[] } | null {
+  if (selecting.length === 0) return null;
+  const problems: NetpolProblem[] = [];
+  const findings: TooManyRulesFinding[] = [];
+  const table = (direction: Direction): DirectionTable => {
+    const applying = selecting.filter((p) =>
+      direction === "ingress"
+        ? p.compiled.policy.ingressIsolation
+        : p.compiled.policy.egressIsolation,
+    );
+    const pieces = applying.flatMap((p) =>
+      p.rules[direction].flatMap((r) => rulePieces(r, p.compiled.policy, pod)),
+    );
+    if (applying.length > 0 && pieces.length > MAX_RULE_BITS) {
+      problems.push(
+        tooManyRules(
+          direction,
+          pieces.length,
+          `policies ${applying.map((p) => p.compiled.policy.name).join(", ")}`,
+        ),
+      );
+      findings.push({ direction, count: pieces.length, policies: applying.map((p) => p.compiled) });
+    }
+    return directionTable(applying.length > 0, pieces);
+  };
+  const endpoint: DesiredEndpoint = {
+    namespace: pod.namespace,
+    name: pod.name,
+    podUid: pod.uid,
+    spec: {
+      podIPs: [...pod.ips],
+      ...(pod.nodeIP === null ? {} : { nodeIP: pod.nodeIP }),
+      ingress: table("ingress"),
+      egress: table("egress"),
+    },
+    problems,
+    egressNamedPorts: selecting.some(
+      (p) =>
+        p.compiled.policy.egressIsolation &&
+        p.compiled.egress.some((r) => r.ports?.some((port) => typeof port.port === "string")),
+    ),
+  };
+  return { endpoint, tooManyRules: findings };
+}
+
 export function compileNetworkPolicies(world: NetpolWorld): CompiledNetpol {
   const namespaceLabels = new Map(world.namespaces.map((ns) => [ns.name, ns.labels]));
   const eligible = world.pods.filter(isEligiblePod).sort(byNamespaceAndName);
@@ -563,7 +777,7 @@ export function compileNetworkPolicies(world: NetpolWorld): CompiledNetpol {
   const plans = [...world.policies]
     .sort(byNamespaceAndName)
     .map((p) => planPolicy(compilePolicy(p), pods));
-  const policyProblems = new Map(plans.map((p) => [p.compiled.policy, [...p.compiled.problems]]));
+  const policyProblems = new Map(plans.map((p) => [p.compiled, [...p.compiled.problems]]));
   const plansByNamespace = groupByNamespace(
     plans.map((plan) => ({ ...plan, namespace: plan.compiled.policy.namespace })),
   );
@@ -572,56 +786,24 @@ export function compileNetworkPolicies(world: NetpolWorld): CompiledNetpol {
     const selecting = (plansByNamespace.get(pod.namespace) ?? []).filter((p) =>
       selectorMatches(p.compiled.podSelector, pod.labels),
     );
-    if (selecting.length === 0) continue;
-    const problems: NetpolProblem[] = [];
-    const table = (direction: Direction): DirectionTable => {
-      const applying = selecting.filter((p) =>
-        direction === "ingress"
-          ? p.compiled.policy.ingressIsolation
-          : p.compiled.policy.egressIsolation,
-      );
-      const pieces = applying.flatMap((p) =>
-        p.rules[direction].flatMap((r) => rulePieces(r, p.compiled.policy, pod)),
-      );
-      if (applying.length > 0 && pieces.length > MAX_RULE_BITS) {
-        problems.push(
-          tooManyRules(
-            direction,
-            pieces.length,
-            `policies ${applying.map((p) => p.compiled.policy.name).join(", ")}`,
-          ),
-        );
-        for (const p of applying)
-          policyProblems
-            .get(p.compiled.policy)
-            ?.push(tooManyRules(direction, pieces.length, `endpoint ${pod.name}`));
-      }
-      return directionTable(applying.length > 0, pieces);
-    };
-    endpoints.push({
-      namespace: pod.namespace,
-      name: pod.name,
-      podUid: pod.uid,
-      spec: {
-        podIPs: [...pod.ips],
-        ...(pod.nodeIP === null ? {} : { nodeIP: pod.nodeIP }),
-        ingress: table("ingress"),
-        egress: table("egress"),
-      },
-      problems,
-      egressNamedPorts: selecting.some(
-        (p) =>
-          p.compiled.policy.egressIsolation &&
-          p.compiled.egress.some((r) => r.ports?.some((port) => typeof port.port === "string")),
-      ),
-    });
+    const compiled = compileEndpoint(pod, selecting);
+    if (compiled === null) continue;
+    for (const finding of compiled.tooManyRules) {
+      for (const policy of finding.policies)
+        policyProblems
+          .get(policy)
+          ?.push(tooManyRules(finding.direction, finding.count, `endpoint ${pod.name}`));
+    }
+    endpoints.push(compiled.endpoint);
   }
   const peerSets = plans.map((p) => ({
     namespace: p.compiled.policy.namespace,
     name: p.compiled.policy.name,
     policyUid: p.compiled.policy.uid,
+    policyGeneration: p.compiled.policy.generation,
     spec: p.peerSet,
-    problems: policyProblems.get(p.compiled.policy) ?? [],
+    problems: policyProblems.get(p.compiled) ?? [],
+    members: p.members,
   }));
   return { endpoints, peerSets };
 }

@@ -12,20 +12,34 @@
 import type { Log } from "../core/context.js";
 import { done, malformed, retryLater, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/types.js";
-import { isKubeError, retryOnConflict, type KubeClient } from "../kube/index.js";
-import { applyNetpolTrigger, type NetpolEventResult } from "./apply-event.js";
+import {
+  isKubeError,
+  retryOnConflict,
+  type EventRecorder,
+  type KubeClient,
+} from "../kube/index.js";
+import { applyNetpolTrigger } from "./apply-event.js";
+import type { NetpolEventResult } from "./store.js";
 import { kubeNetpolStore } from "./kube-store.js";
 import { netpolTriggerFromEvent } from "./plan-scope.js";
 
 export interface NetpolEventOptions {
   /** Whole recomputes tried when a write races. Default 3. */
   readonly maxRaceAttempts?: number;
+  /** Kubernetes Events on Pods and NetworkPolicies (plan-events.ts). Default: none. */
+  readonly events?: EventRecorder;
 }
 
 function summary(result: NetpolEventResult): string {
   const { create, replace, delete: deleted } = result.writes;
   const changed = create + replace + deleted;
-  const what = `${result.endpoints} endpoints, ${result.peerSets} policies`;
+  const how =
+    result.path === "pod"
+      ? "; the Pod's entry only"
+      : result.path === "full"
+        ? ""
+        : `; ${result.path}`;
+  const what = `${result.endpoints} endpoints, ${result.peerSets} policies${how}`;
   const problems = result.problems.length === 0 ? "" : `; problems: ${result.problems.join(", ")}`;
   if (changed === 0) return `unchanged: ${what}${problems}`;
   return `tables written: ${create} created, ${replace} replaced, ${deleted} deleted (${what})${problems}`;
@@ -47,7 +61,12 @@ export async function syncNetpolEvent(
   try {
     const result = await retryOnConflict(
       { attempts: options.maxRaceAttempts ?? 3, isRace: raced },
-      () => applyNetpolTrigger(classified.trigger, store),
+      () =>
+        applyNetpolTrigger(
+          classified.trigger,
+          store,
+          options.events === undefined ? {} : { events: options.events },
+        ),
     );
     log.debug({ writes: result.writes }, "netpol tables recomputed");
     return done(summary(result));

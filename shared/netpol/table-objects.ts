@@ -12,8 +12,14 @@ import {
   netpolEndpointSchema,
   netpolPeerSetSchema,
   type EndpointSpec,
+  type NetpolProblem,
   type PeerSetSpec,
 } from "../rules/netpol-kinds.js";
+import {
+  NETPOL_LABEL_PREFIX,
+  POLICY_GENERATION_ANNOTATION,
+  memberIndexLabels,
+} from "./member-index.js";
 import type { DesiredEndpoint, DesiredPeerSet } from "./plan-tables.js";
 
 export type TableKind = "endpoint" | "peerSet";
@@ -32,7 +38,12 @@ export interface DesiredTable {
   /** Carries EGRESS_NAMED_PORTS_LABEL. */
   readonly labelled: boolean;
   readonly object: Readonly<Record<string, unknown>> & {
-    readonly metadata: { readonly name: string; readonly namespace: string };
+    readonly metadata: {
+      readonly name: string;
+      readonly namespace: string;
+      readonly labels?: Readonly<Record<string, string>>;
+      readonly annotations?: Readonly<Record<string, string>>;
+    };
   };
   readonly content: string;
 }
@@ -45,6 +56,15 @@ export interface StoredTable {
   readonly resourceVersion: string;
   /** null when the object does not parse: it is then always rewritten. */
   readonly content: string | null;
+  /** Our labels and annotations (netpol.sdewan.akraino.org/ keys only). */
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly ownerUid: string;
+  /** spec and status as parsed; null when they do not parse. */
+  readonly parsed: {
+    readonly spec: unknown;
+    readonly status: { readonly problems: readonly NetpolProblem[] };
+  } | null;
 }
 
 /** JSON with object keys sorted at every level and undefined members left out. */
@@ -70,13 +90,23 @@ interface Owner {
 const ownerReferences = (owner: Owner): Record<string, unknown> =>
   owner.uid === "" ? {} : { ownerReferences: [{ ...owner, controller: true }] };
 
-const contentOf = (spec: unknown, status: unknown, ownerUid: string, labelled: boolean): string =>
-  canonicalJson({ spec, status, ownerUid, labelled });
+/** Only our own keys: others' labels and annotations on a table are theirs to keep. */
+const ours = (map: Readonly<Record<string, string>> | undefined): Record<string, string> =>
+  Object.fromEntries(Object.entries(map ?? {}).filter(([k]) => k.startsWith(NETPOL_LABEL_PREFIX)));
+
+const contentOf = (
+  spec: unknown,
+  status: unknown,
+  ownerUid: string,
+  labels: Readonly<Record<string, string>>,
+  annotations: Readonly<Record<string, string>>,
+): string => canonicalJson({ spec, status, ownerUid, labels, annotations });
 
 export function desiredEndpointTable(desired: DesiredEndpoint): DesiredTable {
   const status = { problems: desired.problems };
   const owner = { apiVersion: "v1", kind: "Pod", name: desired.name, uid: desired.podUid };
   const labelled = desired.egressNamedPorts;
+  const labels: Record<string, string> = labelled ? { [EGRESS_NAMED_PORTS_LABEL]: "true" } : {};
   return {
     kind: "endpoint",
     namespace: desired.namespace,
@@ -88,17 +118,21 @@ export function desiredEndpointTable(desired: DesiredEndpoint): DesiredTable {
       metadata: {
         name: desired.name,
         namespace: desired.namespace,
-        ...(labelled ? { labels: { [EGRESS_NAMED_PORTS_LABEL]: "true" } } : {}),
+        ...(labelled ? { labels } : {}),
         ...ownerReferences(owner),
       },
       spec: desired.spec,
       status,
     },
-    content: contentOf(desired.spec, status, desired.podUid, labelled),
+    content: contentOf(desired.spec, status, desired.podUid, labels, {}),
   };
 }
 
-export function desiredPeerSetTable(desired: DesiredPeerSet): DesiredTable {
+/** A peer set's object from its parts; `labels` is its member index (member-index.ts). */
+export function peerSetTable(
+  desired: Omit<DesiredPeerSet, "members">,
+  labels: Readonly<Record<string, string>>,
+): DesiredTable {
   const status = { problems: desired.problems };
   const owner = {
     apiVersion: "networking.k8s.io/v1",
@@ -106,6 +140,7 @@ export function desiredPeerSetTable(desired: DesiredPeerSet): DesiredTable {
     name: desired.name,
     uid: desired.policyUid,
   };
+  const annotations = { [POLICY_GENERATION_ANNOTATION]: String(desired.policyGeneration) };
   return {
     kind: "peerSet",
     namespace: desired.namespace,
@@ -114,13 +149,22 @@ export function desiredPeerSetTable(desired: DesiredPeerSet): DesiredTable {
     object: {
       apiVersion: NETPOL_API_VERSION,
       kind: NETPOL_PEER_SET_KIND,
-      metadata: { name: desired.name, namespace: desired.namespace, ...ownerReferences(owner) },
+      metadata: {
+        name: desired.name,
+        namespace: desired.namespace,
+        labels,
+        annotations,
+        ...ownerReferences(owner),
+      },
       spec: desired.spec,
       status,
     },
-    content: contentOf(desired.spec, status, desired.policyUid, false),
+    content: contentOf(desired.spec, status, desired.policyUid, labels, annotations),
   };
 }
+
+export const desiredPeerSetTable = (desired: DesiredPeerSet): DesiredTable =>
+  peerSetTable(desired, memberIndexLabels(`${desired.namespace}/${desired.name}`, desired.members));
 
 interface RawTable {
   readonly metadata: {
@@ -128,6 +172,7 @@ interface RawTable {
     readonly namespace?: string;
     readonly resourceVersion?: string;
     readonly labels?: Readonly<Record<string, string>>;
+    readonly annotations?: Readonly<Record<string, string>>;
     readonly ownerReferences?: readonly { readonly uid: string }[];
   };
 }
@@ -140,15 +185,22 @@ export function storedTable(
   const schema = kind === "endpoint" ? netpolEndpointSchema : netpolPeerSetSchema;
   const parsed = schema.safeParse(object);
   const ownerUid = object.metadata.ownerReferences?.[0]?.uid ?? "";
-  const labelled = object.metadata.labels?.[EGRESS_NAMED_PORTS_LABEL] === "true";
+  const labels = ours(object.metadata.labels);
+  const annotations = ours(object.metadata.annotations);
+  const body = parsed.success
+    ? { spec: parsed.data.spec, status: parsed.data.status ?? { problems: [] } }
+    : null;
   return {
     kind,
     namespace: object.metadata.namespace ?? "",
     name: object.metadata.name,
     resourceVersion: object.metadata.resourceVersion ?? "",
-    content: parsed.success
-      ? contentOf(parsed.data.spec, parsed.data.status ?? { problems: [] }, ownerUid, labelled)
-      : null,
+    content:
+      body === null ? null : contentOf(body.spec, body.status, ownerUid, labels, annotations),
+    labels,
+    annotations,
+    ownerUid,
+    parsed: body,
   };
 }
 

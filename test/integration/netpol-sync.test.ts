@@ -5,10 +5,11 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { checkPacket, formatDecision } from "../../dev/netpol/check.js";
+import { runNetpolDemo } from "../../dev/netpol/demo.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import type { IntakeEvent } from "../../shared/events/types.js";
-import { NETPOL_ENDPOINTS, NETPOL_PEER_SETS } from "../../shared/kube/index.js";
-import type { Packet } from "../../shared/netpol/index.js";
+import { EVENTS, NETPOL_ENDPOINTS, NETPOL_PEER_SETS } from "../../shared/kube/index.js";
+import { kubeNetpolStore, type Packet } from "../../shared/netpol/index.js";
 import { NetpolWorld } from "./netpol-harness.js";
 import { clusterInfo } from "./support/cluster.js";
 
@@ -122,10 +123,38 @@ describe("a default deny plus one allow, judged from the stored tables alone", (
     const webVersion = await resourceVersion(NETPOL_ENDPOINTS, ns, "web");
     const setVersion = await resourceVersion(NETPOL_PEER_SETS, ns, "web-from-clients");
     await world.relabelPod(ns, "client", { role: "visitor" });
-    expect((await deliver(world.podEvent(ns, "client"))).kind).toBe("done");
+    world.calls.api = 0;
+    const outcome = await deliver(world.podEvent(ns, "client"));
+    expect(outcome.kind === "done" ? outcome.result : outcome).toMatch(/the Pod's entry only/);
+    // Pod, Namespace, policies; endpoint table, peer sets by index; the same three again; a write.
+    expect(world.calls.api).toBeLessThanOrEqual(9);
     expect(await world.allows(ingress(ns, "web", client, 8080))).toBe(false);
     expect(await resourceVersion(NETPOL_ENDPOINTS, ns, "web")).toBe(webVersion);
     expect(await resourceVersion(NETPOL_PEER_SETS, ns, "web-from-clients")).not.toBe(setVersion);
+  });
+
+  it("never deletes a table another instance rewrote after it was read", async () => {
+    const store = kubeNetpolStore(world.kube);
+    const read = await store.getTable("endpoint", ns, "other");
+    if (read === null) throw new Error("no table for other");
+    // Another instance rewrites the table after our read (its labels changed, say).
+    await world.kube.mergePatch(
+      NETPOL_ENDPOINTS,
+      { namespace: ns, name: "other" },
+      { metadata: { annotations: { "example.invalid/rewritten": "yes" } } },
+    );
+    await expect(store.deleteTable(read)).rejects.toMatchObject({ code: "conflict" });
+    expect(await world.kube.get(NETPOL_ENDPOINTS, { namespace: ns, name: "other" })).toBeDefined();
+    const fresh = await store.getTable("endpoint", ns, "other");
+    if (fresh === null) throw new Error("the table went");
+    await store.deleteTable(fresh);
+    expect(
+      await world.kube.get(NETPOL_ENDPOINTS, { namespace: ns, name: "other" }),
+    ).toBeUndefined();
+    // Gone already is not an error; the next event rewrites the table.
+    await store.deleteTable(fresh);
+    expect((await deliver(world.podEvent(ns, "other"))).kind).toBe("done");
+    expect(await world.kube.get(NETPOL_ENDPOINTS, { namespace: ns, name: "other" })).toBeDefined();
   });
 
   it("a deleted Pod's table goes with its Pod event", async () => {
@@ -244,5 +273,96 @@ describe("statelessness under races", () => {
       endpoints: [{ name: "a" }, { name: "b" }, { name: "c" }],
       peerSets: [{ name: "api-isolated" }, { name: "db-deny" }],
     });
+  }, 60_000);
+});
+
+describe("Kubernetes Events on the Pods and policies whose tables change as an operator must see", () => {
+  interface RecordedEvent {
+    reason: string;
+    type: string;
+    note: string;
+    reportingController: string;
+    regarding: { kind: string; name: string };
+    series?: { count: number };
+  }
+
+  async function eventsIn(namespace: string): Promise<RecordedEvent[]> {
+    const listed = await world.kube.list(EVENTS, { namespace });
+    return (listed as unknown as RecordedEvent[]).sort((a, b) =>
+      `${a.regarding.name}/${a.reason}` < `${b.regarding.name}/${b.reason}` ? -1 : 1,
+    );
+  }
+
+  const summary = (events: RecordedEvent[]) =>
+    events.map((e) => `${e.regarding.kind} ${e.regarding.name} ${e.type} ${e.reason}`);
+
+  it("one Event per transition: tables written, fail closed and its repair, tables removed", async () => {
+    const ns = await world.namespace("events");
+    await world.pod(ns, "api", { app: "api" }, { ip: `${net}.40` });
+    await world.policy(ns, "api-deny", { podSelector: { matchLabels: { app: "api" } } });
+    // Delivered twice, as a broker may: the second writes nothing and says nothing.
+    await deliver(world.policyEvent(ns, "api-deny", "add"));
+    await deliver(world.policyEvent(ns, "api-deny", "add"));
+    expect(summary(await eventsIn(ns))).toEqual(["Pod api Normal EndpointTablesWritten"]);
+    const [written] = await eventsIn(ns);
+    expect(written?.reportingController).toBe("sdewan.akraino.org/network-policy-sync");
+    expect(written?.series).toBeUndefined();
+
+    // 65 ingress rules for one Pod: past the datapath's 64 bits, ingress fails closed.
+    const rules = Array.from({ length: 65 }, (_, i) => ({ ports: [{ port: 1000 + i }] }));
+    await world.policy(ns, "too-many", {
+      podSelector: { matchLabels: { app: "api" } },
+      ingress: rules,
+    });
+    await deliver(world.policyEvent(ns, "too-many", "add"));
+    await deliver(world.policyEvent(ns, "too-many", "update"));
+    expect(summary(await eventsIn(ns))).toEqual([
+      "Pod api Normal EndpointTablesWritten",
+      "Pod api Warning FailClosed",
+      "NetworkPolicy too-many Warning FailClosed",
+    ]);
+    const failClosed = (await eventsIn(ns)).find(
+      (e) => e.regarding.kind === "Pod" && e.type === "Warning",
+    );
+    expect(failClosed?.note).toMatch(/65 ingress rule bits exceed the datapath's 64/);
+
+    await world.deletePolicy(ns, "too-many");
+    await deliver(world.policyEvent(ns, "too-many", "delete"));
+    await world.relabelPod(ns, "api", { app: "web" });
+    await deliver(world.podEvent(ns, "api"));
+    expect(summary(await eventsIn(ns))).toEqual([
+      "Pod api Normal EndpointTablesRemoved",
+      "Pod api Normal EndpointTablesWritten",
+      "Pod api Warning FailClosed",
+      "Pod api Normal ProblemsResolved",
+      "NetworkPolicy too-many Warning FailClosed",
+    ]);
+  }, 60_000);
+});
+
+describe("`npm run netpol -- demo`", () => {
+  it("sets up a default deny plus one allow, runs the function, and prints check answers", async () => {
+    const lines = await runNetpolDemo(world.kube, world.name("netpol-demo"));
+    expect(lines.slice(0, 2)).toEqual([
+      expect.stringMatching(
+        /^network-policy-sync default-deny: done tables written: 4 created, 0 replaced, 0 deleted /,
+      ),
+      expect.stringMatching(/^network-policy-sync web-from-clients: done tables written: /),
+    ]);
+    expect(lines.slice(2).map((l) => l.replace(/ \(.*$/, ""))).toEqual([
+      expect.stringMatching(/^netpol check: allow .*\/web ingress from 10\.250\.0\.11 TCP\/8080$/),
+      expect.stringMatching(/^netpol check: deny .*\/web ingress from 10\.250\.0\.12 TCP\/8080$/),
+      expect.stringMatching(/^netpol check: deny .*\/web ingress from 10\.250\.0\.11 TCP\/9090$/),
+      expect.stringMatching(
+        /^netpol check: deny .*\/client ingress from 10\.250\.0\.10 TCP\/8080$/,
+      ),
+      expect.stringMatching(/^netpol check: allow .*\/web egress to 10\.250\.0\.12 UDP\/53$/),
+    ]);
+    // Run again on the same namespace: nothing to create, nothing written.
+    const again = await runNetpolDemo(world.kube, world.name("netpol-demo"));
+    expect(again.slice(0, 2)).toEqual([
+      expect.stringMatching(/^network-policy-sync default-deny: done unchanged/),
+      expect.stringMatching(/^network-policy-sync web-from-clients: done unchanged/),
+    ]);
   }, 60_000);
 });

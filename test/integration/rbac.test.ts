@@ -434,6 +434,14 @@ describe("network-policy-sync runs with exactly manifests/rbac/network-policy-sy
     const event = world.policyEvent(namespace, "deny");
     expect(await world.send(event, fn)).toMatchObject({ kind: "done" });
     expect(await world.kube.get(NETPOL_ENDPOINTS, { namespace, name: "web" })).toBeDefined();
+    // Its Event on the Pod, written with the role's own token (a refused one would be dropped).
+    const events = (await world.kube.list(EVENTS, { namespace })) as unknown as {
+      reason: string;
+      regarding: { name: string };
+    }[];
+    expect(events.map((e) => `${e.regarding.name} ${e.reason}`)).toContain(
+      "web EndpointTablesWritten",
+    );
     expect(await world.send(world.resyncEvent(), fn)).toMatchObject({ kind: "done" });
     expect(await world.send(world.podEvent(namespace, "web"), fn)).toMatchObject({
       kind: "done",

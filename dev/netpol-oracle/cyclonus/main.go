@@ -5,6 +5,9 @@
 // stdin: a JSON array of worlds {"policies": [NetworkPolicy...], "traffic": [Traffic...]}.
 // stdout: a JSON array with, per world, one boolean per traffic: is that direction allowed.
 // Policies must carry policyTypes (cyclonus's builder does not default them).
+//
+// `netpol-cyclonus generate <pod IP>` instead prints cyclonus's own generated conformance cases
+// (pkg/generator, every tag) as the world after each step (generate.go).
 package main
 
 import (
@@ -53,6 +56,10 @@ func trafficPeer(p peer) *matcher.TrafficPeer {
 }
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "generate" {
+		generate(os.Args[2])
+		return
+	}
 	var worlds []world
 	if err := json.NewDecoder(os.Stdin).Decode(&worlds); err != nil {
 		fmt.Fprintf(os.Stderr, "netpol-cyclonus: reading input: %v\n", err)

@@ -73,7 +73,7 @@ const namedPorts = fc.record({
   metricsProtocol: fc.constantFrom("TCP", "UDP"),
 });
 
-const podAt = (index: number): fc.Arbitrary<RefPod> =>
+export const podAt = (index: number): fc.Arbitrary<RefPod> =>
   fc
     .record({
       namespace: fc.constantFrom(...NAMESPACES),
@@ -177,7 +177,7 @@ const policy = (index: number): fc.Arbitrary<RefPolicy> =>
       },
     }));
 
-const world: fc.Arbitrary<RefWorld> = fc
+export const world: fc.Arbitrary<RefWorld> = fc
   .record({ podCount: fc.integer({ min: 1, max: 6 }), policyCount: fc.integer({ min: 0, max: 5 }) })
   .chain(({ podCount, policyCount }) =>
     fc.record({

@@ -6,82 +6,25 @@
 // Without the binary: in CI a failure, elsewhere a skip with the command that builds it.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import path from "node:path";
 import fc from "fast-check";
 import {
   referenceAllows,
   type RefPacket,
   type RefPod,
-  type RefPolicy,
   type RefWorld,
 } from "../../../dev/netpol-oracle/reference.js";
 import { compileObjects, decide, tableKey } from "../../../shared/netpol/index.js";
 import { peerCandidates, scenario } from "./arbitraries.js";
+import { available, binary, defaulted, inCi, portName, trafficPeer } from "./cyclonus-oracle.js";
 
 const SEED = 20261126;
 const WORLDS = 2_000;
-
-const repoRoot = path.resolve(import.meta.dirname, "../../..");
-const binary =
-  process.env["NETPOL_CYCLONUS"] ??
-  execFileSync(
-    "bash",
-    [path.join(repoRoot, "dev/netpol-oracle/build-cyclonus.sh"), "--print-path"],
-    {
-      encoding: "utf8",
-    },
-  )
-    .trim()
-    .split("\n")
-    .pop() ??
-  "";
-const available = binary !== "" && existsSync(binary);
-const inCi = process.env["CI"] === "true" || process.env["CI"] === "1";
-if (!available && !inCi) {
-  console.warn("cyclonus comparison SKIPPED: run `npm run netpol:cyclonus:build`");
-}
 
 const takesPart = (pod: RefPod): boolean =>
   Boolean(pod.status?.podIP) &&
   pod.spec?.hostNetwork !== true &&
   pod.status?.phase !== "Succeeded" &&
   pod.status?.phase !== "Failed";
-
-/** As the API server stores it: policyTypes defaulted (cyclonus's builder needs them). */
-function defaulted(policy: RefPolicy): RefPolicy {
-  const given = policy.spec.policyTypes ?? [];
-  const policyTypes =
-    given.length > 0
-      ? given
-      : (policy.spec.egress ?? []).length > 0
-        ? ["Ingress", "Egress"]
-        : ["Ingress"];
-  return { ...policy, spec: { ...policy.spec, policyTypes } };
-}
-
-function trafficPeer(world: RefWorld, ip: string, pod: RefPod | null) {
-  if (pod === null) return { ip, internal: null };
-  const ns = world.namespaces.find((n) => n.metadata.name === pod.metadata.namespace);
-  return {
-    ip,
-    internal: {
-      namespace: pod.metadata.namespace,
-      podLabels: pod.metadata.labels ?? {},
-      namespaceLabels: ns?.metadata.labels ?? {},
-    },
-  };
-}
-
-/** The name the destination Pod gives the packet's port and protocol, as cyclonus wants it. */
-function portName(destination: RefPod | null, packet: RefPacket): string {
-  for (const c of destination?.spec?.containers ?? []) {
-    for (const p of c.ports ?? []) {
-      if (p.containerPort === packet.port && (p.protocol ?? "TCP") === packet.protocol && p.name)
-        return p.name;
-    }
-  }
-  return "";
-}
 
 /** One drawn packet: indexes into the world's eligible Pods and peer addresses. */
 interface Draw {

@@ -95,6 +95,10 @@ describe("writes", () => {
     name,
     resourceVersion: "7",
     content,
+    labels: {},
+    annotations: {},
+    ownerUid: "",
+    parsed: null,
   });
   const reads = { list: { namespace: "web" }, labelled: false, keys: [] };
 
@@ -103,7 +107,7 @@ describe("writes", () => {
       { action: "create", desired: api },
     ]);
     expect(planTableWrites("endpoint", reads, [api], [stored("{}")])).toEqual([
-      { action: "replace", desired: api, resourceVersion: "7" },
+      { action: "replace", desired: api, resourceVersion: "7", previous: stored("{}") },
     ]);
     expect(planTableWrites("endpoint", reads, [api], [stored(api.content)])).toEqual([]);
   });

@@ -1,0 +1,170 @@
+/**
+ * The effectful shell of a Pod event's fast path (plan-pod-event.ts): reads only what one Pod can
+ * change, and writes only after checking that what it computed from is still current.
+ *
+ * 1. The world: the Pod, its Namespace and every NetworkPolicy (any namespaceSelector may select
+ *    the Pod). No list of Pods, Namespaces or tables.
+ * 2. The tables: the peer sets whose entry for the Pod must change, found by the member index's
+ *    label selectors (member-index.ts; usually none, or the one or two a relabel moves the Pod
+ *    between), the peer sets the Pod's endpoint takes split bits from, and its endpoint table.
+ * 3. Only when something is to be written: the Pod, its Namespace and the NetworkPolicies of its
+ *    namespace are read again; if any changed since step 1, the event re-runs (as a lost race).
+ *    So every table written was computed from a Pod, Namespace and endpoint policies at least
+ *    as new as those its current version was computed from (whoever wrote it read them before
+ *    writing, so before our step 2, and they did not change between our steps 1 and 3); a peer
+ *    set's policy spec is compared through its generation annotation instead (a newer one also
+ *    re-runs the event). Writes carry the resourceVersion read in step 2.
+ *
+ * Returns why, when the plan hands the event to the full recompute.
+ */
+import { KubeError } from "../kube/errors.js";
+import type { Labels } from "../core/labels.js";
+import type { NetpolEventResult, NetpolStore } from "./store.js";
+import {
+  parseNetpolNamespace,
+  parseNetpolPod,
+  parseNetworkPolicy,
+  type Parsed,
+} from "./observed.js";
+import { compilePolicy, type CompiledPolicy } from "./plan-tables.js";
+import { planPodEvent, podEventScope, type PodEventWorld } from "./plan-pod-event.js";
+import type { NetpolTrigger, TableWrite } from "./plan-scope.js";
+
+type Limit = <T>(task: () => Promise<T>) => Promise<T>;
+
+const resourceVersionOf = (object: unknown): string | undefined =>
+  (object as { metadata?: { resourceVersion?: string } } | null)?.metadata?.resourceVersion;
+
+interface ReadWorld {
+  readonly world: PodEventWorld;
+  readonly rawPod: unknown;
+  readonly rawNamespace: unknown;
+  /** resourceVersions of the NetworkPolicies of the Pod's namespace, by name. */
+  readonly localPolicies: string;
+  readonly unreadable: readonly string[];
+}
+
+/**
+ * Compiled policies by uid and resourceVersion: every Pod event reads every policy, and parsing
+ * and compiling 500 of them costs more than the rest of the event. A memo of a pure function of
+ * an immutable version, not a store: a miss (a new process, an evicted entry) only recompiles.
+ */
+const memo = new Map<string, Parsed<CompiledPolicy>>();
+const MEMO_ENTRIES = 8_192;
+
+function compiledPolicy(raw: unknown): Parsed<CompiledPolicy> {
+  const metadata = (raw as { metadata?: { uid?: string; resourceVersion?: string } } | null)
+    ?.metadata;
+  const key =
+    metadata?.uid && metadata.resourceVersion ? `${metadata.uid}@${metadata.resourceVersion}` : "";
+  const known = key === "" ? undefined : memo.get(key);
+  if (known !== undefined) return known;
+  const parsed = parseNetworkPolicy(raw);
+  const compiled: Parsed<CompiledPolicy> = parsed.ok
+    ? { ok: true, value: compilePolicy(parsed.value) }
+    : parsed;
+  if (key !== "") {
+    if (memo.size >= MEMO_ENTRIES) memo.delete(memo.keys().next().value ?? "");
+    memo.set(key, compiled);
+  }
+  return compiled;
+}
+
+const versionsOf = (policies: readonly unknown[], namespace: string): string =>
+  policies
+    .map((p) => p as { metadata?: { namespace?: string; name?: string; resourceVersion?: string } })
+    .filter((p) => p.metadata?.namespace === namespace)
+    .map((p) => `${p.metadata?.name ?? ""}@${p.metadata?.resourceVersion ?? ""}`)
+    .sort()
+    .join(",");
+
+/** Step 1: the Pod, its Namespace and every policy; null when the Pod does not parse. */
+async function readWorld(
+  store: NetpolStore,
+  namespace: string,
+  name: string,
+): Promise<ReadWorld | null> {
+  const [rawPod, rawNamespace, rawPolicies] = await Promise.all([
+    store.getPod(namespace, name),
+    store.getNamespace(namespace),
+    // From the watch cache: a policy change has its own event, which reads it fresh; a write of
+    // ours is checked against the fresh policies of the namespace (verifyUnchanged) and a peer
+    // set against its generation. The Pod, whose change this event is for, is read fresh.
+    store.listPolicies(undefined, true),
+  ]);
+  const pod = rawPod === null ? null : parseNetpolPod(rawPod);
+  if (pod !== null && !pod.ok) return null;
+  const parsedNamespace = rawNamespace === null ? null : parseNetpolNamespace(rawNamespace);
+  const namespaceLabels: Labels | undefined =
+    parsedNamespace?.ok === true ? parsedNamespace.value.labels : undefined;
+  const unreadable: string[] = [];
+  const policies: CompiledPolicy[] = [];
+  for (const raw of rawPolicies) {
+    const compiled = compiledPolicy(raw);
+    if (compiled.ok) policies.push(compiled.value);
+    else unreadable.push(`NetworkPolicy: ${compiled.message}`);
+  }
+  const world = { namespace, name, pod: pod?.value ?? null, namespaceLabels, policies };
+  const localPolicies = versionsOf(rawPolicies, namespace);
+  return { world, rawPod, rawNamespace, localPolicies, unreadable };
+}
+
+/** Step 3: the Pod, its Namespace and its namespace's policies are as read, or the event re-runs. */
+async function verifyUnchanged(store: NetpolStore, read: ReadWorld): Promise<void> {
+  const { namespace, name } = read.world;
+  const [podAgain, namespaceAgain, policiesAgain] = await Promise.all([
+    store.getPod(namespace, name),
+    store.getNamespace(namespace),
+    store.listPolicies(namespace),
+  ]);
+  if (
+    resourceVersionOf(podAgain) !== resourceVersionOf(read.rawPod) ||
+    resourceVersionOf(namespaceAgain) !== resourceVersionOf(read.rawNamespace) ||
+    versionsOf(policiesAgain, namespace) !== read.localPolicies
+  ) {
+    throw new KubeError(
+      "conflict",
+      `Pod ${namespace}/${name} or what selects it changed meanwhile`,
+    );
+  }
+}
+
+export async function applyPodEventFast(
+  trigger: Extract<NetpolTrigger, { kind: "pod" }>,
+  store: NetpolStore,
+  limit: Limit,
+  write: (w: TableWrite) => Promise<void>,
+): Promise<NetpolEventResult | { readonly fullBecause: string }> {
+  const { namespace, name } = trigger;
+  const read = await readWorld(store, namespace, name);
+  if (read === null) return { fullBecause: "the Pod does not parse" }; // reported there
+  const scope = podEventScope(read.world);
+  const [ownTable, found, sources] = await Promise.all([
+    limit(() => store.getTable("endpoint", namespace, name)),
+    Promise.all(scope.selectors.map((s) => limit(() => store.listTables("peerSet", null, s)))),
+    Promise.all(
+      scope.splitSources.map((key) => {
+        const [ns = "", set = ""] = key.split("/");
+        return limit(() => store.getTable("peerSet", ns, set));
+      }),
+    ),
+  ]);
+  const splitSources = new Map(scope.splitSources.map((key, i) => [key, sources[i] ?? null]));
+  const plan = planPodEvent(read.world, scope, ownTable, found.flat(), splitSources);
+  if (plan.kind === "stale") throw new KubeError("conflict", plan.reason);
+  if (plan.kind === "full") return { fullBecause: plan.reason };
+  if (plan.peerSets.length + plan.endpoint.length > 0) await verifyUnchanged(store, read);
+  const writes = { create: 0, replace: 0, delete: 0 };
+  for (const phase of [plan.peerSets, plan.endpoint]) {
+    await Promise.all(phase.map((w) => limit(() => write(w))));
+    for (const w of phase) writes[w.action] += 1;
+  }
+  return {
+    trigger,
+    endpoints: plan.considered.endpoints,
+    peerSets: plan.considered.peerSets,
+    writes,
+    problems: read.unreadable,
+    path: "pod",
+  };
+}
