@@ -15,25 +15,15 @@ import {
 import { parseAllDocuments } from "yaml";
 import { pollUntil } from "../../dev/control-plane/api.js";
 import { createEgressGroupSync } from "../../functions/egress-group-sync/index.js";
-import { kubeObjectSchema } from "../../shared/core/objects.js";
+import { CORE_EVENTS } from "./support/events.js";
 import type { IntakeEvent, WatchAction } from "../../shared/events/types.js";
-import { EGRESS_GROUPS, EVENTS, type ResourceType } from "../../shared/kube/index.js";
+import { EGRESS_GROUPS, EVENTS } from "../../shared/kube/index.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
 import { EgressWorld, objectEvent } from "./egress-harness.js";
 import { adminKubeConfig } from "./support/cluster.js";
 import { identityFrom, refusal, type Identity } from "./support/identity.js";
 
 jest.setTimeout(60_000);
-
-const CORE_EVENTS: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Event",
-  plural: "events",
-  namespaced: true,
-  statusSubresource: false,
-  schema: kubeObjectSchema,
-};
 
 interface DescribedEvent {
   readonly namespace: string;

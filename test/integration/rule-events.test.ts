@@ -4,7 +4,7 @@
 import { jest } from "@jest/globals";
 import { sampleRule, type Cnf, type CnfPod } from "../../dev/world/index.js";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
-import { kubeObjectSchema } from "../../shared/core/objects.js";
+import { CORE_EVENTS } from "./support/events.js";
 import type { KubeClient, ResourceType } from "../../shared/kube/index.js";
 import { requireKind } from "../../shared/rules/index.js";
 import { SyncWorld } from "./sync-harness.js";
@@ -13,16 +13,6 @@ jest.setTimeout(90_000);
 
 const PURPOSE = "cnf1";
 const POLICY = { members: [{ network: "ovn-net1", metric: 1, weight: 2 }] };
-const CORE_EVENTS: ResourceType = {
-  group: "",
-  version: "v1",
-  kind: "Event",
-  plural: "events",
-  namespaced: true,
-  statusSubresource: false,
-  schema: kubeObjectSchema,
-};
-
 interface DescribedEvent {
   readonly type: string;
   readonly reason: string;
