@@ -43,11 +43,13 @@ COPY --from=build /src/dist ./dist
 # code instead of compiling it (~100 ms); Node ignores entries whose file no longer matches. Node
 # keys the cache's folder by the user id, so it is filled as the user that runs (1000; filled as
 # root, uid 1000 never found it), then handed to root and made readable (Node writes its entries
-# 0600): the server reads them and cannot rewrite the code it loads next start.
+# 0600): the server reads them and cannot rewrite the code it loads next start. The warm-up runs
+# with the CMD's V8 flags: Node keys the cache's folder by them too (without --lite-mode here the
+# server looked for a folder that did not exist, and found no cache).
 ENV NODE_OPTIONS=--max-semi-space-size=2 \
     NODE_COMPILE_CACHE=/app/.node-compile-cache
 RUN mkdir "$NODE_COMPILE_CACHE" && chown 1000:1000 "$NODE_COMPILE_CACHE" \
- && setpriv --reuid=1000 --regid=1000 --clear-groups node --input-type=module \
+ && setpriv --reuid=1000 --regid=1000 --clear-groups node --lite-mode --input-type=module \
       -e "await import('./dist/bundle/runtime.js'); await import('./dist/bundle/all.js')" \
  && chown -R 0:0 "$NODE_COMPILE_CACHE" && chmod -R a+rX,go-w "$NODE_COMPILE_CACHE"
 # Which function(s) to serve; empty = all. FUNCTIONS (env) wins at run time.

@@ -110,6 +110,15 @@ describe("Dockerfile", () => {
     expect(warm).toMatch(/chown -R 0:0 "\$NODE_COMPILE_CACHE" && chmod -R a\+rX,go-w/);
   });
 
+  // ... and by the V8 flags: a warm-up without the CMD's flags fills a folder the server never reads.
+  it("fills the compile cache with the V8 flags the server runs with", () => {
+    const cmd = JSON.parse(inRuntime("CMD")[0]?.args ?? "[]") as string[];
+    const flags = cmd.slice(1).filter((a) => a.startsWith("--"));
+    const warm = inRuntime("RUN").find((r) => r.args.includes("NODE_COMPILE_CACHE"))?.args ?? "";
+    expect(flags.length).toBeGreaterThan(0);
+    expect(warm).toContain(`--clear-groups node ${flags.join(" ")} --input-type=module`);
+  });
+
   it("checks health on the runtime's /_/health at PORT, listens on 8080 by default", () => {
     const health = inRuntime("HEALTHCHECK").map((h) => h.args);
     expect(health).toHaveLength(1);
