@@ -6,6 +6,7 @@
 import { isIP } from "node:net";
 import type { Env } from "./credentials.js";
 import { CnfConfigError } from "./errors.js";
+import { DEFAULT_RESTART_MIN_INTERVAL_MS, DEFAULT_RESTART_QUIET_MS } from "./restarts.js";
 
 /** Per-Deployment override of the CNF REST port (1-65535). */
 export const CNF_PORT_ANNOTATION = "sdewan.akraino.org/cnf-port";
@@ -90,6 +91,8 @@ export interface CnfClientTuning {
   /** The service restart runs /etc/init.d scripts synchronously on a real CNF: allow longer. */
   readonly restartTimeoutMs: number;
   readonly retry: CnfRetryPolicy;
+  /** How a burst's service restarts are paced (restarts.ts, ADR 0007). */
+  readonly restartPacing: { readonly minIntervalMs: number; readonly quietMs: number };
 }
 
 export const DEFAULT_CNF_TUNING: CnfClientTuning = {
@@ -97,11 +100,16 @@ export const DEFAULT_CNF_TUNING: CnfClientTuning = {
   writeTimeoutMs: 10_000,
   restartTimeoutMs: 5000,
   retry: { retries: 2, minDelayMs: 25, maxDelayMs: 150, budgetMs: 600 },
+  restartPacing: {
+    minIntervalMs: DEFAULT_RESTART_MIN_INTERVAL_MS,
+    quietMs: DEFAULT_RESTART_QUIET_MS,
+  },
 };
 
 /**
- * CNF_TIMEOUT_MS, CNF_WRITE_TIMEOUT_MS, CNF_RESTART_TIMEOUT_MS, CNF_RETRIES, CNF_RETRY_BUDGET_MS
- * over the defaults.
+ * CNF_TIMEOUT_MS, CNF_WRITE_TIMEOUT_MS, CNF_RESTART_TIMEOUT_MS, CNF_RETRIES, CNF_RETRY_BUDGET_MS,
+ * CNF_RESTART_MIN_INTERVAL_MS (0 = restarts never deferred), CNF_RESTART_QUIET_MS over the
+ * defaults.
  */
 export function cnfClientTuningFromEnv(env: Env): CnfClientTuning {
   const read = (name: string, fallback: number, min: number): number => {
@@ -122,6 +130,10 @@ export function cnfClientTuningFromEnv(env: Env): CnfClientTuning {
       ...d.retry,
       retries: read("CNF_RETRIES", d.retry.retries, 0),
       budgetMs: read("CNF_RETRY_BUDGET_MS", d.retry.budgetMs, 0),
+    },
+    restartPacing: {
+      minIntervalMs: read("CNF_RESTART_MIN_INTERVAL_MS", d.restartPacing.minIntervalMs, 0),
+      quietMs: read("CNF_RESTART_QUIET_MS", d.restartPacing.quietMs, 0),
     },
   };
 }

@@ -6,14 +6,13 @@
 import pLimit from "p-limit";
 import {
   CnfClient,
-  DEFAULT_RESTART_MIN_INTERVAL_MS,
-  DEFAULT_RESTART_QUIET_MS,
   processCnfRestarts,
   type CnfRestartPacer,
   type RestartMode,
   cnfBaseUrl,
   cnfCaFromEnv,
   cnfClientTuningFromEnv,
+  type CnfClientTuning,
   cnfCredentialsFromEnv,
   cnfEndpointConfig,
   type Env,
@@ -126,9 +125,13 @@ function credentialsFor(env: Env): ReturnType<typeof cnfCredentialsFromEnv> {
   return cachedCredentials.value;
 }
 
-function clientFor(ctx: SyncContext, observation: CnfObservation, podIp: string): CnfClient {
+function clientFor(
+  ctx: SyncContext,
+  observation: CnfObservation,
+  podIp: string,
+  tuning: CnfClientTuning,
+): CnfClient {
   const endpoint = cnfEndpointConfig(ctx.env, observation.deployment?.metadata.annotations);
-  const tuning = cnfClientTuningFromEnv(ctx.env);
   return new CnfClient({
     baseUrl: cnfBaseUrl(endpoint, podIp),
     credentials: credentialsFor(ctx.env),
@@ -143,20 +146,29 @@ function clientFor(ctx: SyncContext, observation: CnfObservation, podIp: string)
   });
 }
 
+/**
+ * Syncs `targets` onto every ready pod. `mode`: "coalesce" lets a burst's restarts be deferred
+ * (restarts.ts); the pacing settings are read with the CNF client's, so an invalid one fails the
+ * pod's rules with a message naming it, as an invalid timeout does.
+ */
 async function syncPods(
   ctx: SyncContext,
   request: SyncRequest,
   targets: readonly RuleTarget[],
-  pacing: RestartPacing,
+  mode: RestartMode,
 ): Promise<PodSyncResult[]> {
   if (targets.length === 0) return [];
   const limit = pLimit(ctx.podConcurrency ?? 4);
+  const pacer = ctx.restarts ?? processCnfRestarts;
   return Promise.all(
     request.observation.pods.ready.map((pod) =>
       limit(async () => {
         let client: CnfClient;
+        let pacing: RestartPacing;
         try {
-          client = clientFor(ctx, request.observation, pod.ip);
+          const tuning = cnfClientTuningFromEnv(ctx.env);
+          client = clientFor(ctx, request.observation, pod.ip, tuning);
+          pacing = { pacer, mode, ...tuning.restartPacing };
         } catch (error) {
           return syncPodUnreachable(pod.name, targets, error);
         }
@@ -164,33 +176,6 @@ async function syncPods(
       }),
     ),
   );
-}
-
-/**
- * How one sync's restarts are paced: CNF_RESTART_MIN_INTERVAL_MS (in a burst, the least time
- * between two restarts of a service on a pod; 0 = never defer) and CNF_RESTART_QUIET_MS (writes
- * of other rules this recent make a burst).
- */
-function restartPacing(ctx: SyncContext, mode: RestartMode): RestartPacing {
-  const pacer = ctx.restarts ?? processCnfRestarts;
-  return {
-    pacer,
-    mode,
-    minIntervalMs: msFromEnv(
-      ctx.env,
-      "CNF_RESTART_MIN_INTERVAL_MS",
-      DEFAULT_RESTART_MIN_INTERVAL_MS,
-    ),
-    quietMs: msFromEnv(ctx.env, "CNF_RESTART_QUIET_MS", DEFAULT_RESTART_QUIET_MS),
-  };
-}
-
-function msFromEnv(env: Env, name: string, fallback: number): number {
-  const text = env[name];
-  const value = Number(text);
-  return text !== undefined && text !== "" && Number.isFinite(value) && value >= 0
-    ? value
-    : fallback;
 }
 
 function syncPodUnreachable(
@@ -294,7 +279,7 @@ async function reportFinalizerFailure(
 
 /** Brings `request.rules` in sync on every ready pod of the observed CNF and records the result. */
 export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise<SyncReport> {
-  const pacing = restartPacing(ctx, request.restartMode ?? "now");
+  const mode = request.restartMode ?? "now";
   const found = request.observation.situation.kind === "found";
   const willWrite = found && request.observation.pods.ready.length > 0;
   // Secrets named by reference are read only for a CNF that exists (its targets need them).
@@ -308,13 +293,13 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
     p.target ? [{ ...p.target, restartPending: restartPendingOf(p.observed) }] : [],
   );
   const targets = found ? [...ruleTargets, ...(request.extraTargets ?? [])] : [];
-  const firstPass = await syncPods(ctx, request, targets, pacing);
+  const firstPass = await syncPods(ctx, request, targets, mode);
   const usedBy = await stillUsedBy(ctx, planned, firstPass);
   const unblocked = undeclaredBlocks(planned, firstPass, usedBy);
   const pods =
     unblocked.length === 0
       ? firstPass
-      : withLaterResults(firstPass, await syncPods(ctx, request, unblocked, pacing));
+      : withLaterResults(firstPass, await syncPods(ctx, request, unblocked, mode));
   const now = ctx.now();
   const limit = pLimit(STATUS_WRITE_CONCURRENCY);
   const decided = await Promise.all(
@@ -341,7 +326,7 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
       }),
     ),
   );
-  const raced = await settleRacedWrites(ctx, request, decided, pacing);
+  const raced = await settleRacedWrites(ctx, request, decided);
   const rules = [...unclaimed, ...raced];
   return { rules, pods, outcome: worstOutcome(rules.map((r) => r.outcome)) };
 }
@@ -407,7 +392,6 @@ async function settleRacedWrites(
   ctx: SyncContext,
   request: SyncRequest,
   decided: readonly DecidedRule[],
-  pacing: RestartPacing,
 ): Promise<RuleReport[]> {
   const written = decided.filter((d) => d.wrote && d.rule.target !== undefined);
   const unanswered = written
@@ -441,7 +425,7 @@ async function settleRacedWrites(
     "rules deleted while being applied: removing what this event wrote",
   );
   const targets = raced.map((r) => planDeletionTarget(r.kind, r.name));
-  const removal = await syncPods(ctx, request, targets, { ...pacing, mode: "now" });
+  const removal = await syncPods(ctx, request, targets, "now");
   return checked.map(({ report, raced: wasRaced }) => {
     if (!wasRaced) return report;
     const key = ruleKey(report.rule);

@@ -69,11 +69,16 @@ describe("cnfClientTuningFromEnv", () => {
       CNF_RETRY_BUDGET_MS: "100",
     });
     expect(tuning).toMatchObject({ timeoutMs: 300, retry: { retries: 0, budgetMs: 100 } });
+    const paced = cnfClientTuningFromEnv({ CNF_RESTART_MIN_INTERVAL_MS: "10000" });
+    expect(paced.restartPacing).toEqual({ minIntervalMs: 10_000, quietMs: 1000 });
   });
 
   it("refuses nonsense", () => {
     expect(() => cnfClientTuningFromEnv({ CNF_RETRIES: "-1" })).toThrow(
       /CNF_RETRIES must be an integer >= 0/,
+    );
+    expect(() => cnfClientTuningFromEnv({ CNF_RESTART_QUIET_MS: "soon" })).toThrow(
+      /CNF_RESTART_QUIET_MS must be an integer >= 0/,
     );
   });
 });
