@@ -12,8 +12,9 @@
  * caller that may not wait restarts now.
  *
  * Tickets stay after they are paid, so a redelivery that finds the object held knows it was
- * loaded (a pod restarted meanwhile is written again, with a new ticket). Kept per process and safe to lose: the debt itself is on the API server (a deferred rule's
- * status does not say it is applied, ADR 0002), so a lost ticket only costs one more restart.
+ * loaded (a pod restarted meanwhile is written again, with a new ticket). Kept per process and
+ * safe to lose: the debt itself is on the API server (a deferred rule's status does not say it is
+ * applied, ADR 0002), so a lost ticket only costs one more restart.
  */
 
 export type RestartMode =
@@ -54,7 +55,7 @@ export interface RestartOptions {
 /** Writes older than this never count as a burst, whatever quietMs says. */
 const MAX_QUIET_MS = 10_000;
 
-/** Rule tickets kept per slot at most; older ones are forgotten (costing a restart, never a miss). */
+/** Rule tickets kept per slot at most; past it all are forgotten (costing restarts, never a miss). */
 const MAX_TICKETS = 10_000;
 
 export class CnfRestartPacer {
@@ -161,11 +162,6 @@ export class CnfRestartPacer {
     } finally {
       if (slot.inFlight?.number === number) slot.inFlight = undefined;
     }
-  }
-
-  /** Restarts begun per pod and service, for tests and the bench. */
-  begun(pod: string, service: string): number {
-    return this.slots.get(`${pod}#${service}`)?.begun ?? 0;
   }
 }
 
