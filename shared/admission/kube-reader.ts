@@ -3,6 +3,7 @@
  * the policies' own shapes at this boundary. RBAC objects are read with their own small schemas.
  */
 import { z } from "zod";
+import { SingleFlight } from "../core/single-flight.js";
 import { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL } from "./objects.js";
 import {
   BUCKET_PERMISSION_ANNOTATION,
@@ -90,7 +91,7 @@ const readFrom = (consistency: ReadConsistency = "consistent") =>
  * so a review never gets an answer older than a read it could have sent itself, the same
  * freshness a watch-cache read gives. Consistent reads (before a denial) are never shared.
  */
-const cachedReadsInFlight = new WeakMap<KubeClient, Map<string, Promise<unknown>>>();
+const cachedReadsInFlight = new WeakMap<KubeClient, SingleFlight<unknown>>();
 
 function sharedWhenCached<T>(
   kube: KubeClient,
@@ -101,15 +102,10 @@ function sharedWhenCached<T>(
   if (consistency !== "cached") return read();
   let inFlight = cachedReadsInFlight.get(kube);
   if (inFlight === undefined) {
-    inFlight = new Map();
+    inFlight = new SingleFlight();
     cachedReadsInFlight.set(kube, inFlight);
   }
-  const id = JSON.stringify(key);
-  const pending = inFlight.get(id);
-  if (pending !== undefined) return pending as Promise<T>;
-  const reading = read().finally(() => inFlight.delete(id));
-  inFlight.set(id, reading);
-  return reading;
+  return inFlight.run(JSON.stringify(key), read) as Promise<T>;
 }
 
 export function kubeAdmissionReader(kube: KubeClient): AdmissionReader {

@@ -3,9 +3,11 @@
  * costs one login). Concurrent callers that need a login share one.
  */
 
+import { SingleFlight } from "../core/single-flight.js";
+
 export class CnfSessionCache {
   private readonly tokens = new Map<string, string>();
-  private readonly pending = new Map<string, Promise<string>>();
+  private readonly logins = new SingleFlight<string>();
 
   static key(baseUrl: string, username: string): string {
     return `${baseUrl}#${username}`;
@@ -19,17 +21,11 @@ export class CnfSessionCache {
   async obtain(key: string, login: () => Promise<string>): Promise<string> {
     const cached = this.tokens.get(key);
     if (cached !== undefined) return cached;
-    let inFlight = this.pending.get(key);
-    if (inFlight === undefined) {
-      inFlight = login()
-        .then((token) => {
-          this.tokens.set(key, token);
-          return token;
-        })
-        .finally(() => this.pending.delete(key));
-      this.pending.set(key, inFlight);
-    }
-    return inFlight;
+    return this.logins.run(key, async () => {
+      const token = await login();
+      this.tokens.set(key, token);
+      return token;
+    });
   }
 
   /** Drops `token` if it is still the cached one (another caller may have logged in since). */
