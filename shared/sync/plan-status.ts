@@ -145,7 +145,7 @@ interface Verdict {
  */
 export const WAITING_FOR_CNF = "waiting for CNF";
 
-function waiting(_input: RulePlanInput, reason: string, message: string): Verdict {
+function waiting(reason: string, message: string): Verdict {
   const outcome = done(WAITING_FOR_CNF);
   return {
     condition: { type: "Reconciling", reason, message },
@@ -251,7 +251,7 @@ function readyVerdict(input: RulePlanInput, deployment: string, allPods: boolean
     const message = `${podsMessage(deployment, ready, expectedOf(input))}; ${
       rule.deleting ? "deleted" : "applied"
     } on the ready pods`;
-    return { ...waiting(input, "PodsNotReady", message), result };
+    return { ...waiting("PodsNotReady", message), result };
   }
   if (rule.deleting) {
     const message = `removed from all ${ready} pods of CNF ${deployment}`;
@@ -312,11 +312,7 @@ function verdictFor(input: RulePlanInput): Verdict {
     );
   }
   if (cnf.readyPods === 0 || input.podResults.length === 0) {
-    return waiting(
-      input,
-      "CNFNotReady",
-      podsMessage(cnf.deployment, cnf.readyPods, cnf.expectedPods),
-    );
+    return waiting("CNFNotReady", podsMessage(cnf.deployment, cnf.readyPods, cnf.expectedPods));
   }
   const failure = worstFailure(input.podResults);
   if (failure) return failureVerdict(input, failure);
