@@ -6,7 +6,9 @@
  * and the next readiness change or resync brings them back (docs/resync.md).
  *
  * Environment: SYNC_POD_CONCURRENCY (pods of one CNF synced at once, default 4),
- * RESYNC_CNF_CONCURRENCY (CNFs of one resync at once, default 4).
+ * RESYNC_CNF_CONCURRENCY (CNFs of one resync at once, default 4), CNF_SYNC_LEASE_SECONDS (how
+ * long a CNF's sync Lease holds, default 30) and CNF_SYNC_LEASE_WAIT_MS (how long a second
+ * event of the same CNF waits for it, default 20000): one sync per CNF at a time (ADR 0008).
  */
 import {
   eventRecorder,
@@ -15,12 +17,17 @@ import {
   type FunctionDeps,
 } from "../../shared/runtime/deps.js";
 import type { EventFunction } from "../../shared/runtime/function.js";
-import { syncCnfEvent } from "../../shared/sync/index.js";
+import { ledgerNamespace, syncCnfEvent } from "../../shared/sync/index.js";
 
 export function createOnDeploymentReady(given: Partial<FunctionDeps> = {}): EventFunction {
   const deps = functionDeps(given);
   const podConcurrency = positiveIntFromEnv(deps.env, "SYNC_POD_CONCURRENCY", 4);
   const cnfConcurrency = positiveIntFromEnv(deps.env, "RESYNC_CNF_CONCURRENCY", 4);
+  const cnfLease = {
+    namespace: ledgerNamespace(deps.env),
+    seconds: positiveIntFromEnv(deps.env, "CNF_SYNC_LEASE_SECONDS", 30),
+    waitMs: positiveIntFromEnv(deps.env, "CNF_SYNC_LEASE_WAIT_MS", 20_000),
+  };
   return {
     name: "on-deployment-ready",
     kind: "event",
@@ -33,6 +40,7 @@ export function createOnDeploymentReady(given: Partial<FunctionDeps> = {}): Even
           env: deps.env,
           now: () => deps.now().toISOString(),
           podConcurrency,
+          cnfLease,
           events: eventRecorder(deps, "on-deployment-ready", ctx.calls),
           onCnfsSynced: (counts, complete) => ctx.metrics?.setRulesNotInSync(counts, complete),
         },

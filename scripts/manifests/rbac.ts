@@ -81,9 +81,10 @@ subjects:
 export function renderOnDeploymentReadyRbac(kinds: readonly KindNames[] = registryKinds()): string {
   return `${generatedHeader(SOURCE)}
 # Identity of on-deployment-ready: reads CNF Deployments and Pods and every rule of a CNF (a
-# resync lists them in all namespaces), writes rule finalizers (merge patch), status, and the
-# prune ledgers of CNFs that opt in: ConfigMaps in ${LEDGER_NAMESPACE}, a namespace that holds
-# nothing else, so the function may write ledgers but no workload (docs/adr/0001).
+# resync lists them in all namespaces), writes rule finalizers (merge patch), status, and its
+# own state in ${LEDGER_NAMESPACE}, a namespace that holds nothing else, so the function may
+# write that state but no workload: the prune ledgers of CNFs that opt in (ConfigMaps,
+# docs/adr/0001) and one Lease per CNF while it syncs that CNF (docs/adr/0008).
 # test/integration/rbac.test.ts runs the function with exactly this role.
 apiVersion: v1
 kind: Namespace
@@ -128,7 +129,8 @@ subjects:
   - { kind: ServiceAccount, name: sdewan-on-deployment-ready, namespace: sdewan-system }
 ---
 # The prune ledgers, one ConfigMap per CNF that opts in (sdewan.akraino.org/prune), each written
-# with the resourceVersion it was computed from. Only in ${LEDGER_NAMESPACE}: no list, no delete.
+# with the resourceVersion it was computed from, and the CNF sync Leases (taken, taken over when
+# expired, deleted when done). Only in ${LEDGER_NAMESPACE}: no list; no delete of ledgers.
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:
@@ -139,6 +141,9 @@ rules:
   - apiGroups: [""]
     resources: ["configmaps"]
     verbs: ["get", "create", "update"]
+  - apiGroups: ["coordination.k8s.io"]
+    resources: ["leases"]
+    verbs: ["get", "create", "update", "delete"]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding

@@ -125,6 +125,19 @@ export const serviceSchema = kubeObjectSchema.extend({
 });
 export type Service = z.infer<typeof serviceSchema>;
 
+/** A coordination.k8s.io/v1 Lease: who holds it, since when, for how long. */
+export const leaseSchema = kubeObjectSchema.extend({
+  spec: z
+    .looseObject({
+      holderIdentity: z.string().optional(),
+      leaseDurationSeconds: z.number().int().optional(),
+      acquireTime: z.string().optional(),
+      renewTime: z.string().optional(),
+    })
+    .optional(),
+});
+export type Lease = z.infer<typeof leaseSchema>;
+
 /** A ConfigMap: string data only (binaryData is not read). */
 export const configMapSchema = kubeObjectSchema.extend({
   data: stringMap.optional(),

@@ -33,6 +33,7 @@ import {
   configMapSchema,
   deploymentSchema,
   kubeObjectSchema,
+  leaseSchema,
   namespaceSchema,
   podSchema,
   replicaSetSchema,
@@ -41,6 +42,7 @@ import {
   type ConfigMap,
   type Deployment,
   type KubeObject,
+  type Lease,
   type Namespace,
   type Pod,
   type ReplicaSet,
@@ -112,6 +114,17 @@ export const CONFIG_MAPS: ResourceType<ConfigMap> = {
   namespaced: true,
   statusSubresource: false,
   schema: configMapSchema,
+};
+
+/** Leases (shared/sync holds one per CNF while it syncs the whole CNF). */
+export const LEASES: ResourceType<Lease> = {
+  group: "coordination.k8s.io",
+  version: "v1",
+  kind: "Lease",
+  plural: "leases",
+  namespaced: true,
+  statusSubresource: false,
+  schema: leaseSchema,
 };
 
 /** Core Secrets (key material a rule names by reference). */

@@ -68,19 +68,29 @@ export async function syncRuleEvent(event: IntakeEvent, ctx: SyncContext): Promi
   }
 }
 
+/** Which CNFs the event concerns, and the version of the object it names as re-read. */
+interface EventWork {
+  readonly work: CnfWork;
+  /** metadata.resourceVersion of the live Deployment or Pod; undefined for a resync or a deletion. */
+  readonly triggerVersion: string | undefined;
+}
+
 /** Which CNFs the event concerns: a Deployment or Pod is re-read first. */
-async function workOf(event: IntakeEvent, kube: KubeClient): Promise<CnfWork> {
-  if (event.type === "resync") return planResyncWork(event.scope);
+async function workOf(event: IntakeEvent, kube: KubeClient): Promise<EventWork> {
+  if (event.type === "resync") {
+    return { work: planResyncWork(event.scope), triggerVersion: undefined };
+  }
   const kind = cnfObjectKind(event.ref);
-  if (!kind.ok) return kind.work;
+  if (!kind.ok) return { work: kind.work, triggerVersion: undefined };
   const key = { namespace: event.ref.namespace, name: event.ref.name };
   const live =
     kind.kind === "Deployment" ? await kube.get(DEPLOYMENTS, key) : await kube.get(PODS, key);
-  return planObjectWork({
+  const work = planObjectWork({
     ref: event.ref,
     liveLabels: live === undefined ? undefined : (live.metadata.labels ?? {}),
     eventObject: event.object,
   });
+  return { work, triggerVersion: live?.metadata.resourceVersion };
 }
 
 function logReport(ctx: SyncContext, work: CnfWork, report: CnfBatchReport): void {
@@ -105,13 +115,23 @@ async function syncCnfs(
   ctx: SyncContext,
   cnfConcurrency: number,
 ): Promise<Outcome> {
-  const work = await workOf(event, ctx.kube);
+  const { work, triggerVersion } = await workOf(event, ctx.kube);
   if (work.kind === "malformed") return malformed(work.code, work.reason);
   if (work.kind === "skip") {
     ctx.log.info({ reason: work.reason }, `ignoring event: ${work.reason}`);
     return done(`ignored: ${work.reason}`);
   }
-  const report = await runCnfWork(ctx, work, { cnfConcurrency });
+  const lease =
+    work.kind === "cnf" && ctx.cnfLease !== undefined
+      ? { settings: ctx.cnfLease, ...(triggerVersion === undefined ? {} : { triggerVersion }) }
+      : undefined;
+  const report = await runCnfWork(ctx, work, { cnfConcurrency, ...(lease ? { lease } : {}) });
+  if (report.leaseHeld !== undefined) {
+    const { covered, holder } = report.leaseHeld;
+    const why = report.outcome.kind === "done" ? report.outcome.result : "lease busy";
+    ctx.log.info({ holder, covered }, `CNF sync not run: ${why}`);
+    return report.outcome;
+  }
   logReport(ctx, work, report);
   ctx.onCnfsSynced?.(notInSyncCounts(report), coversCluster(work.kind, report));
   return report.outcome;

@@ -41,10 +41,16 @@ import {
   type StoredLedger,
 } from "./prune-ledger.js";
 import { syncRules, type SyncContext, type SyncReport } from "./sync.js";
+import { withCnfLease, type CnfLeaseSettings } from "./cnf-lease.js";
 
 export interface CnfSyncOptions {
   /** How many CNFs a namespace or cluster resync syncs at once (pods per CNF: SyncContext). */
   readonly cnfConcurrency?: number;
+  /**
+   * One CNF's sync holds its Lease (cnf-lease.ts) when set; `triggerVersion` is the
+   * resourceVersion of the object whose change triggered it, when there is one.
+   */
+  readonly lease?: { readonly settings: CnfLeaseSettings; readonly triggerVersion?: string };
 }
 
 export interface ScopeReport {
@@ -61,6 +67,8 @@ export interface ScopeReport {
 export interface CnfBatchReport {
   readonly scopes: readonly ScopeReport[];
   readonly outcome: Outcome;
+  /** Set when the CNF's sync did not run: another sync held its Lease (cnf-lease.ts). */
+  readonly leaseHeld?: { readonly covered: boolean; readonly holder: string };
 }
 
 const RETRY_SECONDS = 5;
@@ -204,6 +212,32 @@ async function guarded(scope: CnfScope, work: () => Promise<ScopeReport>): Promi
   }
 }
 
+/** A CNF's sync under its Lease: a holder that covers it answers for it, a busy one is retried. */
+async function syncOneCnfLeased(
+  ctx: SyncContext,
+  scope: CnfScope,
+  lease: NonNullable<CnfSyncOptions["lease"]>,
+): Promise<CnfBatchReport> {
+  const leased = await withCnfLease(ctx, lease.settings, scope, lease.triggerVersion, () =>
+    syncOneCnf(ctx, scope),
+  );
+  if (leased.kind === "ran") return leased.value;
+  const where = `${scope.namespace}/${scope.purpose}`;
+  if (leased.kind === "covered") {
+    return {
+      scopes: [],
+      outcome: done(`covered: a sync of CNF ${where} that began after this change is running`),
+      leaseHeld: { covered: true, holder: leased.holder },
+    };
+  }
+  const message = `another sync of CNF ${where} held its Lease for ${lease.settings.waitMs} ms (holder ${leased.holder})`;
+  return {
+    scopes: [],
+    outcome: retryLater(message, RETRY_SECONDS),
+    leaseHeld: { covered: false, holder: leased.holder },
+  };
+}
+
 async function syncOneCnf(ctx: SyncContext, scope: CnfScope): Promise<CnfBatchReport> {
   const report = await guarded(scope, async () => {
     const [observation, rules] = await Promise.all([
@@ -279,6 +313,10 @@ export async function runCnfWork(
   work: Extract<CnfWork, { kind: "cnf" | "namespace" | "all" }>,
   options: CnfSyncOptions = {},
 ): Promise<CnfBatchReport> {
-  if (work.kind === "cnf") return syncOneCnf(ctx, work.scope);
+  if (work.kind === "cnf") {
+    return options.lease === undefined
+      ? syncOneCnf(ctx, work.scope)
+      : syncOneCnfLeased(ctx, work.scope, options.lease);
+  }
   return syncMany(ctx, work.kind === "namespace" ? work.namespace : undefined, options);
 }

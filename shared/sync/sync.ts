@@ -55,6 +55,7 @@ import { planRuleEvent } from "./plan-events.js";
 import { planDeletionTarget } from "./plan-targets.js";
 import type { RuleTarget } from "./plan-writes.js";
 import { resolveSecretRefs } from "./secret-refs.js";
+import type { CnfLeaseSettings } from "./cnf-lease.js";
 
 /** How many rules' API writes (claims, statuses) are in flight at once. */
 const STATUS_WRITE_CONCURRENCY = 32;
@@ -73,6 +74,8 @@ export interface SyncContext {
   readonly restarts?: CnfRestartPacer;
   /** Where rule Events go (shared/kube's recorder); none when absent. */
   readonly events?: EventRecorder;
+  /** A CNF-wide sync of one CNF holds its Lease (cnf-lease.ts); uncoordinated when absent. */
+  readonly cnfLease?: CnfLeaseSettings;
   /**
    * Told, after a CNF-wide sync, how many rules of each CNF synced are not in sync (the
    * sdewan_rules_not_in_sync gauge); `complete` when the counts cover every CNF of the cluster.

@@ -241,16 +241,4 @@ export async function metricValue(
   return match?.value ?? 0;
 }
 
-/** Polls `condition` until true or the deadline; for state that announces no event (metrics). */
-export async function waitUntil(
-  what: string,
-  condition: () => Promise<boolean> | boolean,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+export { waitUntil } from "./support/wait.js";

@@ -96,7 +96,8 @@ describe("300 rules over all kinds on a restarted CNF", () => {
     console.log(
       `300-rule re-apply on both restarted pods, no status change: ${Math.round(performance.now() - cnfOnly)} ms; API requests ${world.calls.api}, CNF requests ${world.calls.cnf}`,
     );
-    expect(world.calls.api).toBe(14 + ALL_RULE_KINDS.length);
+    // + the CNF's sync Lease, taken and released (ADR 0008).
+    expect(world.calls.api).toBe(14 + ALL_RULE_KINDS.length + 2);
     expect(world.cnfWrites(cnf)).toEqual([300, 300]);
 
     // Nothing changed since: a repeat call only reads each collection once per pod.

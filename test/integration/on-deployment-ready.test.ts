@@ -62,8 +62,9 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
     expect(await world.syncCnf(cnf)).toEqual({ kind: "done", result: `${SAMPLES} unchanged` });
     expect(world.cnfWrites(cnf)).toEqual([0, 0]);
     expect(world.serviceRestarts(cnf)).toEqual([[], []]);
-    // 1 Deployment get + 1 Deployment list + 1 Pod list + 1 list per rule kind; no status write.
-    expect(world.calls.api).toBe(3 + ALL_RULE_KINDS.length);
+    // 1 Deployment get + 1 Deployment list + 1 Pod list + 1 list per rule kind, + the CNF's sync
+    // Lease taken and released (ADR 0008); no status write.
+    expect(world.calls.api).toBe(3 + ALL_RULE_KINDS.length + 2);
   });
 
   it("a restarted pod gets every rule back in one call; the other pod sees zero writes", async () => {

@@ -231,6 +231,21 @@ describe("on-deployment-ready runs with exactly manifests/rbac/on-deployment-rea
     for (const verb of ["list", "delete", "patch"]) {
       expect([verb, await can("", "configmaps", verb, ledgers)]).toEqual([verb, false]);
     }
+    // The CNF sync Leases (ADR 0008): taken, taken over, deleted there, and nowhere else.
+    const leases = "coordination.k8s.io";
+    for (const verb of ["get", "create", "update", "delete"]) {
+      expect([verb, await can(leases, "leases", verb, ledgers)]).toEqual([verb, true]);
+      for (const namespace of ["kube-system", "sdewan-system", world.namespace, undefined]) {
+        expect([namespace, verb, await can(leases, "leases", verb, namespace)]).toEqual([
+          namespace,
+          verb,
+          false,
+        ]);
+      }
+    }
+    for (const verb of ["list", "watch", "patch"]) {
+      expect([verb, await can(leases, "leases", verb, ledgers)]).toEqual([verb, false]);
+    }
     // And the API server agrees when the token tries.
     const patch = { metadata: { annotations: { touched: "yes" } } };
     expect(
@@ -276,6 +291,22 @@ describe("on-deployment-ready runs with exactly manifests/rbac/on-deployment-rea
     expect(await ledgerText(identity)).toBeUndefined();
     expect(world.log.lines.join("\n")).toContain(
       `grant get, create and update on configmaps in namespace ${ledgersOf(identity)}`,
+    );
+  });
+
+  it("without creating Leases in its namespace, a CNF is synced uncoordinated (the function says which grant is missing)", async () => {
+    const identity = await identityFrom("on-deployment-ready.yaml", {
+      group: "coordination.k8s.io",
+      resource: "leases",
+      verb: "create",
+    });
+    expect((await syncAs(identity).handle(deploymentEvent(), world.context())).kind).toBe("done");
+    expect(world.held(cnf, ZONES)).toEqual([
+      ["lan1", "wan1"],
+      ["lan1", "wan1"],
+    ]);
+    expect(world.log.lines.join("\n")).toContain(
+      `grant get, create, update and delete on leases in namespace ${ledgersOf(identity)}`,
     );
   });
 
