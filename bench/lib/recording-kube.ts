@@ -150,9 +150,10 @@ export class RecordingKube implements KubeClient {
     key: ObjectKey,
     finalizer: string,
     known?: KnownFinalizers,
+    written?: (object: KubeObject) => void,
   ): Promise<FinalizerResult> {
     return this.tally.note("add-finalizer", type, () =>
-      this.inner.addFinalizer(type, key, finalizer, known),
+      this.inner.addFinalizer(type, key, finalizer, known, written),
     );
   }
 

@@ -90,13 +90,15 @@ export interface KubeClient {
   ): Promise<T>;
   /**
    * Adds `finalizer` unless present; safe under concurrent writers (see changeFinalizer). With
-   * `known` (the metadata the caller just read) the first attempt needs no read of its own.
+   * `known` (the metadata the caller just read) the first attempt needs no read of its own;
+   * `written` is told the object as the write answered (e.g. to know its own write's echo).
    */
   addFinalizer(
     type: ResourceType,
     key: ObjectKey,
     finalizer: string,
     known?: KnownFinalizers,
+    written?: (object: KubeObject) => void,
   ): Promise<FinalizerResult>;
   removeFinalizer(
     type: ResourceType,
@@ -251,8 +253,9 @@ class ApiClient implements KubeClient {
     key: ObjectKey,
     finalizer: string,
     known?: KnownFinalizers,
+    written?: (object: KubeObject) => void,
   ): Promise<FinalizerResult> {
-    return this.changeFinalizer(type, key, { finalizer, change: "add" }, known);
+    return this.changeFinalizer(type, key, { finalizer, change: "add" }, known, written);
   }
 
   removeFinalizer(
@@ -275,6 +278,7 @@ class ApiClient implements KubeClient {
     key: ObjectKey,
     { finalizer, change }: { readonly finalizer: string; readonly change: FinalizerChange },
     known: KnownFinalizers | undefined,
+    written?: (object: KubeObject) => void,
   ): Promise<FinalizerResult> {
     const attempts = this.options.maxConflictAttempts;
     try {
@@ -285,7 +289,9 @@ class ApiClient implements KubeClient {
         const next = planFinalizers(current.finalizers, finalizer, change);
         if (next === null) return change === "add" ? "alreadyPresent" : "alreadyAbsent";
         const patch = { metadata: { resourceVersion: current.resourceVersion, finalizers: next } };
-        await this.patch(type, key, patch, "", `${change} finalizer on ${describeKey(type, key)}`);
+        const operation = `${change} finalizer on ${describeKey(type, key)}`;
+        const answer = await this.patch(type, key, patch, "", operation);
+        written?.(answer);
         return change === "add" ? "added" : "removed";
       });
     } catch (error) {

@@ -10,10 +10,11 @@ import {
   type KnownFinalizers,
   type KubeClient,
   type KubeError,
+  type KubeObject,
 } from "../kube/index.js";
 import { requireKind, ruleKey, type RuleKey, type RuleStatus } from "../rules/index.js";
 import { done, permanent, retryLater, type Outcome } from "../core/outcome.js";
-import { processOwnStatusWrites } from "./own-writes.js";
+import { processOwnWrites } from "./own-writes.js";
 import type { RuleIdentity } from "./plan-rules.js";
 import {
   planSuperseded,
@@ -67,12 +68,16 @@ export type ClaimResult =
 export async function claimRule(
   kube: KubeClient,
   rule: RuleIdentity,
-  observed: KnownFinalizers,
+  observed: KnownFinalizers & { readonly echoBasis: string },
 ): Promise<ClaimResult> {
   const entry = requireKind(rule.kind);
   const key = { namespace: rule.namespace, name: rule.name };
+  // This delivery answers for the version its claim writes: that echo is skipped (own-writes.ts).
+  const written = (object: KubeObject) =>
+    processOwnWrites.recordWrite(observed.echoBasis, object.metadata);
   try {
-    const result = await kube.addFinalizer(ruleResource(entry), key, entry.finalizer, observed);
+    const type = ruleResource(entry);
+    const result = await kube.addFinalizer(type, key, entry.finalizer, observed, written);
     return result === "gone" ? { claimed: false, outcome: done("gone") } : { claimed: true };
   } catch (error) {
     if (!isKubeError(error)) throw error;
@@ -123,11 +128,13 @@ export async function markApplying(
   rule: RuleIdentity,
   oldStatus: RuleStatus | undefined,
   status: RuleStatus,
+  echoBasis: string,
 ): Promise<void> {
   const type = ruleResource(requireKind(rule.kind));
   const key = { namespace: rule.namespace, name: rule.name };
   try {
-    await kube.patchStatus(type, key, statusMergePatch(oldStatus, status));
+    const { metadata } = await kube.patchStatus(type, key, statusMergePatch(oldStatus, status));
+    processOwnWrites.recordWrite(echoBasis, metadata);
   } catch (error) {
     if (!isKubeError(error)) throw error;
   }
@@ -141,14 +148,27 @@ export interface DecisionResult {
   readonly finalizerFailure?: ClaimFailure;
 }
 
-/** The status write left the rule decided on (not a replacement of the same name) in sync. */
-function leftInSync(decision: RuleDecision, decidedUid?: string, writtenUid?: string): boolean {
-  return (
-    decision.status?.inSync === true &&
-    decision.finalizer === "keep" &&
-    decidedUid !== undefined &&
-    writtenUid === decidedUid
-  );
+/**
+ * The status write, corrected at once when its answer shows a newer generation (Superseded).
+ * Otherwise its echo is our own (own-writes.ts); an in-sync one may be skipped however read.
+ */
+async function writeStatus(
+  kube: KubeClient,
+  rule: RuleIdentity,
+  oldStatus: RuleStatus | undefined,
+  status: RuleStatus,
+  echoBasis: string | undefined,
+): Promise<RuleAfterWrite> {
+  const type = ruleResource(requireKind(rule.kind));
+  const key = { namespace: rule.namespace, name: rule.name };
+  const { metadata } = await kube.patchStatus(type, key, statusMergePatch(oldStatus, status));
+  const superseded = planSuperseded(status, metadata.generation, now());
+  if (superseded !== null) {
+    await kube.patchStatus(type, key, statusMergePatch(status, superseded));
+  } else if (echoBasis !== undefined) {
+    processOwnWrites.recordWrite(echoBasis, metadata, status.inSync === true);
+  }
+  return { uid: metadata.uid, deleting: metadata.deletionTimestamp !== undefined };
 }
 
 export async function applyRuleDecision(
@@ -156,8 +176,8 @@ export async function applyRuleDecision(
   rule: RuleIdentity,
   oldStatus: RuleStatus | undefined,
   decision: RuleDecision,
-  /** As read, with the uid of the rule decided on (a status write on a replacement is no echo). */
-  observed: KnownFinalizers & { readonly uid?: string | undefined },
+  /** As read, with echoBasisOf the rule decided on (own-writes.ts), to know our write's echo. */
+  observed: KnownFinalizers & { readonly echoBasis?: string },
 ): Promise<DecisionResult> {
   const entry = requireKind(rule.kind);
   const type = ruleResource(entry);
@@ -165,19 +185,7 @@ export async function applyRuleDecision(
   let after: RuleAfterWrite | undefined;
   try {
     if (decision.status !== null) {
-      const { metadata } = await kube.patchStatus(
-        type,
-        key,
-        statusMergePatch(oldStatus, decision.status),
-      );
-      after = { uid: metadata.uid, deleting: metadata.deletionTimestamp !== undefined };
-      const superseded = planSuperseded(decision.status, metadata.generation, now());
-      if (superseded !== null) {
-        await kube.patchStatus(type, key, statusMergePatch(decision.status, superseded));
-      } else if (leftInSync(decision, observed.uid, metadata.uid)) {
-        // The update event this write causes is our own echo (own-writes.ts).
-        processOwnStatusWrites.record(metadata.uid, metadata.resourceVersion);
-      }
+      after = await writeStatus(kube, rule, oldStatus, decision.status, observed.echoBasis);
     }
   } catch (error) {
     if (isKubeError(error, "notFound")) return { outcome: done("gone"), after: "gone" };

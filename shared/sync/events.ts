@@ -10,7 +10,7 @@ import { DEPLOYMENTS, PODS, ruleResource, type KubeClient } from "../kube/index.
 import { byKind, RULE_KIND_NAMES } from "../rules/index.js";
 import { kubeFailureOutcome } from "./apply-rule.js";
 import { observeRuleAndCnf } from "./observe.js";
-import { processOwnStatusWrites } from "./own-writes.js";
+import { processOwnWrites } from "./own-writes.js";
 import { parseRuleObject } from "./observed.js";
 import { cnfObjectKind, planObjectWork, planResyncWork, type CnfWork } from "./plan-scope.js";
 import { runCnfWork, type CnfBatchReport } from "./resync.js";
@@ -18,6 +18,27 @@ import { coversCluster, notInSyncCounts } from "./sync-counts.js";
 import { syncRules, type SyncContext } from "./sync.js";
 
 type ObjectEvent = Extract<IntakeEvent, { type: "object" }>;
+
+/** The uid and resourceVersion of the object a Resource-mode event carries, when it has them. */
+function carriedVersion(event: ObjectEvent): { uid?: string; version?: string } {
+  const metadata = event.object?.["metadata"];
+  if (typeof metadata !== "object" || metadata === null) return {};
+  const { uid, resourceVersion } = metadata as Record<string, unknown>;
+  return {
+    ...(typeof uid === "string" ? { uid } : {}),
+    ...(typeof resourceVersion === "string" ? { version: resourceVersion } : {}),
+  };
+}
+
+function skipEcho(ctx: SyncContext, event: ObjectEvent, saved: string): Outcome {
+  const { ref } = event;
+  ctx.calls.ownEchoesSkipped = (ctx.calls.ownEchoesSkipped ?? 0) + 1;
+  ctx.log.debug(
+    { rule: `${ref.kind} ${ref.namespace}/${ref.name}` },
+    `echo of own write: ${saved}`,
+  );
+  return done("unchanged");
+}
 
 async function syncRule(event: ObjectEvent, ctx: SyncContext): Promise<Outcome> {
   const { ref } = event;
@@ -31,19 +52,22 @@ async function syncRule(event: ObjectEvent, ctx: SyncContext): Promise<Outcome> 
   if (ref.namespace === "") {
     return malformed("MissingNamespace", `${ref.kind} ${ref.name}: rule kinds are namespaced`);
   }
+  // Resource mode: the event says which version it is; our own write's echo needs no read.
+  const carried = carriedVersion(event);
+  if (
+    event.action === "update" &&
+    processOwnWrites.takeEcho(carried.uid, carried.version, "carried")
+  ) {
+    return skipEcho(ctx, event, "no reads");
+  }
   const key = { namespace: ref.namespace, name: ref.name };
   const observed = await observeRuleAndCnf(ctx.kube, ruleResource(entry), key);
   // Deleted (and released) before we got here: the finalizer path already cleaned the CNF.
   if (observed === undefined) return done("gone");
   const { raw, observation } = observed;
   const { uid, resourceVersion } = raw.metadata;
-  if (event.action === "update" && processOwnStatusWrites.takeEcho(uid, resourceVersion)) {
-    ctx.calls.ownEchoesSkipped = (ctx.calls.ownEchoesSkipped ?? 0) + 1;
-    ctx.log.debug(
-      { rule: `${ref.kind} ${ref.namespace}/${ref.name}` },
-      "echo of own status write: no CNF reads",
-    );
-    return done("unchanged");
+  if (event.action === "update" && processOwnWrites.takeEcho(uid, resourceVersion, "read")) {
+    return skipEcho(ctx, event, "no CNF reads");
   }
   const request = { observation, readMode: "items", restartMode: "coalesce" } as const;
   const report = await syncRules(ctx, { ...request, rules: [parseRuleObject(raw)] });

@@ -45,4 +45,4 @@ export {
 } from "./prune-ledger.js";
 export { PRUNE_ANNOTATION } from "./plan-prune.js";
 export { syncCnfEvent, syncRuleEvent } from "./events.js";
-export { processOwnStatusWrites } from "./own-writes.js";
+export { processOwnWrites } from "./own-writes.js";

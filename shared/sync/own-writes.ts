@@ -1,37 +1,105 @@
 /**
- * The rule versions this process's own status writes produced, for rules they left in sync. An
- * update event for exactly that version is the echo of our write (upstream filters these with a
- * generation predicate): nothing about the rule changed since it was applied, so the event skips
- * the CNF reads. Drift on the CNF is the resync's job. Only update events qualify (our write's
- * echo is one), and each write is skipped once. Per process and safe to lose: a lost entry costs
- * one full check, and any change to the rule (spec, labels, deletion) changes its version.
+ * The rule versions this process's own writes produced: a claim (the finalizer), an Applying
+ * mark, a status. Each write causes an update event for exactly that version, the echo of our
+ * write (upstream filters these with a generation predicate). The delivery that made the write
+ * answers for that version: it applied what it read (or is redelivered until it has), so the echo
+ * has nothing to add and is skipped, without even reading the rule when the event carries the
+ * object (Resource mode). Drift on the CNF is the resync's job.
+ *
+ * A version is recorded only when the write's answer shows that nothing but our write changed
+ * the rule since it was read (same generation, labels, annotations and deletion state): a status
+ * patch carries no precondition, and a label that moved the rule to another CNF in between must
+ * not be skipped. Only update events qualify, and each version is skipped once: a later delivery
+ * of it (a duplicate, a re-list) is checked in full. Per process and safe to lose: a lost entry
+ * costs one full check.
+ *
+ * Which versions are skipped depends on how the event names its version:
+ * - carried by the event (Resource mode): any version whose delivery then **finished** (answered
+ *   done or permanent for the rule), or a status write that left the rule **in sync**. Not one
+ *   written by a delivery that answered "retry": the connector merges an echo queued behind a
+ *   failed delivery into its retry (the later event's object wins), and that retry must run.
+ * - read live (Reference mode): only an in-sync status write. The live version cannot tell an
+ *   echo from a redelivery or from a rule event sent because something else changed (a CNF that
+ *   appeared): those must run, and only an in-sync rule has nothing left to do for its version.
  */
+import type { ObjectMeta } from "../core/objects.js";
 
-const MAX_ENTRIES = 20_000;
+const MAX_RULES = 20_000;
+/** A pass writes at most a claim, a mark, a status and a correction. */
+const MAX_VERSIONS_PER_RULE = 4;
 
-export class OwnStatusWrites {
-  private readonly versions = new Map<string, string>();
+/** What must be unchanged between our read and our write's answer for the echo to be skipped. */
+export function echoBasisOf(meta: ObjectMeta): string {
+  const sorted = (map: Readonly<Record<string, string>> | undefined) =>
+    Object.entries(map ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify([
+    meta.uid ?? "",
+    meta.generation ?? 0,
+    meta.deletionTimestamp ?? "",
+    sorted(meta.labels),
+    sorted(meta.annotations),
+  ]);
+}
 
-  /** Our status write left the rule `uid` in sync at `resourceVersion`. */
-  record(uid: string | undefined, resourceVersion: string | undefined): void {
+interface OwnVersion {
+  readonly version: string;
+  /** A status write that left the rule in sync. */
+  readonly inSync: boolean;
+  /** The delivery that wrote it answered done or permanent for the rule. */
+  readonly finished: boolean;
+}
+
+/** How the event names its version (see above). */
+export type EchoEvidence = "carried" | "read";
+
+export class OwnWrites {
+  private readonly versions = new Map<string, OwnVersion[]>();
+
+  /**
+   * Our write answered `written`; the rule had read as `readBasis` (echoBasisOf) when we decided
+   * to write. Recorded only when nothing else changed in between.
+   */
+  recordWrite(readBasis: string, written: ObjectMeta, inSync = false): void {
+    const { uid, resourceVersion } = written;
     if (uid === undefined || resourceVersion === undefined) return;
+    if (echoBasisOf(written) !== readBasis) return;
+    const known = this.versions.get(uid) ?? [];
     this.versions.delete(uid);
-    if (this.versions.size >= MAX_ENTRIES) {
+    if (this.versions.size >= MAX_RULES) {
       const oldest = this.versions.keys().next().value;
       if (oldest !== undefined) this.versions.delete(oldest);
     }
-    this.versions.set(uid, resourceVersion);
+    const entry = { version: resourceVersion, inSync, finished: false };
+    this.versions.set(uid, [...known, entry].slice(-MAX_VERSIONS_PER_RULE));
+  }
+
+  /** The delivery that wrote them finished for rule `uid` (done or permanent, not retry). */
+  finish(uid: string | undefined): void {
+    const known = uid === undefined ? undefined : this.versions.get(uid);
+    if (uid === undefined || known === undefined) return;
+    this.versions.set(
+      uid,
+      known.map((v) => ({ ...v, finished: true })),
+    );
   }
 
   /**
-   * Whether the rule as read is exactly what our last in-sync status write left. True once per
-   * write: a write has one echo, and a later delivery of that version (a duplicate, a re-list) is
-   * checked in full.
+   * Whether `resourceVersion` of rule `uid` is the echo of our own write that may be skipped on
+   * this `evidence` (see above); true once per write.
    */
-  takeEcho(uid: string | undefined, resourceVersion: string | undefined): boolean {
+  takeEcho(
+    uid: string | undefined,
+    resourceVersion: string | undefined,
+    evidence: EchoEvidence,
+  ): boolean {
     if (uid === undefined || resourceVersion === undefined) return false;
-    if (this.versions.get(uid) !== resourceVersion) return false;
-    this.versions.delete(uid);
+    const known = this.versions.get(uid) ?? [];
+    const match = known.find((v) => v.version === resourceVersion);
+    const skippable = evidence === "carried" ? match?.inSync || match?.finished : match?.inSync;
+    if (match === undefined || skippable !== true) return false;
+    const rest = known.filter((v) => v !== match);
+    if (rest.length === 0) this.versions.delete(uid);
+    else this.versions.set(uid, rest);
     return true;
   }
 
@@ -41,4 +109,4 @@ export class OwnStatusWrites {
   }
 }
 
-export const processOwnStatusWrites = new OwnStatusWrites();
+export const processOwnWrites = new OwnWrites();

@@ -13,6 +13,7 @@ import {
   type RuleStatus,
 } from "../rules/index.js";
 import type { CnfObservation, ObservedRuleCr } from "./observed.js";
+import { echoBasisOf } from "./own-writes.js";
 import type { ObservedRule, PodSyncResult } from "./plan-status.js";
 import { isDeleting, planDeletionTarget, planRuleTarget } from "./plan-targets.js";
 import { findObjectCollisions, type RuleTarget } from "./plan-writes.js";
@@ -32,6 +33,8 @@ export interface PlannedRule {
   readonly purpose: string | undefined;
   /** What its finalizer writes start from, so they need no read of their own. */
   readonly meta: KnownFinalizers;
+  /** The rule as read, to tell our own writes' echoes (own-writes.ts echoBasisOf). */
+  readonly echoBasis: string;
   readonly observed: ObservedRule;
   readonly oldStatus: RuleStatus | undefined;
   readonly target: RuleTarget | undefined;
@@ -79,6 +82,7 @@ export function planRule(rule: ObservedRuleCr, observation: CnfObservation): Pla
     uid: meta.uid,
     purpose: meta.labels?.[PURPOSE_LABEL],
     meta: { resourceVersion: meta.resourceVersion ?? "", finalizers: meta.finalizers ?? [] },
+    echoBasis: echoBasisOf(meta),
     observed,
     oldStatus: observed.status,
     needs: needsOf(rule),

@@ -55,6 +55,7 @@ import { planRuleEvent } from "./plan-events.js";
 import { planDeletionTarget } from "./plan-targets.js";
 import type { RuleTarget } from "./plan-writes.js";
 import { resolveSecretRefs } from "./secret-refs.js";
+import { processOwnWrites } from "./own-writes.js";
 import type { CnfLeaseSettings } from "./cnf-lease.js";
 
 /** How many rules' API writes (claims, statuses) are in flight at once. */
@@ -221,7 +222,10 @@ async function claimRules(
         if (rule.target === undefined || !willWrite) return rule;
         let ready = rule;
         if (needsClaim(rule.observed, willWrite)) {
-          const claim = await claimRule(ctx.kube, rule.identity, rule.meta);
+          const claim = await claimRule(ctx.kube, rule.identity, {
+            ...rule.meta,
+            echoBasis: rule.echoBasis,
+          });
           if (!claim.claimed) {
             return { rule: rule.identity, outcome: await claimFailed(ctx, rule, claim) };
           }
@@ -230,7 +234,7 @@ async function claimRules(
         // No inSync=true for an earlier generation while this one is written (issue 17).
         const applying = planApplying(rule.observed, ctx.now());
         if (applying !== null) {
-          await markApplying(ctx.kube, rule.identity, rule.oldStatus, applying);
+          await markApplying(ctx.kube, rule.identity, rule.oldStatus, applying, rule.echoBasis);
         }
         return ready;
       }),
@@ -321,7 +325,7 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
         });
         const applied = await applyRuleDecision(ctx.kube, rule.identity, rule.oldStatus, decision, {
           ...rule.meta,
-          uid: rule.uid,
+          echoBasis: rule.echoBasis,
         });
         const result = await reportFinalizerFailure(ctx, rule, applied);
         if (result.after !== "gone") await recordEvent(ctx, rule, decision);
@@ -330,8 +334,20 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
     ),
   );
   const raced = await settleRacedWrites(ctx, request, decided);
+  finishOwnWrites(decided, raced);
   const rules = [...unclaimed, ...raced];
   return { rules, pods, outcome: worstOutcome(rules.map((r) => r.outcome)) };
+}
+
+/**
+ * This delivery answered for its own writes of each rule it finished (done or permanent): their
+ * echoes carry nothing new (own-writes.ts). A rule to retry is not finished.
+ */
+function finishOwnWrites(decided: readonly DecidedRule[], reports: readonly RuleReport[]): void {
+  decided.forEach((d, i) => {
+    const outcome = reports[i]?.outcome;
+    if (outcome !== undefined && outcome.kind !== "retry") processOwnWrites.finish(d.rule.uid);
+  });
 }
 
 /** The rule's Event for this decision, if it is worth one (plan-events.ts); best-effort. */

@@ -20,7 +20,7 @@ import {
 import type { CallCounters } from "../../shared/core/context.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
 import type { Outcome } from "../../shared/core/outcome.js";
-import { processOwnStatusWrites } from "../../shared/sync/index.js";
+import { processOwnWrites } from "../../shared/sync/index.js";
 import { adminKubeConfig, newNamespace } from "./support/cluster.js";
 
 /**
@@ -198,7 +198,7 @@ export class SyncWorld extends CnfFleet {
     options: { order?: "apply" | "reverse"; rounds?: number } = {},
   ): Promise<Map<string, Outcome>> {
     // A controller that comes up is a new process: it remembers none of its own status writes.
-    processOwnStatusWrites.clear();
+    processOwnWrites.clear();
     const rules = await this.listRules();
     if ((options.order ?? "reverse") === "reverse") rules.reverse();
     const outcomes = new Map<string, Outcome>();
