@@ -68,11 +68,21 @@ export async function startOurWorld(ctx: BenchContext, purpose: string): Promise
   const fleet = new CnfFleet(kube);
   const cnf = await fleet.createCnf(purpose, { namespace, pods: 2 });
   await writeDeploymentStatus(kube, cnf, cnf.pods.length);
-  const env = { KUBECONFIG: ctx.cluster.kubeconfigPath, LOG_LEVEL: "warn" };
+  const env = {
+    KUBECONFIG: ctx.cluster.kubeconfigPath,
+    LOG_LEVEL: process.env["SDEWAN_BENCH_PEER_LOG_LEVEL"] ?? "warn",
+  };
   const functions = await spawnFunctionServer({
     logFile: path.join(ctx.workDir, "peer-functions.log"),
     // As stack.yml ships it (the connector redelivers): restarts paced per burst (ADR 0007).
-    env: { ...env, FUNCTIONS, CNF_RESTART_MIN_INTERVAL_MS: "10000" },
+    // Its own state (prune ledgers, CNF sync Leases, ADR 0008) in the row's namespace, which
+    // stands in for sdewan-prune-ledgers.
+    env: {
+      ...env,
+      FUNCTIONS,
+      CNF_RESTART_MIN_INTERVAL_MS: "10000",
+      PRUNE_LEDGER_NAMESPACE: namespace,
+    },
   });
   const stops: (() => Promise<unknown>)[] = [() => functions.stop(), () => fleet.close()];
   const close = async (): Promise<void> => {
