@@ -10,6 +10,7 @@
  */
 import { createHash } from "node:crypto";
 import type { CallCounters } from "../core/context.js";
+import { microTime } from "../core/micro-time.js";
 import { kubeObjectSchema, type KubeObject } from "../core/objects.js";
 import type { KubeClient } from "./client.js";
 import { isKubeError } from "./errors.js";
@@ -68,9 +69,6 @@ export interface RecorderOptions {
 const NOTE_LIMIT = 1024;
 const NAME_LIMIT = 253;
 
-/** MicroTime as the API wants it: RFC 3339 with six fractional digits. */
-const microTime = (date: Date): string => date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
-
 function cut(note: string): string {
   const bytes = Buffer.from(note, "utf8");
   if (bytes.length <= NOTE_LIMIT) return note;
@@ -98,12 +96,81 @@ interface ReportedEvent extends EventRecord {
   readonly instance: string;
 }
 
+const KNOWN_SERIES_LIMIT = 10_000;
+
+/**
+ * Per process: the series count and resourceVersion this process last wrote for an Event, so
+ * that its next repeat is one PATCH (with that resourceVersion as precondition) instead of a
+ * refused create, a read and a patch. Safe to lose: a miss or a stale entry costs the long way.
+ */
+const knownSeries = new Map<string, { readonly resourceVersion: string; readonly count: number }>();
+
+function rememberSeries(key: string, written: KubeObject, count: number): void {
+  const { resourceVersion } = written.metadata;
+  knownSeries.delete(key);
+  if (resourceVersion === undefined) return;
+  if (knownSeries.size >= KNOWN_SERIES_LIMIT) {
+    const oldest = knownSeries.keys().next().value;
+    if (oldest !== undefined) knownSeries.delete(oldest);
+  }
+  knownSeries.set(key, { resourceVersion, count });
+}
+
+/**
+ * One more in a series this process wrote last: "counted"; "exists" when another writer counted
+ * since (re-read it), "unknown" when it is not known here or has expired (create it).
+ */
+async function countKnown(
+  kube: KubeClient,
+  key: string,
+  target: { readonly namespace: string; readonly name: string },
+  now: Date,
+): Promise<"counted" | "exists" | "unknown"> {
+  const known = knownSeries.get(key);
+  if (known === undefined) return "unknown";
+  const count = known.count + 1;
+  try {
+    const patched = await kube.mergePatch(EVENTS, target, {
+      metadata: { resourceVersion: known.resourceVersion },
+      series: { count, lastObservedTime: microTime(now) },
+    });
+    rememberSeries(key, patched, count);
+    return "counted";
+  } catch (error) {
+    knownSeries.delete(key);
+    if (isKubeError(error, "conflict")) return "exists";
+    if (isKubeError(error, "notFound")) return "unknown";
+    throw error;
+  }
+}
+
 async function createOrCount(kube: KubeClient, event: ReportedEvent, now: Date): Promise<void> {
   const namespace = event.regarding.namespace === "" ? "default" : event.regarding.namespace;
   const name = eventName(event);
   const note = cut(event.note);
+  const key = `${namespace}/${name}`;
+  const known = await countKnown(kube, key, { namespace, name }, now);
+  if (known === "counted") return;
+  if (known === "unknown") {
+    if (await create(kube, event, { namespace, name, note }, now)) return;
+  }
+  await countRead(kube, key, { namespace, name }, now);
+}
+
+/** Creates the Event; false when it exists already (this occurrence was recorded before). */
+async function create(
+  kube: KubeClient,
+  event: ReportedEvent,
+  {
+    namespace,
+    name,
+    note,
+  }: { readonly namespace: string; readonly name: string; readonly note: string },
+  now: Date,
+): Promise<boolean> {
+  const key = `${namespace}/${name}`;
   try {
-    await kube.create(EVENTS, {
+    const created = await kube.create(EVENTS, {
       apiVersion: "events.k8s.io/v1",
       kind: "Event",
       metadata: { name, namespace },
@@ -116,18 +183,29 @@ async function createOrCount(kube: KubeClient, event: ReportedEvent, now: Date):
       type: event.type,
       regarding: event.regarding,
     });
-    return;
+    rememberSeries(key, created, 1);
+    return true;
   } catch (error) {
     // 409 AlreadyExists: this occurrence has been recorded before.
     if (!isKubeError(error, "conflict")) throw error;
+    return false;
   }
+}
+
+/** One more in the series of an Event read now (re-read on a concurrent count: none is lost). */
+async function countRead(
+  kube: KubeClient,
+  key: string,
+  { namespace, name }: { readonly namespace: string; readonly name: string },
+  now: Date,
+): Promise<void> {
   // Seen before: one more in its series (re-read on a concurrent count, so none is lost).
   await retryOnConflict({ attempts: 3 }, async () => {
     const existing = await kube.get(EVENTS, { namespace, name });
     if (existing === undefined) return;
     const { series } = existing as KubeObject & SeriesFields;
     const count = (series?.count ?? 1) + 1;
-    await kube.mergePatch(
+    const patched = await kube.mergePatch(
       EVENTS,
       { namespace, name },
       {
@@ -135,6 +213,7 @@ async function createOrCount(kube: KubeClient, event: ReportedEvent, now: Date):
         series: { count, lastObservedTime: microTime(now) },
       },
     );
+    rememberSeries(key, patched, count);
   });
 }
 

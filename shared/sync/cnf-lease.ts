@@ -13,12 +13,8 @@ import { setTimeout as delay } from "node:timers/promises";
 import { isKubeError, LEASES, type KubeClient, type Lease } from "../kube/index.js";
 import type { Log } from "../core/context.js";
 import type { CnfScope } from "./observed.js";
-import {
-  cnfLeaseObject,
-  decideHeldLease,
-  microTime,
-  type CnfLeaseObject,
-} from "./plan-cnf-lease.js";
+import { microTime } from "../core/micro-time.js";
+import { cnfLeaseObject, decideHeldLease, type CnfLeaseObject } from "./plan-cnf-lease.js";
 
 export interface CnfLeaseSettings {
   /** Where the Leases live (the prune ledgers' namespace). */

@@ -5,6 +5,7 @@
  * Why a Lease and what "covered" means: docs/adr/0008-one-cnf-sync-at-a-time.md.
  */
 import { createHash } from "node:crypto";
+import { microTime } from "../core/micro-time.js";
 import type { Lease } from "../core/objects.js";
 import type { CnfScope } from "./observed.js";
 
@@ -19,11 +20,6 @@ export const LEASE_CNF_PURPOSE_ANNOTATION = "sdewan.akraino.org/cnf-purpose";
 export function cnfLeaseName(scope: CnfScope): string {
   const digest = createHash("sha256").update(`${scope.namespace}/${scope.purpose}`).digest("hex");
   return `cnf-sync-${digest.slice(0, 32)}`;
-}
-
-/** Kubernetes MicroTime: RFC 3339 with exactly six fractional digits. */
-export function microTime(iso: string): string {
-  return new Date(iso).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }
 
 // A type, not an interface: it must fit KubeClient's ObjectInput (an index signature).

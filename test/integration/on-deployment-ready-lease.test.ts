@@ -2,7 +2,8 @@
 // delivers a Pod event and a Deployment event at once, and the CNF is written once, not twice.
 import { jest } from "@jest/globals";
 import { LEASES } from "../../shared/kube/index.js";
-import { cnfLeaseName, microTime } from "../../shared/sync/plan-cnf-lease.js";
+import { cnfLeaseName } from "../../shared/sync/plan-cnf-lease.js";
+import { microTime } from "../../shared/core/micro-time.js";
 import { holdingsOf, sampleRules, type Cnf, type CnfPod } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";
 import { waitUntil } from "./support/wait.js";

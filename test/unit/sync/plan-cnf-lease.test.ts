@@ -4,9 +4,9 @@ import {
   cnfLeaseName,
   cnfLeaseObject,
   decideHeldLease,
-  microTime,
   writtenBefore,
 } from "../../../shared/sync/plan-cnf-lease.js";
+import { microTime } from "../../../shared/core/micro-time.js";
 import type { Lease } from "../../../shared/core/objects.js";
 
 const NOW = "2026-11-25T12:00:30.000Z";
