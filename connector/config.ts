@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { compileLabelSelector, labelSelectorQuery } from "../shared/core/label-selector.js";
 
 const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;

@@ -12,7 +12,7 @@
  */
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
-import { z } from "zod";
+import * as z from "zod";
 import type { KubeConfigSource } from "../shared/kube/config.js";
 import { KubeError, toKubeError } from "../shared/kube/errors.js";
 import {

@@ -2,7 +2,7 @@
  * The objects the connector reads, leniently: only what routing and relisting need. Pure (zod
  * only), so the relist planner can name them without reaching the transport.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 const metadataSchema = z.looseObject({
   name: z.string(),

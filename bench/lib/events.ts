@@ -3,7 +3,7 @@
  * `X-Sdewan-Verbose: 1` so the reply carries the outcome and the calls the function made.
  */
 import { randomUUID } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import {
   RESYNC_EVENT_TYPE,
   type ObjectRef,

@@ -12,7 +12,7 @@
  */
 import path from "node:path";
 import pLimit from "p-limit";
-import { z } from "zod";
+import * as z from "zod";
 import { PeerGatewayFleet } from "../../dev/peer-gateway-sim/index.js";
 import { createClusterLinkImport } from "../../functions/clusterlink-import/index.js";
 import { createClusterLinkPeerHealth } from "../../functions/clusterlink-peer-health/index.js";

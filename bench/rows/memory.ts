@@ -27,6 +27,8 @@ import { int, num } from "../lib/stats.js";
 
 const IDLE_TARGET_MB = 60;
 const AFTER_RUN_TARGET_MB = 100;
+/** Holds no CNF and no rule: the API server answers its lists empty without it existing. */
+const EMPTY_NAMESPACE = "sdewan-bench-no-cnfs";
 /** Events in flight at once while a function works through its share, as a connector sends. */
 const CONCURRENCY = 8;
 
@@ -105,8 +107,15 @@ async function handleOne(fn: FunctionName, url: string, big: BigCnf): Promise<bo
       return (await postObjectEvent(url, ref)).status === 202;
     }
     case "on-deployment-ready": {
-      // A Deployment that is not there: the function's whole path, without the 1,000-rule work.
-      const ref = { apiVersion: "apps/v1", kind: "Deployment", namespace, name: "no-such-cnf" };
+      // A Deployment that is not there, in a namespace without CNFs: the function's whole path
+      // (the event maps to a resync of its namespace) without the 1,000-rule work. In the big
+      // CNF's namespace the same event resyncs all 1,000 rules, and "idle" was that run's RSS.
+      const ref = {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        namespace: EMPTY_NAMESPACE,
+        name: "no-such-cnf",
+      };
       return (await postObjectEvent(url, ref)).status === 202;
     }
     case "validate-admission":

@@ -3,7 +3,7 @@
  * the CNF handled, and the request log. Kept apart from the CNF model so a simulated CNF restart
  * (which drops the CNF's state) keeps the observations a test makes across it.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 const matchFields = {
   /** Only requests with this HTTP method. */

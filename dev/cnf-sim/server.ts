@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { once } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
-import { z } from "zod";
+import * as z from "zod";
 import type { SimCollection } from "./collection.js";
 import {
   connectionModeSchema,

@@ -15,7 +15,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { createCertificateAuthority, issueCertificate } from "../control-plane/certs.js";
 import { gatewayModeSchema, PeerGateway, type GatewayModeInput } from "./server.js";
 

@@ -22,7 +22,7 @@ import {
   type Socket,
 } from "node:net";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { z } from "zod";
+import * as z from "zod";
 
 export const gatewayModeSchema = z.discriminatedUnion("mode", [
   z.object({ mode: z.literal("healthy") }),

@@ -2,7 +2,7 @@
  * AdmissionReader over shared/kube: the few reads the admission policies need, each reduced to
  * the policies' own shapes at this boundary. RBAC objects are read with their own small schemas.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { SingleFlight } from "../core/single-flight.js";
 import { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL } from "./objects.js";
 import {

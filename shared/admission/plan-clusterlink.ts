@@ -6,7 +6,7 @@
  * and workloadSelector, and the selector is valid. Checked on CREATE and on spec-changing
  * UPDATEs only, so a controller's metadata or status write is never blocked.
  */
-import type { z } from "zod";
+import type * as z from "zod";
 import { compileLabelSelector } from "../core/label-selector.js";
 import {
   accessPolicySpecSchema,

@@ -3,7 +3,7 @@
  * `sdewan-bucket-type-permission` annotation of the Roles and ClusterRoles they point at.
  * Pure: the shell (observe.ts) fills these shapes from the API server.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { BUCKET_TYPE_LABEL } from "../rules/index.js";
 import { matchesWildcard } from "./wildcard.js";
 

@@ -2,7 +2,7 @@
  * AdmissionReview v1 at the boundary: the zod schema of what the API server posts, and a parser that
  * turns anything else into a precise message naming the offending field (answered with HTTP 400).
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
 

@@ -9,7 +9,7 @@
  * 400 for a malformed request; 503 when the policies cannot be read. A policy whose spec does not
  * parse is left out and named in `ignored`.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { Log } from "../core/context.js";
 import { clusterLinkResource, isKubeError, type KubeClient } from "../kube/index.js";
 import { accessPolicySpecSchema } from "../rules/clusterlink-kinds.js";

@@ -8,7 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { request } from "node:https";
 import path from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import type { Heartbeat } from "./plan-peer-health.js";
 
 export interface PeerTls {

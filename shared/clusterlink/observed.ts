@@ -3,7 +3,7 @@
  * zod schemas. Lenient per object: one bad spec makes that object Stalled, never a list
  * unreadable. Pure.
  */
-import type { z } from "zod";
+import type * as z from "zod";
 import type { KubeObject } from "../core/objects.js";
 import {
   clusterLinkStatusSchema,

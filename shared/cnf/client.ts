@@ -5,7 +5,7 @@
  */
 import pRetry from "p-retry";
 import { inspect } from "node:util";
-import type { z } from "zod";
+import type * as z from "zod";
 import type { CnfCredentials } from "./credentials.js";
 import { DEFAULT_CNF_TUNING, type CnfRetryPolicy } from "./endpoint.js";
 import {

@@ -3,7 +3,7 @@
  * has a string `name`; a collection GET is `{"<collection>": [...]}`), optional per-collection
  * schemas from the registry, and the message of an error body.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { CnfBadReplyError, type CnfCallSite } from "./errors.js";
 import type { HttpExchange } from "./transport.js";
 

@@ -3,7 +3,7 @@
  * typed, the rest passes through. Specs of our own kinds are parsed by their owners
  * (shared/rules, shared/egress), leniently, so one bad object cannot make a list unreadable.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 const stringMap = z.record(z.string(), z.string());
 

@@ -3,7 +3,7 @@
  * planner's view. Everything we compute lives under `status` (the CRD has no status subresource,
  * so one write carries the whole group).
  */
-import { z } from "zod";
+import * as z from "zod";
 import {
   EGRESS_GROUP_API_VERSION,
   EGRESS_GROUP_KIND,

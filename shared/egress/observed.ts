@@ -3,7 +3,7 @@
  * client library returns them) into the few facts egress membership needs. Unknown fields are
  * ignored.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { Labels } from "../core/labels.js";
 import type { PodSnapshot } from "./membership.js";
 import type { EgressSnapshot } from "./plan-group.js";

@@ -2,7 +2,7 @@
  * zod schemas for the parts of an incoming event we read. Loose where senders add fields we do not
  * use (a full Kubernetes object), strict where a typo would silently widen a resync.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { RESYNC_EVENT_TYPE } from "./types.js";
 
 /** Knative PingSource's event type; accepted as a resync carrying the same data as ours. */

@@ -13,7 +13,7 @@ import { isIPv6 } from "node:net";
 import { homedir } from "node:os";
 import path from "node:path";
 import { YAMLParseError, parse } from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 
 /** The part of the current cluster that requests need. */
 export interface ClusterInfo {

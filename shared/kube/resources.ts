@@ -2,7 +2,7 @@
  * What shared/kube needs to know about a resource to reach it: group, version, plural, scope,
  * whether it has a status subresource, and the schema its objects are read with.
  */
-import type { z } from "zod";
+import type * as z from "zod";
 import {
   CLUSTERLINK_GROUP,
   CLUSTERLINK_KINDS,

@@ -4,7 +4,7 @@
  * unreadable. NetworkPolicy defaults (policyTypes, protocol, empty = all) are applied here, the
  * way the API server and the networking/v1 docs state them (reference C.7).
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { LabelSelector } from "../core/label-selector.js";
 import type { Labels } from "../core/labels.js";
 import { parseIpv4 } from "./ipv4.js";

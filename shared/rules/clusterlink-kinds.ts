@@ -9,7 +9,7 @@
  * Status goes beyond upstream where the design proposal asked: observedGeneration and the
  * Ready/Reconciling/Stalled conditions beside upstream's own condition types.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { conditionTimingFields } from "./common.js";
 import { labelSelectorSchema } from "./egress-kinds.js";
 

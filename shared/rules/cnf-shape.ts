@@ -8,7 +8,7 @@
  * unknown keys are dropped (GET adds `enabled`, a member's `name`), and list order is ignored
  * where the CNF does not care.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export interface CnfShape {
   /** Scalar options, `name` excluded (always compared). */

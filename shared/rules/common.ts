@@ -1,7 +1,7 @@
 /**
  * What every SDEWAN rule kind shares: API group, labels, metadata, and the status of DESIGN.md §3.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { SpecIssue } from "./errors.js";
 
 export { RULE_GROUP, RULE_VERSION, RULE_API_VERSION } from "../core/api-groups.js";

@@ -3,7 +3,7 @@
  * apiextensions.k8s.io/v1, structural OpenAPI v3 schemas with descriptions for `kubectl explain`.
  * Pure: builds objects and YAML text; scripts/gen-crds.ts writes them to manifests/crds/.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { stringify } from "yaml";
 import { RULE_GROUP, RULE_VERSION, ruleStatusSchema } from "./common.js";
 import type { RuleKindEntry } from "./entry.js";

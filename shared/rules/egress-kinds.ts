@@ -8,7 +8,7 @@
  * computed output, all under `status`. No status subresource, so one create or patch writes the
  * whole group, and metadata.generation counts membership changes.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { conditionTimingFields } from "./common.js";
 import {
   EGRESS_API_VERSION,

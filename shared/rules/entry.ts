@@ -3,7 +3,7 @@
  * pure functions. `defineRuleKind` turns a typed definition into the erased entry the registry
  * holds, so callers never need the kind's TypeScript types and never switch on a kind name.
  */
-import { z } from "zod";
+import * as z from "zod";
 import {
   PARSE_OPTIONS,
   RULE_API_VERSION,

@@ -12,7 +12,7 @@
  * Computed output only: everything is in `spec` (no status subresource, one write per change),
  * problems (the 64-bit limit) in `status`.
  */
-import { z } from "zod";
+import * as z from "zod";
 import {
   NETPOL_API_VERSION,
   NETPOL_ENDPOINT_KIND,

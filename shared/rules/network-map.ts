@@ -2,7 +2,7 @@
  * Network name -> pod interface name, from the CNF Deployment's ovn4nfv annotation
  * (`k8s.plugin.opnfv.org/nfn-network` on the pod template), as upstream's net2iface did.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { RuleError } from "./errors.js";
 
 export const NFN_NETWORK_ANNOTATION = "k8s.plugin.opnfv.org/nfn-network";

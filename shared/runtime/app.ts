@@ -1,23 +1,21 @@
 /**
- * The express apps that serve functions: one function at POST / (OpenFaaS / Knative style), or
+ * The HTTP apps that serve functions: one function at POST / (OpenFaaS / Knative style), or
  * several at POST /<name> (the combined server). Both answer GET /_/health, /_/ready, /metrics.
- * Handlers never see express: an event request becomes IntakeEvent[], each event an Outcome, the
- * worst outcome the reply (see reply.ts).
+ * Handlers never see HTTP: an event request becomes IntakeEvent[], each event an Outcome, the
+ * worst outcome the reply (see reply.ts). Served with node:http alone: express and its
+ * dependencies were ~5 MiB of an idle function process (docs/benchmarks.md#memory) for four
+ * routes. Paths match as express matched them: case-insensitive, a trailing slash and the
+ * query ignored; HEAD answers as GET.
  */
 import { randomUUID } from "node:crypto";
-import express, {
-  type ErrorRequestHandler,
-  type Express,
-  type Request,
-  type RequestHandler,
-  type Response,
-} from "express";
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { IntakeError } from "../events/errors.js";
 import { isJsonMediaType, parseContentType } from "../events/content-type.js";
 import { parseIntake } from "../events/parse.js";
 import type { IntakeEvent } from "../events/types.js";
 import type { CallCounters, EventFunction, JsonFunction, SdewanFunction } from "./function.js";
 import { OUTCOME_TABLE, type Outcome } from "../core/outcome.js";
+import { readBody } from "./body.js";
 import {
   HEADER,
   describeRef,
@@ -30,11 +28,19 @@ import {
 } from "./reply.js";
 import { Runtime } from "./runtime.js";
 
+/** What createFunctionApp / createCombinedApp return: a node:http request listener. */
+export type FunctionApp = RequestListener;
+
+type Request = IncomingMessage;
+type Response = ServerResponse;
+type Route = (req: Request, res: Response) => Promise<void>;
+
 /** Serves `fn` at POST /. */
-export function createFunctionApp(fn: SdewanFunction, runtime: Runtime = new Runtime()): Express {
-  const app = baseApp(runtime);
-  app.post("/", ...routeFor(fn, runtime));
-  return withFallbacks(app, runtime);
+export function createFunctionApp(
+  fn: SdewanFunction,
+  runtime: Runtime = new Runtime(),
+): FunctionApp {
+  return appOf(new Map([["/", routeFor(fn, runtime)]]), runtime);
 }
 
 /**
@@ -44,73 +50,126 @@ export function createFunctionApp(fn: SdewanFunction, runtime: Runtime = new Run
 export function createCombinedApp(
   functions: readonly SdewanFunction[],
   runtime: Runtime = new Runtime(),
-): Express {
+): FunctionApp {
   const names = functions.map((fn) => fn.name);
   const duplicate = names.find((name, index) => names.indexOf(name) !== index);
   if (duplicate !== undefined) throw new Error(`function "${duplicate}" is listed twice`);
-  const app = baseApp(runtime);
-  for (const fn of functions) app.post(`/${fn.name}`, ...routeFor(fn, runtime));
+  const routes = new Map<string, Route>();
+  for (const fn of functions) routes.set(`/${fn.name.toLowerCase()}`, routeFor(fn, runtime));
   const [only] = functions;
-  if (functions.length === 1 && only !== undefined) app.post("/", ...routeFor(only, runtime));
-  return withFallbacks(app, runtime);
+  if (functions.length === 1 && only !== undefined) routes.set("/", routeFor(only, runtime));
+  return appOf(routes, runtime);
 }
 
-function baseApp(runtime: Runtime): Express {
-  const app = express();
-  app.disable("x-powered-by");
-  app.use((_req, res, next) => {
+/** The request's path as routes are keyed: no query, no trailing slash, lower case. */
+function routePath(req: Request): string {
+  const url = req.url ?? "/";
+  const query = url.indexOf("?");
+  const path = (query === -1 ? url : url.slice(0, query)).toLowerCase();
+  return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+}
+
+function appOf(posts: ReadonlyMap<string, Route>, runtime: Runtime): FunctionApp {
+  const gets: ReadonlyMap<string, Route> = new Map<string, Route>([
+    ["/_/health", (_req, res) => Promise.resolve(send(res, 200, "text/plain", "ok"))],
+    [
+      "/_/ready",
+      async (_req, res) => {
+        const ready = await runtime.isReady();
+        send(res, ready ? 200 : 503, "text/plain", ready ? "ready" : "not ready");
+      },
+    ],
+    [
+      "/metrics",
+      async (_req, res) => {
+        const { registry } = runtime.metrics;
+        send(res, 200, registry.contentType, await registry.metrics());
+      },
+    ],
+  ]);
+  return (req, res) => {
     // Tell keep-alive clients to reconnect elsewhere once shutdown has begun.
-    if (runtime.isShuttingDown) res.set("Connection", "close");
-    next();
-  });
-  app.get("/_/health", (_req, res) => {
-    res.status(200).type("text/plain").send("ok");
-  });
-  app.get("/_/ready", async (_req, res) => {
-    const ready = await runtime.isReady();
-    res
-      .status(ready ? 200 : 503)
-      .type("text/plain")
-      .send(ready ? "ready" : "not ready");
-  });
-  app.get("/metrics", async (_req, res) => {
-    res.set("Content-Type", runtime.metrics.registry.contentType);
-    res.send(await runtime.metrics.registry.metrics());
-  });
-  return app;
+    if (runtime.isShuttingDown) res.setHeader("Connection", "close");
+    const path = routePath(req);
+    const route =
+      req.method === "POST"
+        ? posts.get(path)
+        : req.method === "GET" || req.method === "HEAD"
+          ? gets.get(path)
+          : undefined;
+    if (route === undefined) {
+      res.statusCode = 404;
+      res.end();
+      return;
+    }
+    route(req, res).catch((error: unknown) => answerRuntimeFailure(runtime, error, req, res));
+  };
 }
 
-function withFallbacks(app: Express, runtime: Runtime): Express {
-  app.use((_req, res) => {
-    res.status(404).end();
-  });
-  app.use(lastResortErrorHandler(runtime));
-  return app;
+/** A text reply; the charset is added to text types as express added it. */
+function send(res: Response, status: number, contentType: string, body: string): void {
+  res.statusCode = status;
+  res.setHeader(
+    "Content-Type",
+    contentType.startsWith("text/") && !contentType.includes("charset")
+      ? `${contentType}; charset=utf-8`
+      : contentType,
+  );
+  res.setHeader("Content-Length", Buffer.byteLength(body));
+  res.end(body);
 }
 
-function routeFor(
-  fn: SdewanFunction,
-  runtime: Runtime,
-): [RequestHandler, RequestHandler, ErrorRequestHandler] {
-  const rawBody = express.raw({ type: () => true, limit: bodyLimitOf(fn, runtime) });
-  const handler: RequestHandler =
-    fn.kind === "event"
-      ? (req, res) => runtime.track(() => serveEvents(fn, runtime, req, res))
-      : (req, res) => runtime.track(() => serveJson(fn, runtime, req, res));
-  return [rawBody, handler, bodyErrorHandler(fn, runtime)];
+function sendJson(
+  res: Response,
+  status: number,
+  headers: Readonly<Record<string, string>>,
+  value: unknown,
+): void {
+  setHeaders(res, headers);
+  send(res, status, "application/json; charset=utf-8", JSON.stringify(value) ?? "");
 }
 
-const bodyOf = (req: Request): Buffer | undefined =>
-  Buffer.isBuffer(req.body) ? req.body : undefined;
+function setHeaders(res: Response, headers: Readonly<Record<string, string>>): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+}
+
+/** An empty reply with these headers. */
+function sendEmpty(res: Response, status: number, headers: Readonly<Record<string, string>>): void {
+  setHeaders(res, headers);
+  res.statusCode = status;
+  res.end();
+}
+
+function routeFor(fn: SdewanFunction, runtime: Runtime): Route {
+  const limit = bodyLimitOf(fn, runtime);
+  const serve = fn.kind === "event" ? serveEvents : serveJson;
+  return async (req, res) => {
+    let body: Buffer | undefined;
+    try {
+      body = await readBody(req, limit);
+    } catch (error) {
+      if (!(error instanceof IntakeError)) throw error;
+      replyIntakeError(fn, runtime, error, req, res);
+      return;
+    }
+    await runtime.track(() => serve(fn as never, runtime, req, res, body));
+  };
+}
+
+/** A request header by name, as one string. */
+function header(req: Request, name: string): string | undefined {
+  const value = req.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value.join(", ") : value;
+}
 
 const wantsVerbose = (req: Request): boolean => {
-  const value = req.get(HEADER.verbose)?.trim().toLowerCase();
+  const value = header(req, HEADER.verbose)?.trim().toLowerCase();
   return value === "1" || value === "true";
 };
 
 /** ce-id when the sender gave one (binary mode), else the single event's id, else a new one. */
 function correlationIdOf(req: Request, events: readonly IntakeEvent[] = []): string {
-  const ceId = req.get("ce-id");
+  const ceId = header(req, "ce-id");
   if (ceId) return ceId;
   return events.length === 1 && events[0] ? events[0].id : randomUUID();
 }
@@ -138,13 +197,11 @@ async function serveEvents(
   runtime: Runtime,
   req: Request,
   res: Response,
+  body: Buffer | undefined,
 ): Promise<void> {
   let events: IntakeEvent[];
   try {
-    events = parseIntake(
-      { headers: req.headers, body: bodyOf(req) },
-      { maxBodyBytes: runtime.maxBodyBytes },
-    );
+    events = parseIntake({ headers: req.headers, body }, { maxBodyBytes: runtime.maxBodyBytes });
   } catch (error) {
     if (!(error instanceof IntakeError)) throw error;
     replyIntakeError(fn, runtime, error, req, res);
@@ -156,12 +213,11 @@ async function serveEvents(
   for (const event of events) handled.push(await runEvent(fn, event, runtime, signal));
   const correlationId = correlationIdOf(req, events);
   const reply = replyFor(worstResult(handled.map((item) => item.result)), correlationId);
-  res.status(reply.status).set(reply.headers);
   if (!wantsVerbose(req)) {
-    res.end();
+    sendEmpty(res, reply.status, reply.headers);
     return;
   }
-  res.json({
+  sendJson(res, reply.status, reply.headers, {
     function: fn.name,
     status: reply.status,
     outcome: reply.label,
@@ -271,20 +327,20 @@ function replyIntakeError(
     `refused request: ${error.message}`,
   );
   if (fn.kind === "json") {
-    res.status(error.httpStatus).json({ error: error.code, message: error.message });
+    sendJson(res, error.httpStatus, {}, { error: error.code, message: error.message });
     return;
   }
-  res.status(error.httpStatus).set({
+  const headers = {
     [HEADER.correlationId]: correlationId,
     [HEADER.outcome]: "malformed",
     [HEADER.code]: error.code,
     [HEADER.reason]: headerSafe(error.message),
-  });
+  };
   if (!wantsVerbose(req)) {
-    res.end();
+    sendEmpty(res, error.httpStatus, headers);
     return;
   }
-  res.json({
+  sendJson(res, error.httpStatus, headers, {
     function: fn.name,
     status: error.httpStatus,
     outcome: "malformed",
@@ -301,36 +357,15 @@ export function bodyLimitOf(fn: SdewanFunction, runtime: Runtime): number {
     : runtime.maxBodyBytes;
 }
 
-/**
- * Errors from the body reader: too large (413), unknown Content-Encoding (415), broken stream,
- * or a body that does not decompress (the reader's 400 without a `type`, e.g. corrupt gzip).
- */
-function bodyErrorHandler(fn: SdewanFunction, runtime: Runtime): ErrorRequestHandler {
-  return (error: unknown, req, res, next) => {
-    const { type, status } = (error ?? {}) as { type?: unknown; status?: unknown };
-    if (typeof type !== "string" && status !== 400) {
-      next(error);
-      return;
-    }
-    const intakeError =
-      type === "entity.too.large"
-        ? new IntakeError(
-            "body-too-large",
-            `body is larger than the limit of ${bodyLimitOf(fn, runtime)} bytes`,
-          )
-        : type === "encoding.unsupported" || type === "charset.unsupported"
-          ? new IntakeError("unsupported-content-type", errorMessage(error))
-          : new IntakeError("bad-event", `could not read the body: ${errorMessage(error)}`);
-    replyIntakeError(fn, runtime, intakeError, req, res);
-  };
-}
-
-function lastResortErrorHandler(runtime: Runtime): ErrorRequestHandler {
-  return (error: unknown, req, res, _next) => {
-    const errorId = randomUUID();
-    runtime.logger.error({ err: error, errorId, path: req.path }, "request failed in the runtime");
-    if (!res.headersSent) res.status(500).set(HEADER.errorId, errorId).end();
-  };
+/** A failure of the runtime itself, not of a handler (those are outcomes): 500 with an error id. */
+function answerRuntimeFailure(runtime: Runtime, error: unknown, req: Request, res: Response): void {
+  const errorId = randomUUID();
+  runtime.logger.error(
+    { err: error, errorId, path: routePath(req) },
+    "request failed in the runtime",
+  );
+  if (!res.headersSent) sendEmpty(res, 500, { [HEADER.errorId]: errorId });
+  else res.destroy();
 }
 
 // ---- JSON functions -----------------------------------------------------------------------
@@ -340,10 +375,11 @@ async function serveJson(
   runtime: Runtime,
   req: Request,
   res: Response,
+  raw: Buffer | undefined,
 ): Promise<void> {
   let body: unknown;
   try {
-    body = readJsonBody(req);
+    body = readJsonBody(req, raw);
   } catch (error) {
     if (!(error instanceof IntakeError)) throw error;
     replyIntakeError(fn, runtime, error, req, res);
@@ -365,12 +401,12 @@ async function serveJson(
   const fields = { eventType: "json", outcome, durationMs: Math.round(seconds * 1000), calls };
   if (reply.errorId === undefined) log.info(fields, `answered ${reply.status}`);
   else log.error({ ...fields, err: reply.thrown, errorId: reply.errorId }, "handler threw");
-  res.status(reply.status).set(reply.headers).json(reply.body);
+  sendJson(res, reply.status, reply.headers, reply.body);
 }
 
-function readJsonBody(req: Request): unknown {
-  const text = bodyOf(req)?.toString("utf8") ?? "";
-  const { essence } = parseContentType(req.get("content-type"));
+function readJsonBody(req: Request, raw: Buffer | undefined): unknown {
+  const text = raw?.toString("utf8") ?? "";
+  const { essence } = parseContentType(header(req, "content-type"));
   if (!isJsonMediaType(essence)) {
     throw new IntakeError(
       "unsupported-content-type",

@@ -1,7 +1,7 @@
 /**
  * The contract between a function (functions/<name>/) and the runtime (shared/runtime).
  * A function is data: a name and a handler. The runtime owns HTTP, logging, metrics and the
- * outcome -> reply mapping, so handlers never see express.
+ * outcome -> reply mapping, so handlers never see a request or response object.
  */
 import type { IntakeEvent } from "../events/types.js";
 import type { CallCounters, Log } from "../core/context.js";

@@ -1,6 +1,6 @@
 /**
  * The function runtime: serves functions over HTTP and owns everything a handler should not see
- * (express, logging, metrics, readiness, shutdown, the outcome -> HTTP reply mapping).
+ * (HTTP serving, logging, metrics, readiness, shutdown, the outcome -> HTTP reply mapping).
  * It does not parse events itself (shared/events) nor talk to the API server (shared/kube).
  *
  * Example:
@@ -10,6 +10,7 @@
  *   closeOnSignals(running, runtime.logger);
  */
 export { createCombinedApp, createFunctionApp } from "./app.js";
+export type { FunctionApp } from "./app.js";
 export { Runtime } from "./runtime.js";
 export type { RuntimeOptions } from "./runtime.js";
 export {

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import type { Express } from "express";
+import type { FunctionApp } from "./app.js";
 import type { Logger } from "./log.js";
 import type { Runtime } from "./runtime.js";
 
@@ -43,7 +43,7 @@ const ABORTED_REPLY_GRACE_MS = 1_000;
 /** node:http as CommonJS: its ESM facade would load undici at start (see shared/kube/transport). */
 const { createServer: createHttpServer } = process.getBuiltinModule("node:http");
 
-export function createServer(app: Express, tls?: TlsOptions): Server {
+export function createServer(app: FunctionApp, tls?: TlsOptions): Server {
   if (tls === undefined) return createHttpServer(app);
   const material =
     "certFile" in tls
@@ -53,7 +53,7 @@ export function createServer(app: Express, tls?: TlsOptions): Server {
 }
 
 export async function startServer(
-  app: Express,
+  app: FunctionApp,
   runtime: Runtime,
   options: ServeOptions,
 ): Promise<RunningServer> {

@@ -10,7 +10,8 @@ import {
   ruleResource,
   type KubeClient,
 } from "../../shared/kube/index.js";
-import { adminKubeConfig, newNamespace } from "./support/cluster.js";
+import { apiRequest } from "../../dev/control-plane/api.js";
+import { adminKubeConfig, endpoint, newNamespace } from "./support/cluster.js";
 
 const MWAN3_POLICY = requireKind("Mwan3Policy");
 const POLICIES = ruleResource(MWAN3_POLICY);
@@ -102,6 +103,23 @@ describe("typed reads and writes", () => {
     expect((await kube.get(EGRESS_GROUPS, { name }))?.status).toMatchObject({ memberCount: 1 });
     expect(await kube.delete(EGRESS_GROUPS, { name })).toBe(true);
     expect(await kube.delete(EGRESS_GROUPS, { name })).toBe(false);
+  });
+
+  it("reads leave out managedFields, and a replace from such a read keeps them on the server", async () => {
+    await kube.create(POLICIES, policy(namespace, "balance1"));
+    const read = await kube.get(POLICIES, { namespace, name: "balance1" });
+    const [listed] = await kube.list(POLICIES, { namespace });
+    expect(read?.metadata).not.toHaveProperty("managedFields");
+    expect(listed?.metadata).not.toHaveProperty("managedFields");
+    if (read === undefined) throw new Error("not created");
+    await kube.replace(POLICIES, { ...read, metadata: { ...read.metadata, labels: { a: "b" } } });
+    const path = `/apis/batch.sdewan.akraino.org/v1alpha1/namespaces/${namespace}/mwan3policies/balance1`;
+    const onServer = JSON.parse((await apiRequest(endpoint(), path)).body) as {
+      metadata: { labels?: object; managedFields?: { operation: string }[] };
+    };
+    expect(onServer.metadata.labels).toEqual({ a: "b" });
+    expect(onServer.metadata.managedFields?.map((f) => f.operation)).toContain("Update");
+    expect(onServer.metadata.managedFields?.length).toBeGreaterThan(0);
   });
 
   it("every request counts into the event's CallCounters", async () => {

@@ -4,9 +4,13 @@
 // resync scopes that must be refused with 400.
 import { jest } from "@jest/globals";
 import request from "supertest";
-import type { Express } from "express";
 import { RESYNC_EVENT_TYPE } from "../../shared/events/types.js";
-import { createFunctionApp, createLogger, Runtime } from "../../shared/runtime/index.js";
+import {
+  createFunctionApp,
+  createLogger,
+  Runtime,
+  type FunctionApp,
+} from "../../shared/runtime/index.js";
 import type { Cnf } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";
 
@@ -18,7 +22,7 @@ const POLICY = { members: [{ network: "ovn-net1", metric: 1, weight: 2 }] };
 describe("on-deployment-ready over HTTP", () => {
   let world: SyncWorld;
   let cnf: Cnf;
-  let app: Express;
+  let app: FunctionApp;
 
   beforeEach(async () => {
     world = await SyncWorld.create();

@@ -3,9 +3,13 @@
 // ways real ones do, and a CNF password that never reaches a log line or a status.
 import { jest } from "@jest/globals";
 import request from "supertest";
-import type { Express } from "express";
 import { RULE_API_VERSION, RULE_KIND_NAMES } from "../../shared/rules/index.js";
-import { createFunctionApp, createLogger, Runtime } from "../../shared/runtime/index.js";
+import {
+  createFunctionApp,
+  createLogger,
+  Runtime,
+  type FunctionApp,
+} from "../../shared/runtime/index.js";
 import type { Cnf, CnfPod } from "../../dev/world/index.js";
 import { CNF_TEST_TIMEOUT_MS, SyncWorld } from "./sync-harness.js";
 
@@ -19,7 +23,7 @@ describe("reconcile-rule over HTTP", () => {
   let world: SyncWorld;
   let cnf: Cnf;
   let pod1: CnfPod;
-  let app: Express;
+  let app: FunctionApp;
   let lines: string[];
 
   beforeEach(async () => {

@@ -3,7 +3,7 @@
  * The CNF has no PUT for it (405), so a change is a DELETE followed by a POST, and no
  * service restart follows (the CNF runs iptables directly).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { bodyFromShape, type CnfObject, type CnfShape } from "../cnf-shape.js";
 import { defineRuleKind, type RuleKindEntry } from "../entry.js";
 import { FIELD_LIMITS, bounded } from "./fields.js";

@@ -7,7 +7,7 @@
  * `10.0.0.0/99` must fail here, at admission, not on the CNF after the rule was accepted.
  */
 import ipaddr from "ipaddr.js";
-import { z } from "zod";
+import * as z from "zod";
 import { NetworkNotMappedError } from "../errors.js";
 import type { NameRule } from "../entry.js";
 import type { NetworkInterfaceMap } from "../network-map.js";

@@ -3,7 +3,7 @@
  * rules and forwardings between zones. SNAT and DNAT share the CNF `redirects` collection and
  * differ only in `target`.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { bodyFromShape, type CnfObject, type CnfShape } from "../cnf-shape.js";
 import {
   defineRuleKind,

@@ -3,7 +3,7 @@
  * `remote`: IpsecSite (hub side, local_subnet per connection) and IpsecHost (edge side,
  * local_sourceip per connection). Both share the CNF `remotes` collection.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { bodyFromShape, type CnfObject, type CnfRecord, type CnfShape } from "../cnf-shape.js";
 import { defineRuleKind, type RuleKindEntry, type RuleReference } from "../entry.js";
 import {

@@ -2,7 +2,7 @@
  * Mwan3Policy and Mwan3Rule (reference 1.1, 2.4): load-balancing policies over pod interfaces,
  * and the traffic rules that use them.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { bodyFromShape, type CnfObject, type CnfShape } from "../cnf-shape.js";
 import { defineRuleKind, type RuleKindEntry } from "../entry.js";
 import {

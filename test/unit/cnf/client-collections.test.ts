@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { startCnfSim, totalWrites, type CnfSim } from "../../../dev/cnf-sim/index.js";
 import {
   CnfBadReplyError,

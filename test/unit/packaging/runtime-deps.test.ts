@@ -24,7 +24,7 @@ describe("the image's production dependencies", () => {
     },
   );
 
-  it.each(["express", "pino", "prom-client", "zod", "yaml", "cloudevents"])(
+  it.each(["pino", "prom-client", "zod", "yaml", "cloudevents"])(
     "%s (used at run time) is",
     (runtime) => {
       expect(installedInImage(runtime)).toBe(true);

@@ -1,6 +1,6 @@
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { parse } from "yaml";
 import {
   ALL_CRD_DEFINITIONS,
