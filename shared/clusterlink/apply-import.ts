@@ -7,6 +7,7 @@ import { done, permanent, type Outcome } from "../core/outcome.js";
 import {
   clusterLinkResource,
   ENDPOINT_SLICES,
+  isKubeError,
   SERVICES,
   type EventRecorder,
   type KubeClient,
@@ -185,33 +186,68 @@ async function writeStatusAndEvents(
 }
 
 /**
+ * `found` when the caller knows an Import has no Services to read: one never leased (its
+ * spec.targetPort is 0) made none, so its Services are created without a read. A create that
+ * meets a Service after all (AlreadyExists: a Service of someone else's, or ours left from
+ * before the port was reset) reads both and plans again, as does a plan that fails (its cleanup
+ * must see what is there).
+ */
+export const PRESUMED_ABSENT = "presumed absent" as const;
+
+const NO_SERVICES: FoundServices = { system: undefined, user: undefined };
+
+/** The plan's creates, sent together; false when one found its name taken. */
+async function createdAll(kube: KubeClient, writes: readonly ServiceWrite[]): Promise<boolean> {
+  const results = await Promise.allSettled(writes.map((write) => applyWrite(kube, write)));
+  let taken = false;
+  for (const result of results) {
+    if (result.status === "fulfilled") continue;
+    if (!isKubeError(result.reason, "conflict")) throw result.reason;
+    taken = true;
+  }
+  return !taken;
+}
+
+/**
  * One Import: its lease (if it needs one), its Services, its status. `found` are its Services
- * if the caller already read them (their names do not depend on the lease).
+ * if the caller already read them (their names do not depend on the lease), or PRESUMED_ABSENT.
  */
 export async function settleImport(
   kube: KubeClient,
   observed: ObservedImport,
   decision: LeaseDecision | undefined,
   options: ImportEventOptions,
-  how: { readonly fromOwnEvent: boolean; readonly found?: FoundServices },
+  how: {
+    readonly fromOwnEvent: boolean;
+    readonly found?: FoundServices | typeof PRESUMED_ABSENT;
+  },
 ): Promise<Settled> {
   const { fromOwnEvent } = how;
   const imp =
     decision?.kind === "lease" ? await writeLease(kube, observed, decision.port) : observed;
-  const found = how.found ?? (await findServices(kube, imp, options.clNamespace));
   const slices = slicesMatter(imp) ? await findSlices(kube, imp, options.clNamespace) : undefined;
-  const plan = planImport({
-    imp,
-    decision,
-    found,
-    clNamespace: options.clNamespace,
-    ...(slices === undefined ? {} : { slices }),
-  });
-  // At most one write per Service (system, user) and per copy: independent, sent together.
-  await Promise.all([
-    ...plan.writes.map((write) => applyWrite(kube, write)),
-    ...plan.sliceWrites.map((write) => applySliceWrite(kube, write)),
-  ]);
+  const planFor = (found: FoundServices): ImportPlan =>
+    planImport({
+      imp,
+      decision,
+      found,
+      clNamespace: options.clNamespace,
+      ...(slices === undefined ? {} : { slices }),
+    });
+  const planAndApply = async (given: FoundServices | undefined): Promise<ImportPlan> => {
+    const next = planFor(given ?? (await findServices(kube, imp, options.clNamespace)));
+    // At most one write per Service (system, user) and per copy: independent, sent together.
+    await Promise.all([
+      ...next.writes.map((write) => applyWrite(kube, write)),
+      ...next.sliceWrites.map((write) => applySliceWrite(kube, write)),
+    ]);
+    return next;
+  };
+  const presumed = how.found === PRESUMED_ABSENT && slices === undefined;
+  let plan = presumed ? planFor(NO_SERVICES) : undefined;
+  if (plan === undefined || plan.problem !== null || !(await createdAll(kube, plan.writes))) {
+    plan = await planAndApply(how.found === PRESUMED_ABSENT ? undefined : how.found);
+  }
   const written = await writeStatusAndEvents(kube, imp, plan.conditions, options, decision);
   const ref = `Import ${keyOf(imp)}`;
   if (plan.problem === null) return { outcome: done(`${ref} ready, ${written}`), stalled: false };

@@ -6,7 +6,12 @@
 import { createHash } from "node:crypto";
 import pLimit from "p-limit";
 import { pollUntil } from "../../dev/control-plane/api.js";
-import { LEASED_PORT_ANNOTATION, PORT_END, PORT_MIN } from "../../shared/clusterlink/index.js";
+import {
+  LEASED_PORT_ANNOTATION,
+  leaseStart,
+  PORT_END,
+  PORT_MIN,
+} from "../../shared/clusterlink/index.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import { SERVICES, type KubeObject, type Service } from "../../shared/kube/index.js";
 import type { EventFunction } from "../../shared/runtime/function.js";
@@ -24,6 +29,20 @@ const spec = async (ns: string, name: string): Promise<Record<string, unknown>> 
   ((await world.kube.get(IMPORTS, { namespace: ns, name }))?.spec ?? {}) as Record<string, unknown>;
 
 const importConditions = (ns: string, name: string) => world.conditions(IMPORTS, ns, name);
+
+/** Waits until the clock has passed the second an Import was created in (ages go by seconds). */
+async function pastCreationSecond(ns: string, name: string): Promise<void> {
+  const created = (await world.kube.get(IMPORTS, { namespace: ns, name }))?.metadata
+    .creationTimestamp;
+  await pollUntil(
+    () => {
+      const passed = new Date().toISOString().slice(0, 19) > (created ?? "").slice(0, 19);
+      return Promise.resolve(passed ? true : undefined);
+    },
+    () => `the clock to pass the second ${ns}/${name} was created in`,
+    { timeoutMs: 3_000, intervalMs: 50 },
+  );
+}
 
 describe("Enable Cluster Interconnect: an Import becomes two Services, follows edits, and leaves nothing", () => {
   let ns: string;
@@ -153,16 +172,7 @@ describe("a requested targetPort that another Import holds", () => {
     const { targetPort } = (await spec(ns, "first")) as { targetPort: number };
 
     // Ties in creationTimestamp (whole seconds) go by uid; this scenario wants "first" older.
-    const firstCreated = (await world.kube.get(IMPORTS, { namespace: ns, name: "first" }))?.metadata
-      .creationTimestamp;
-    await pollUntil(
-      () => {
-        const passed = new Date().toISOString().slice(0, 19) > (firstCreated ?? "").slice(0, 19);
-        return Promise.resolve(passed ? true : undefined);
-      },
-      () => "the clock to pass the second the first Import was created in",
-      { timeoutMs: 3_000, intervalMs: 50 },
-    );
+    await pastCreationSecond(ns, "first");
     await world.importOf(ns, "second", { port: 5432, targetPort });
     expect(await world.importEvent(ns, "second", "add")).toMatchObject({ kind: "permanent" });
     const message = `cannot generate listening port: port ${targetPort} is already in use by service ${ns}/first`;
@@ -187,20 +197,38 @@ describe("a requested targetPort that another Import holds", () => {
   });
 });
 
+describe("a first lease lands on a port a younger Import asked for", () => {
+  it("the lease moves whatever the ages; the user's Import keeps its port and stays Ready", async () => {
+    const ns = await world.namespace("asked");
+    const older = await world.importOf(ns, "older", { port: 80 });
+    // Its lease is written at its start port unprobed: make that the port a user asks for.
+    const asked = leaseStart(older.metadata.uid ?? "");
+    await pastCreationSecond(ns, "older");
+    await world.importOf(ns, "asker", { port: 80, targetPort: asked });
+    expect(await world.importEvent(ns, "asker", "add")).toMatchObject({ kind: "done" });
+    expect(await world.importEvent(ns, "older", "add")).toMatchObject({ kind: "done" });
+    const moved = (await spec(ns, "older"))["targetPort"] as number;
+    expect(moved).not.toBe(asked);
+    expect((await world.getService(CL, systemName(ns, "older")))?.spec?.ports).toMatchObject([
+      { targetPort: moved },
+    ]);
+    expect((await spec(ns, "asker"))["targetPort"]).toBe(asked);
+    expect(await importConditions(ns, "asker")).toMatchObject({
+      ImportTargetPortValid: { status: "True", reason: "Leased" },
+      Ready: { status: "True" },
+    });
+    expect((await importConditions(ns, "older"))["Ready"]).toMatchObject({
+      status: "True",
+      message: `port 80 -> dataplane port ${moved}`,
+    });
+  });
+});
+
 describe("two instances leased one port to two Imports in the same instant", () => {
   it("the older keeps it, the younger moves, whichever instance sees it first", async () => {
     const ns = await world.namespace("clash");
     await world.importOf(ns, "older", { port: 80 });
-    const olderCreated = (await world.kube.get(IMPORTS, { namespace: ns, name: "older" }))?.metadata
-      .creationTimestamp;
-    await pollUntil(
-      () => {
-        const passed = new Date().toISOString().slice(0, 19) > (olderCreated ?? "").slice(0, 19);
-        return Promise.resolve(passed ? true : undefined);
-      },
-      () => "the clock to pass the second the older Import was created in",
-      { timeoutMs: 3_000, intervalMs: 50 },
-    );
+    await pastCreationSecond(ns, "older");
     await world.importOf(ns, "younger", { port: 80 });
     // What two instances leave when each leased port 40000 before seeing the other's write.
     for (const name of ["older", "younger"]) {
