@@ -11,6 +11,7 @@ import {
   SERVICES,
   type EventRecorder,
   type KubeClient,
+  type KubeObject,
 } from "../kube/index.js";
 import { planClusterLinkEvents } from "./plan-events.js";
 import { recordClusterLinkEvents } from "./record-events.js";
@@ -32,9 +33,12 @@ import {
   type ServiceWrite,
 } from "./plan-import.js";
 import type { LeaseClaim, LeaseDecision } from "./plan-lease.js";
+import { peersNamedBy, type PeerReading } from "./plan-sources.js";
+import { peerStatusSchema } from "../rules/clusterlink-kinds.js";
 import { planStatus } from "./plan-status.js";
 
 export const IMPORTS = clusterLinkResource("Import");
+const PEERS = clusterLinkResource("Peer");
 
 export interface ImportEventOptions {
   /** RFC 3339 time for condition transitions. */
@@ -108,6 +112,38 @@ export async function applyWrite(kube: KubeClient, write: ServiceWrite): Promise
     await kube.mergePatch(SERVICES, { namespace, name }, { metadata: { labels }, spec });
   }
 }
+
+/** A Peer's PeerReachable as an Import's plan reads it (plan-sources.ts). */
+export function peerReadingOf(peer: KubeObject | undefined): PeerReading {
+  if (peer === undefined || peer.metadata.deletionTimestamp !== undefined) return { found: false };
+  const status = peerStatusSchema.safeParse(peer.status ?? {});
+  const condition = status.success
+    ? status.data.conditions?.find((c) => c.type === "PeerReachable")
+    : undefined;
+  return {
+    found: true,
+    reachable: condition === undefined ? undefined : condition.status === "True",
+    message: condition?.message ?? "",
+  };
+}
+
+/** The Peers an Import's sources name, read live from the ClusterLink namespace, by name. */
+export async function readPeers(
+  kube: KubeClient,
+  names: readonly string[],
+  clNamespace: string,
+): Promise<Map<string, PeerReading>> {
+  const read = await Promise.all(
+    names.map(async (name) => {
+      const peer = await kube.get(PEERS, { namespace: clNamespace, name });
+      return [name, peerReadingOf(peer)] as const;
+    }),
+  );
+  return new Map(read);
+}
+
+export const peerNamesOf = (imp: ObservedImport): string[] =>
+  peersNamedBy(imp.spec.ok ? imp.spec.value.sources : undefined);
 
 /** The dataplane's EndpointSlices and this Import's copies of them. */
 export async function findSlices(
@@ -223,14 +259,18 @@ export async function settleImport(
   },
 ): Promise<Settled> {
   const { fromOwnEvent } = how;
-  const imp =
-    decision?.kind === "lease" ? await writeLease(kube, observed, decision.port) : observed;
-  const slices = slicesMatter(imp) ? await findSlices(kube, imp, options.clNamespace) : undefined;
+  // The Peers are read alongside the lease write and the slices: none depends on the others.
+  const [imp, peers, slices] = await Promise.all([
+    decision?.kind === "lease" ? writeLease(kube, observed, decision.port) : observed,
+    readPeers(kube, peerNamesOf(observed), options.clNamespace),
+    slicesMatter(observed) ? findSlices(kube, observed, options.clNamespace) : undefined,
+  ]);
   const planFor = (found: FoundServices): ImportPlan =>
     planImport({
       imp,
       decision,
       found,
+      peers,
       clNamespace: options.clNamespace,
       ...(slices === undefined ? {} : { slices }),
     });

@@ -23,9 +23,15 @@ const hanging = `hang-${run}`;
 let fleet: PeerGatewayFleet;
 let closedPort: number;
 let fn: EventFunction;
+/**
+ * This file's ClusterLink namespace (CL_NAMESPACE of its peer-health): its resync heartbeats
+ * every Peer there, so not the shared one, where other files keep Peers of their own.
+ */
+let clNs: string;
 
 beforeAll(async () => {
   await world.setUp();
+  clNs = await world.namespace("cl-peer-health");
   fleet = await PeerGatewayFleet.start({
     peers: [
       { name: healthy, labels: { region: "east" } },
@@ -46,7 +52,7 @@ afterAll(() => fleet.close());
 
 function peerHealth(dir: string, timeoutMs = 500): EventFunction {
   const env = {
-    CL_NAMESPACE: world.clNamespace,
+    CL_NAMESPACE: clNs,
     CL_PEER_TLS_DIR: dir,
     CL_HEARTBEAT_TIMEOUT_MS: String(timeoutMs),
   };
@@ -55,14 +61,14 @@ function peerHealth(dir: string, timeoutMs = 500): EventFunction {
 
 const portOf = (simulated: string): number => fleet.gateway(simulated).port;
 
-async function peer(name: string, ports: readonly number[], namespace = world.clNamespace) {
+async function peer(name: string, ports: readonly number[], namespace = clNs) {
   await world.kube.create(PEERS, {
     metadata: { name, namespace },
     spec: { gateways: ports.map((port) => ({ host: "127.0.0.1", port })) },
   });
 }
 
-const peerEvent = (name: string, with_: EventFunction = fn, namespace = world.clNamespace) =>
+const peerEvent = (name: string, with_: EventFunction = fn, namespace = clNs) =>
   world.send(
     with_,
     objectEvent("update", {
@@ -73,7 +79,7 @@ const peerEvent = (name: string, with_: EventFunction = fn, namespace = world.cl
     }),
   );
 
-async function status(name: string, namespace = world.clNamespace) {
+async function status(name: string, namespace = clNs) {
   const object = await world.kube.get(PEERS, { namespace, name });
   return object?.status as {
     conditions?: { type: string; status: string; reason: string; message: string }[];
