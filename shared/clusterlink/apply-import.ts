@@ -34,8 +34,8 @@ import {
 } from "./plan-import.js";
 import type { LeaseClaim, LeaseDecision } from "./plan-lease.js";
 import { peersNamedBy, type PeerReading } from "./plan-sources.js";
-import { peerStatusSchema } from "../rules/clusterlink-kinds.js";
 import { planStatus } from "./plan-status.js";
+import { peerStatusSchema } from "../rules/clusterlink-kinds.js";
 
 export const IMPORTS = clusterLinkResource("Import");
 const PEERS = clusterLinkResource("Peer");
@@ -140,6 +140,15 @@ export async function readPeers(
     }),
   );
   return new Map(read);
+}
+
+/** Every Peer of the ClusterLink namespace, by name: one list for a round over many Imports. */
+export async function listPeers(
+  kube: KubeClient,
+  clNamespace: string,
+): Promise<Map<string, PeerReading>> {
+  const peers = await kube.list(PEERS, { namespace: clNamespace });
+  return new Map(peers.map((peer) => [peer.metadata.name, peerReadingOf(peer)]));
 }
 
 export const peerNamesOf = (imp: ObservedImport): string[] =>
@@ -256,13 +265,15 @@ export async function settleImport(
   how: {
     readonly fromOwnEvent: boolean;
     readonly found?: FoundServices | typeof PRESUMED_ABSENT;
+    /** The Peers its sources name, if the caller already read them. */
+    readonly peers?: ReadonlyMap<string, PeerReading>;
   },
 ): Promise<Settled> {
   const { fromOwnEvent } = how;
   // The Peers are read alongside the lease write and the slices: none depends on the others.
   const [imp, peers, slices] = await Promise.all([
     decision?.kind === "lease" ? writeLease(kube, observed, decision.port) : observed,
-    readPeers(kube, peerNamesOf(observed), options.clNamespace),
+    how.peers ?? readPeers(kube, peerNamesOf(observed), options.clNamespace),
     slicesMatter(observed) ? findSlices(kube, observed, options.clNamespace) : undefined,
   ]);
   const planFor = (found: FoundServices): ImportPlan =>
@@ -289,7 +300,11 @@ export async function settleImport(
     plan = await planAndApply(how.found === PRESUMED_ABSENT ? undefined : how.found);
   }
   const written = await writeStatusAndEvents(kube, imp, plan.conditions, options, decision);
-  const ref = `Import ${keyOf(imp)}`;
+  return settledAs(`Import ${keyOf(imp)}`, plan, written, fromOwnEvent);
+}
+
+/** A problem is the Import's own event's 422; any other event only records it. */
+function settledAs(ref: string, plan: ImportPlan, written: string, fromOwnEvent: boolean): Settled {
   if (plan.problem === null) return { outcome: done(`${ref} ready, ${written}`), stalled: false };
   const outcome = fromOwnEvent
     ? permanent(plan.problem.reason, `${ref}: ${plan.problem.message}`)

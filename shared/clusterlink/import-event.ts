@@ -37,6 +37,7 @@ import {
   keyOf,
   leaseClaimOf,
   listImports,
+  listPeers,
   peerNamesOf,
   readPeers,
   removeCopiesOf,
@@ -132,14 +133,20 @@ interface RoundResult {
   readonly outcomes: ReadonlyMap<string, Outcome>;
 }
 
-/** One round: list, plan leases, settle the focused Imports and every re-lease loser. */
+/**
+ * One round: list (the Imports, and the Peers once for all of them), plan leases, settle the
+ * focused Imports and every re-lease loser.
+ */
 async function round(
   kube: KubeClient,
   focus: (imports: readonly ObservedImport[]) => Focus,
   options: ImportEventOptions,
   settledPorts: Map<string, number>,
 ): Promise<RoundResult> {
-  const imports = await listImports(kube);
+  const [imports, peers] = await Promise.all([
+    listImports(kube),
+    listPeers(kube, options.clNamespace),
+  ]);
   const claims = imports.map(leaseClaimOf).filter((c): c is LeaseClaim => c !== null);
   const decisions = planLeases(claims);
   const focused = focus(imports);
@@ -151,6 +158,7 @@ async function round(
     if (!inFocus(imp, decision, focused, settledPorts)) continue;
     const settled = await settleImport(kube, imp, decision, options, {
       fromOwnEvent: key === focused.own,
+      peers,
     });
     if (decision?.kind === "lease") leased += 1;
     const port = grantedPort(decision);

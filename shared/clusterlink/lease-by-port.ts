@@ -17,7 +17,9 @@ import {
   IMPORTS,
   keyOf,
   leaseClaimOf,
+  peerNamesOf,
   PRESUMED_ABSENT,
+  readPeers,
   settleImport,
   type ImportEventOptions,
   type Settled,
@@ -182,8 +184,8 @@ const neverLeased = (imp: ObservedImport): boolean =>
 
 /**
  * Settles one Import (re-read live) by its port alone, and the Imports that lost a port to it.
- * Its Services are read together with its port's holders: neither depends on the other, and an
- * event's latency is its chain of round trips.
+ * Its Services and its sources' Peers are read together with its port's holders: none depends
+ * on the others, and an event's latency is its chain of round trips.
  */
 export async function settleByPort(
   kube: KubeClient,
@@ -197,13 +199,15 @@ export async function settleByPort(
   for (let round = 0; round < maxRounds; round += 1) {
     const imp = await importFor(kube, key, round, how.read);
     if (imp === undefined) return { own: null, others: [] };
-    const [decided, found] = await Promise.all([
+    const [decided, found, peers] = await Promise.all([
       decideFor(kube, imp, avoid),
       neverLeased(imp) ? PRESUMED_ABSENT : findServices(kube, imp, options.clNamespace),
+      readPeers(kube, peerNamesOf(imp), options.clNamespace),
     ]);
     const own = await settleImport(kube, imp, decided.decision, options, {
       fromOwnEvent: how.fromOwnEvent,
       found,
+      peers,
     });
     const verdict = await verdictOn(kube, imp, decided);
     if (verdict.kind === "yield") {
