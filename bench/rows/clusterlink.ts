@@ -70,6 +70,32 @@ async function ensureNamespace(ctx: BenchContext, name: string): Promise<void> {
 
 const importName = (i: number): string => `db-${String(i).padStart(4, "0")}`;
 
+/** The Peer every Import's source names; reachable, as clusterlink-peer-health would say. */
+const SOURCE_PEER = "east";
+
+async function reachablePeer(ctx: BenchContext, name: string): Promise<void> {
+  const base = `${API}/namespaces/${CL_NAMESPACE}/peers`;
+  const created = await ctx.cluster.raw.request("POST", base, {
+    apiVersion: "clusterlink.net/v1alpha1",
+    kind: "Peer",
+    metadata: { name },
+    spec: { gateways: [{ host: "127.0.0.1", port: 1 }] },
+  });
+  if (created.status !== 201 && created.status !== 409) {
+    throw new Error(`Peer ${name}: HTTP ${created.status} ${created.body.slice(0, 200)}`);
+  }
+  const condition = {
+    type: "PeerReachable",
+    status: "True",
+    reason: "Heartbeat",
+    message: "",
+    lastTransitionTime: new Date().toISOString(),
+  };
+  await ctx.cluster.raw.mergePatch(`${base}/${name}/status`, {
+    status: { conditions: [condition] },
+  });
+}
+
 /** What went wrong with the end state, or null when every Import is Ready with two Services. */
 async function checkImports(ctx: BenchContext, ns: string, count: number): Promise<string | null> {
   const imports = await listItems(ctx, `${API}/namespaces/${ns}/imports`);
@@ -99,6 +125,7 @@ async function benchImports(
   const count = ctx.quick ? 200 : 1_000;
   const changes = ctx.quick ? 30 : 200;
   await ensureNamespace(ctx, CL_NAMESPACE);
+  await reachablePeer(ctx, SOURCE_PEER);
   const ns = await ctx.cluster.namespace("cl-imports");
   const kube = new RecordingKube(ctx.cluster.adminClient());
   const server = await serveInProcess(
@@ -121,7 +148,7 @@ async function benchImports(
             metadata: { name },
             spec: {
               port: 5432,
-              sources: [{ peer: "east", exportName: "db", exportNamespace: "data" }],
+              sources: [{ peer: SOURCE_PEER, exportName: "db", exportNamespace: "data" }],
             },
           });
           replies.push(await postObjectEvent(url, { ...IMPORT_REF, namespace: ns, name }, "add"));

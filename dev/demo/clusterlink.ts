@@ -138,6 +138,10 @@ export class ClusterLinkDemo {
       condition(west, "PeerReachable")?.status === "False" ? "" : "Peer west unreachable",
       condition(exp, "Ready")?.status === "True" ? "" : "Export db Ready",
       condition(imp, "Ready")?.status === "True" ? "" : "Import db Ready",
+      // Its sources: west's Peer is silent, and the Import says so once west's status does.
+      condition(imp, "ImportSourcesReachable")?.message?.includes("Peer 'west' unreachable")
+        ? ""
+        : "Import db reporting west unreachable",
       system === undefined ? "the system Service" : "",
       user?.spec?.type === "ExternalName" ? "" : "the user ExternalName Service",
     ].filter(Boolean);

@@ -92,6 +92,7 @@ ${blockList(6, kindRefsOf(kinds))}
       - { apiVersion: clusterlink.net/v1alpha1, kind: Import }
       - { apiVersion: v1, kind: Service }
       - { apiVersion: discovery.k8s.io/v1, kind: EndpointSlice }
+      - { apiVersion: clusterlink.net/v1alpha1, kind: Peer }
 
   - name: clusterlink-peer-health
     url: http://gateway.openfaas.svc.cluster.local:8080/function/clusterlink-peer-health

@@ -99,6 +99,7 @@ spec:
     - { apiVersion: clusterlink.net/v1alpha1, kind: Import }
     - { apiVersion: v1, kind: Service }
     - { apiVersion: discovery.k8s.io/v1, kind: EndpointSlice }
+    - { apiVersion: clusterlink.net/v1alpha1, kind: Peer }
   sink:
     ref: { apiVersion: eventing.knative.dev/v1, kind: Broker, name: sdewan }
 ---

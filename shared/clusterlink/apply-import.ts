@@ -7,9 +7,11 @@ import { done, permanent, type Outcome } from "../core/outcome.js";
 import {
   clusterLinkResource,
   ENDPOINT_SLICES,
+  isKubeError,
   SERVICES,
   type EventRecorder,
   type KubeClient,
+  type KubeObject,
 } from "../kube/index.js";
 import { planClusterLinkEvents } from "./plan-events.js";
 import { recordClusterLinkEvents } from "./record-events.js";
@@ -31,9 +33,12 @@ import {
   type ServiceWrite,
 } from "./plan-import.js";
 import type { LeaseClaim, LeaseDecision } from "./plan-lease.js";
+import { peersNamedBy, type PeerReading } from "./plan-sources.js";
 import { planStatus } from "./plan-status.js";
+import { peerStatusSchema } from "../rules/clusterlink-kinds.js";
 
 export const IMPORTS = clusterLinkResource("Import");
+const PEERS = clusterLinkResource("Peer");
 
 export interface ImportEventOptions {
   /** RFC 3339 time for condition transitions. */
@@ -107,6 +112,47 @@ export async function applyWrite(kube: KubeClient, write: ServiceWrite): Promise
     await kube.mergePatch(SERVICES, { namespace, name }, { metadata: { labels }, spec });
   }
 }
+
+/** A Peer's PeerReachable as an Import's plan reads it (plan-sources.ts). */
+export function peerReadingOf(peer: KubeObject | undefined): PeerReading {
+  if (peer === undefined || peer.metadata.deletionTimestamp !== undefined) return { found: false };
+  const status = peerStatusSchema.safeParse(peer.status ?? {});
+  const condition = status.success
+    ? status.data.conditions?.find((c) => c.type === "PeerReachable")
+    : undefined;
+  return {
+    found: true,
+    reachable: condition === undefined ? undefined : condition.status === "True",
+    message: condition?.message ?? "",
+  };
+}
+
+/** The Peers an Import's sources name, read live from the ClusterLink namespace, by name. */
+export async function readPeers(
+  kube: KubeClient,
+  names: readonly string[],
+  clNamespace: string,
+): Promise<Map<string, PeerReading>> {
+  const read = await Promise.all(
+    names.map(async (name) => {
+      const peer = await kube.get(PEERS, { namespace: clNamespace, name });
+      return [name, peerReadingOf(peer)] as const;
+    }),
+  );
+  return new Map(read);
+}
+
+/** Every Peer of the ClusterLink namespace, by name: one list for a round over many Imports. */
+export async function listPeers(
+  kube: KubeClient,
+  clNamespace: string,
+): Promise<Map<string, PeerReading>> {
+  const peers = await kube.list(PEERS, { namespace: clNamespace });
+  return new Map(peers.map((peer) => [peer.metadata.name, peerReadingOf(peer)]));
+}
+
+export const peerNamesOf = (imp: ObservedImport): string[] =>
+  peersNamedBy(imp.spec.ok ? imp.spec.value.sources : undefined);
 
 /** The dataplane's EndpointSlices and this Import's copies of them. */
 export async function findSlices(
@@ -185,35 +231,80 @@ async function writeStatusAndEvents(
 }
 
 /**
+ * `found` when the caller knows an Import has no Services to read: one never leased (its
+ * spec.targetPort is 0) made none, so its Services are created without a read. A create that
+ * meets a Service after all (AlreadyExists: a Service of someone else's, or ours left from
+ * before the port was reset) reads both and plans again, as does a plan that fails (its cleanup
+ * must see what is there).
+ */
+export const PRESUMED_ABSENT = "presumed absent" as const;
+
+const NO_SERVICES: FoundServices = { system: undefined, user: undefined };
+
+/** The plan's creates, sent together; false when one found its name taken. */
+async function createdAll(kube: KubeClient, writes: readonly ServiceWrite[]): Promise<boolean> {
+  const results = await Promise.allSettled(writes.map((write) => applyWrite(kube, write)));
+  let taken = false;
+  for (const result of results) {
+    if (result.status === "fulfilled") continue;
+    if (!isKubeError(result.reason, "conflict")) throw result.reason;
+    taken = true;
+  }
+  return !taken;
+}
+
+/**
  * One Import: its lease (if it needs one), its Services, its status. `found` are its Services
- * if the caller already read them (their names do not depend on the lease).
+ * if the caller already read them (their names do not depend on the lease), or PRESUMED_ABSENT.
  */
 export async function settleImport(
   kube: KubeClient,
   observed: ObservedImport,
   decision: LeaseDecision | undefined,
   options: ImportEventOptions,
-  how: { readonly fromOwnEvent: boolean; readonly found?: FoundServices },
+  how: {
+    readonly fromOwnEvent: boolean;
+    readonly found?: FoundServices | typeof PRESUMED_ABSENT;
+    /** The Peers its sources name, if the caller already read them. */
+    readonly peers?: ReadonlyMap<string, PeerReading>;
+  },
 ): Promise<Settled> {
   const { fromOwnEvent } = how;
-  const imp =
-    decision?.kind === "lease" ? await writeLease(kube, observed, decision.port) : observed;
-  const found = how.found ?? (await findServices(kube, imp, options.clNamespace));
-  const slices = slicesMatter(imp) ? await findSlices(kube, imp, options.clNamespace) : undefined;
-  const plan = planImport({
-    imp,
-    decision,
-    found,
-    clNamespace: options.clNamespace,
-    ...(slices === undefined ? {} : { slices }),
-  });
-  // At most one write per Service (system, user) and per copy: independent, sent together.
-  await Promise.all([
-    ...plan.writes.map((write) => applyWrite(kube, write)),
-    ...plan.sliceWrites.map((write) => applySliceWrite(kube, write)),
+  // The Peers are read alongside the lease write and the slices: none depends on the others.
+  const [imp, peers, slices] = await Promise.all([
+    decision?.kind === "lease" ? writeLease(kube, observed, decision.port) : observed,
+    how.peers ?? readPeers(kube, peerNamesOf(observed), options.clNamespace),
+    slicesMatter(observed) ? findSlices(kube, observed, options.clNamespace) : undefined,
   ]);
+  const planFor = (found: FoundServices): ImportPlan =>
+    planImport({
+      imp,
+      decision,
+      found,
+      peers,
+      clNamespace: options.clNamespace,
+      ...(slices === undefined ? {} : { slices }),
+    });
+  const planAndApply = async (given: FoundServices | undefined): Promise<ImportPlan> => {
+    const next = planFor(given ?? (await findServices(kube, imp, options.clNamespace)));
+    // At most one write per Service (system, user) and per copy: independent, sent together.
+    await Promise.all([
+      ...next.writes.map((write) => applyWrite(kube, write)),
+      ...next.sliceWrites.map((write) => applySliceWrite(kube, write)),
+    ]);
+    return next;
+  };
+  const presumed = how.found === PRESUMED_ABSENT && slices === undefined;
+  let plan = presumed ? planFor(NO_SERVICES) : undefined;
+  if (plan === undefined || plan.problem !== null || !(await createdAll(kube, plan.writes))) {
+    plan = await planAndApply(how.found === PRESUMED_ABSENT ? undefined : how.found);
+  }
   const written = await writeStatusAndEvents(kube, imp, plan.conditions, options, decision);
-  const ref = `Import ${keyOf(imp)}`;
+  return settledAs(`Import ${keyOf(imp)}`, plan, written, fromOwnEvent);
+}
+
+/** A problem is the Import's own event's 422; any other event only records it. */
+function settledAs(ref: string, plan: ImportPlan, written: string, fromOwnEvent: boolean): Settled {
   if (plan.problem === null) return { outcome: done(`${ref} ready, ${written}`), stalled: false };
   const outcome = fromOwnEvent
     ? permanent(plan.problem.reason, `${ref}: ${plan.problem.message}`)

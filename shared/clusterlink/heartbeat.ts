@@ -8,6 +8,7 @@
 import { readFile } from "node:fs/promises";
 import { request } from "node:https";
 import path from "node:path";
+import { createSecureContext } from "node:tls";
 import * as z from "zod";
 import type { Heartbeat } from "./plan-peer-health.js";
 
@@ -48,26 +49,33 @@ function probe(
 ): Promise<Heartbeat> {
   return new Promise((resolve) => {
     const where = `${gateway.host}:${gateway.port}`;
-    const req = request(
-      {
-        host: gateway.host,
-        port: gateway.port,
-        path: "/healthz",
-        method: "GET",
-        servername: peer,
-        ca: tls.ca,
-        cert: tls.cert,
-        key: tls.key,
-        agent: false,
-      },
-      (res) => {
-        clearTimeout(deadline);
-        res.resume();
-        if (res.statusCode === 200)
-          resolve({ ok: true, labels: labelsOf(res.headers[LABELS_HEADER]) });
-        else resolve({ ok: false, error: `${where}: HTTP ${res.statusCode ?? "?"}` });
-      },
-    );
+    let req: ReturnType<typeof request>;
+    try {
+      req = request(
+        {
+          host: gateway.host,
+          port: gateway.port,
+          path: "/healthz",
+          method: "GET",
+          servername: peer,
+          ca: tls.ca,
+          cert: tls.cert,
+          key: tls.key,
+          agent: false,
+        },
+        (res) => {
+          clearTimeout(deadline);
+          res.resume();
+          if (res.statusCode === 200)
+            resolve({ ok: true, labels: labelsOf(res.headers[LABELS_HEADER]) });
+          else resolve({ ok: false, error: `${where}: HTTP ${res.statusCode ?? "?"}` });
+        },
+      );
+    } catch (error) {
+      // TLS refuses its options synchronously (readPeerTls checks them first): a failure too.
+      resolve({ ok: false, error: `${where}: ${(error as Error).message}` });
+      return;
+    }
     const deadline = setTimeout(
       () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)),
       timeoutMs,
@@ -106,10 +114,27 @@ export function heartbeat(
 /** Where the mounted Secret puts the client identity: ca.crt, tls.crt and tls.key. */
 export const DEFAULT_PEER_TLS_DIR = "/var/run/secrets/clusterlink-peer";
 
-/** Read on every event, so a rotated Secret is used at once. */
+/** The files were read, but TLS cannot use them (a key not the certificate's, a bad PEM). */
+export class InvalidPeerTlsError extends Error {
+  override readonly name = "InvalidPeerTlsError";
+}
+
+/**
+ * Read on every event, so a rotated Secret is used at once; checked here, once, because TLS
+ * would otherwise throw the same complaint out of every probe. OpenSSL's message names what is
+ * wrong, never the bytes.
+ */
 export async function readPeerTls(dir: string): Promise<PeerTls> {
   const [ca, cert, key] = await Promise.all(
     ["ca.crt", "tls.crt", "tls.key"].map((file) => readFile(path.join(dir, file), "utf8")),
   );
-  return { ca: ca ?? "", cert: cert ?? "", key: key ?? "" };
+  const tls = { ca: ca ?? "", cert: cert ?? "", key: key ?? "" };
+  try {
+    createSecureContext(tls);
+  } catch (error) {
+    throw new InvalidPeerTlsError(
+      `ca.crt, tls.crt and tls.key in ${dir} are no TLS identity: ${(error as Error).message}`,
+    );
+  }
+  return tls;
 }

@@ -1,5 +1,5 @@
 /**
- * clusterlink-import's one entry: an Import, Service or EndpointSlice event (or a resync) ->
+ * clusterlink-import's one entry: an Import, Service, EndpointSlice or Peer event (or a resync) ->
  * re-read every Import (leases are derived from all of them, plan-lease.ts), bring the Imports
  * the event concerns to their plan (plan-import.ts), and write status only when it changed.
  *
@@ -11,7 +11,8 @@
  * and recorded, still done when a Service or the resync brought it); permanent (422, Stalled)
  * for an Import event whose Import cannot be served; retry on API errors and repeated races;
  * malformed for events of other kinds. Nothing lingers: an Import delete event removes its
- * Services, and the resync removes Services whose Import is gone (docs/adr/0006).
+ * Services, and the resync removes Services whose Import is gone (docs/adr/0006). A Peer event
+ * re-settles the Imports whose sources' report (plan-sources.ts) it changed.
  */
 import type { Log } from "../core/context.js";
 import { done, malformed, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
@@ -36,16 +37,20 @@ import {
   keyOf,
   leaseClaimOf,
   listImports,
+  listPeers,
+  peerNamesOf,
+  readPeers,
   removeCopiesOf,
   removeServicesOf,
   settleImport,
   type ImportEventOptions,
 } from "./apply-import.js";
 import { LeaseRaceError, settleByPort } from "./lease-by-port.js";
-import type { ObservedImport } from "./observed.js";
+import { observeImport, type ObservedImport } from "./observed.js";
 import { grantedPort } from "./plan-import.js";
 import { planLeases, type LeaseClaim, type LeaseDecision } from "./plan-lease.js";
 import { SERVICE_NAME_LABEL, SLICE_MANAGED_BY_LABEL } from "./plan-merge.js";
+import { planSources, SOURCES_CONDITION } from "./plan-sources.js";
 
 const isMerge = (imp: ObservedImport): boolean => imp.labels[MERGE_LABEL] === "true";
 
@@ -128,14 +133,20 @@ interface RoundResult {
   readonly outcomes: ReadonlyMap<string, Outcome>;
 }
 
-/** One round: list, plan leases, settle the focused Imports and every re-lease loser. */
+/**
+ * One round: list (the Imports, and the Peers once for all of them), plan leases, settle the
+ * focused Imports and every re-lease loser.
+ */
 async function round(
   kube: KubeClient,
   focus: (imports: readonly ObservedImport[]) => Focus,
   options: ImportEventOptions,
   settledPorts: Map<string, number>,
 ): Promise<RoundResult> {
-  const imports = await listImports(kube);
+  const [imports, peers] = await Promise.all([
+    listImports(kube),
+    listPeers(kube, options.clNamespace),
+  ]);
   const claims = imports.map(leaseClaimOf).filter((c): c is LeaseClaim => c !== null);
   const decisions = planLeases(claims);
   const focused = focus(imports);
@@ -147,6 +158,7 @@ async function round(
     if (!inFocus(imp, decision, focused, settledPorts)) continue;
     const settled = await settleImport(kube, imp, decision, options, {
       fromOwnEvent: key === focused.own,
+      peers,
     });
     if (decision?.kind === "lease") leased += 1;
     const port = grantedPort(decision);
@@ -304,6 +316,62 @@ async function onEndpointSliceEvent(
   return done(`Import ${keyOf(key)} is gone, ${removed} EndpointSlice copies removed`);
 }
 
+/** Whether the stored report of an Import's sources differs from what the Peers say now. */
+function sourcesReportChanged(
+  imp: ObservedImport,
+  peers: Parameters<typeof planSources>[1],
+  clNamespace: string,
+): boolean {
+  if (!imp.spec.ok) return false;
+  const want = planSources(imp.spec.value.sources ?? [], peers, clNamespace).condition;
+  const stored = imp.status?.conditions?.find((c) => c.type === SOURCES_CONDITION);
+  return (
+    stored?.status !== want.status ||
+    stored.reason !== want.reason ||
+    stored.message !== want.message
+  );
+}
+
+/** Imports re-settled at once for one Peer event (each a handful of requests). */
+const PEER_EVENT_CONCURRENCY = 8;
+
+/**
+ * A Peer's status changed (clusterlink-peer-health writes it on every heartbeat that changes
+ * something, lastSeen included): the Imports naming it whose sources' report is now wrong are
+ * settled again. Which Imports name it is read from the watch cache (an Import too new for it
+ * is settled by its own event, which reads its Peers live); the Peers are read live.
+ */
+async function onPeerEvent(
+  kube: KubeClient,
+  ref: ImportKey,
+  options: ImportEventOptions,
+): Promise<Outcome> {
+  const peer = `Peer ${keyOf(ref)}`;
+  if (ref.namespace !== options.clNamespace) {
+    return done(`${peer} is outside the ClusterLink namespace: no Import's source names it`);
+  }
+  const naming = (await kube.list(IMPORTS, { resourceVersion: "0" }))
+    .map(observeImport)
+    .filter((imp) => !imp.deleting && peerNamesOf(imp).includes(ref.name));
+  if (naming.length === 0) return done(`no Import names ${peer}`);
+  const peers = await readPeers(
+    kube,
+    [...new Set(naming.flatMap(peerNamesOf))],
+    options.clNamespace,
+  );
+  const stale = naming.filter((imp) => sourcesReportChanged(imp, peers, options.clNamespace));
+  const outcomes: Outcome[] = [];
+  for (let i = 0; i < stale.length; i += PEER_EVENT_CONCURRENCY) {
+    const batch = stale.slice(i, i + PEER_EVENT_CONCURRENCY);
+    const settled = await Promise.all(
+      batch.map((imp) => settleByPort(kube, imp, options, { fromOwnEvent: false })),
+    );
+    outcomes.push(...settled.flatMap((s) => (s.own ? [s.own.outcome] : [])));
+  }
+  const summary = done(`${stale.length} of ${naming.length} Imports naming ${peer} re-settled`);
+  return worstOutcome([summary, ...outcomes]);
+}
+
 export async function syncImportEvent(
   event: IntakeEvent,
   kube: KubeClient,
@@ -313,20 +381,21 @@ export async function syncImportEvent(
   try {
     if (event.type === "resync") return await onResync(kube, options);
     const { kind, namespace, name } = event.ref;
-    if (kind !== "Import" && kind !== "Service" && kind !== "EndpointSlice") {
+    if (kind !== "Import" && kind !== "Service" && kind !== "EndpointSlice" && kind !== "Peer") {
       return malformed(
         "unsupported-kind",
-        `clusterlink-import handles Import, Service and EndpointSlice events, not ${kind}`,
+        `clusterlink-import handles Import, Service, EndpointSlice and Peer events, not ${kind}`,
       );
     }
     if (namespace === "") return malformed("missing-namespace", `${kind} ${name} has no namespace`);
     const ref = { namespace, name };
-    const outcome =
-      kind === "Import"
-        ? await onImportEvent(kube, ref, options)
-        : kind === "Service"
-          ? await onServiceEvent(kube, ref, options)
-          : await onEndpointSliceEvent(kube, ref, options);
+    const handlers = {
+      Import: onImportEvent,
+      Service: onServiceEvent,
+      EndpointSlice: onEndpointSliceEvent,
+      Peer: onPeerEvent,
+    } as const;
+    const outcome = await handlers[kind](kube, ref, options);
     log.debug({ kind, namespace, name, outcome: outcome.kind }, "imports reconciled");
     return outcome;
   } catch (error) {

@@ -4,9 +4,12 @@
  * makes .spec.targetPort selectable). The decisions are plan-lease.ts's, made over that subset,
  * which decides a port exactly as the whole set would: the oldest holder keeps it.
  *
- * Write, then look again: after a lease, the holders of the new port are listed once more, so
- * of two instances that leased one port in the same instant the later one sees both, and moves
- * the younger Import (whichever Import its event was about).
+ * Write, then look again: after a lease, the holders of the new port are listed, so of two
+ * instances that leased one port in the same instant the later one sees both, and moves the
+ * younger Import (whichever Import its event was about). That list is also the only probe of a
+ * first lease: an Import's start port (its uid's hash) is written unasked, as it is nearly
+ * always free, and a lease that finds a port taken moves on. It moves whatever the ages when
+ * the other holder asked for that port itself: a lease never takes a port a user asked for.
  */
 import type { KubeClient, KubeObject } from "../kube/index.js";
 import {
@@ -14,6 +17,9 @@ import {
   IMPORTS,
   keyOf,
   leaseClaimOf,
+  peerNamesOf,
+  PRESUMED_ABSENT,
+  readPeers,
   settleImport,
   type ImportEventOptions,
   type Settled,
@@ -42,10 +48,18 @@ const claimsOf = (imports: readonly ObservedImport[]): LeaseClaim[] =>
 
 const nextPort = (port: number): number => (port + 1 >= PORT_END ? PORT_MIN : port + 1);
 
-/** The first port from the Import's start that no Import holds. */
-async function probeFreePort(kube: KubeClient, imp: ObservedImport): Promise<number | null> {
+/** The first port from the Import's start that no Import holds, skipping those it must avoid. */
+async function probeFreePort(
+  kube: KubeClient,
+  imp: ObservedImport,
+  avoid: ReadonlySet<number>,
+): Promise<number | null> {
   let port = leaseStart(imp.uid);
   for (let i = 0; i < MAX_PROBES; i += 1) {
+    if (avoid.has(port)) {
+      port = nextPort(port);
+      continue;
+    }
     const holders = (await holdersOf(kube, port)).filter((h) => keyOf(h) !== keyOf(imp));
     if (holders.length === 0) return port;
     port = nextPort(port);
@@ -59,29 +73,62 @@ interface PortDecision {
   readonly rivals: readonly ObservedImport[];
 }
 
-async function decideFor(kube: KubeClient, imp: ObservedImport): Promise<PortDecision> {
+/**
+ * Whether the Import keeps its current targetPort (asked per port: its holders decide), or
+ * undefined when it must lease one. `avoid`: ports this event saw a user ask for, which a lease
+ * of ours gives up whatever the ages.
+ */
+async function currentPort(
+  kube: KubeClient,
+  imp: ObservedImport,
+  claim: LeaseClaim,
+  avoid: ReadonlySet<number>,
+): Promise<PortDecision | undefined> {
+  if (claim.targetPort === 0 || (claim.leasedByUs && avoid.has(claim.targetPort))) {
+    return undefined;
+  }
+  if (claim.targetPort < PORT_MIN || claim.targetPort >= PORT_END) {
+    const decision = planLeases([claim]).get(claim.key);
+    return decision?.kind === "lease" ? undefined : { decision, rivals: [] };
+  }
+  const rivals = (await holdersOf(kube, claim.targetPort)).filter((h) => keyOf(h) !== keyOf(imp));
+  const decision = planLeases(claimsOf([imp, ...rivals])).get(claim.key);
+  return decision?.kind === "lease" ? { decision: undefined, rivals } : { decision, rivals };
+}
+
+/**
+ * The Import's lease decision. A first lease (no targetPort yet, nothing to avoid) is its start
+ * port, unprobed: the list after the write checks it.
+ */
+async function decideFor(
+  kube: KubeClient,
+  imp: ObservedImport,
+  avoid: ReadonlySet<number>,
+): Promise<PortDecision> {
   const claim = leaseClaimOf(imp);
   if (claim === null) return { decision: undefined, rivals: [] };
-  let rivals: ObservedImport[] = [];
-  if (claim.targetPort >= PORT_MIN && claim.targetPort < PORT_END) {
-    const holders = await holdersOf(kube, claim.targetPort);
-    rivals = holders.filter((h) => keyOf(h) !== keyOf(imp));
-    const decision = planLeases(claimsOf([imp, ...rivals])).get(claim.key);
-    if (decision?.kind !== "lease") return { decision, rivals };
-  } else if (claim.targetPort !== 0) {
-    const decision = planLeases([claim]).get(claim.key);
-    if (decision?.kind !== "lease") return { decision, rivals };
+  if (claim.targetPort === 0 && avoid.size === 0) {
+    return { decision: { kind: "lease", port: leaseStart(imp.uid), previous: 0 }, rivals: [] };
   }
-  const port = await probeFreePort(kube, imp);
+  const current = await currentPort(kube, imp, claim, avoid);
+  if (current?.decision !== undefined) return current;
+  const port = await probeFreePort(kube, imp, avoid);
   const decision: LeaseDecision =
     port === null ? { kind: "exhausted" } : { kind: "lease", port, previous: claim.targetPort };
-  return { decision, rivals };
+  return { decision, rivals: current?.rivals ?? [] };
 }
 
 /** Younger Imports that hold `port` with a lease of ours: they lost it and must move. */
 function losersOn(holders: readonly ObservedImport[]): ImportKey[] {
   const decisions = planLeases(claimsOf(holders));
   return holders.filter((h) => decisions.get(keyOf(h))?.kind === "lease");
+}
+
+/** Other holders of a port just leased to `imp` that asked for it themselves (no lease of ours). */
+function requestersOf(holders: readonly ObservedImport[], imp: ObservedImport): ImportKey[] {
+  return claimsOf(holders)
+    .filter((c) => c.key !== keyOf(imp) && !c.leasedByUs)
+    .flatMap((c) => holders.filter((h) => keyOf(h) === c.key));
 }
 
 export interface PortSettled {
@@ -110,10 +157,35 @@ async function importFor(
   return imp === undefined || imp.deleting ? undefined : imp;
 }
 
+/** What the holders of the Import's port, listed after its settle, say about its lease. */
+type Verdict =
+  | { readonly kind: "kept"; readonly losers: readonly ImportKey[] }
+  /** Lost to an older Import (a race of leases): lease again. */
+  | { readonly kind: "lost" }
+  /** Leased a port a user asked for: lease again elsewhere, then re-check those users. */
+  | { readonly kind: "yield"; readonly port: number; readonly requesters: readonly ImportKey[] };
+
+async function verdictOn(
+  kube: KubeClient,
+  imp: ObservedImport,
+  { decision, rivals }: PortDecision,
+): Promise<Verdict> {
+  if (decision?.kind !== "lease") return { kind: "kept", losers: losersOn([imp, ...rivals]) };
+  const contested = await holdersOf(kube, decision.port);
+  const requesters = requestersOf(contested, imp);
+  if (requesters.length > 0) return { kind: "yield", port: decision.port, requesters };
+  const losers = losersOn(contested);
+  return losers.some((l) => keyOf(l) === keyOf(imp)) ? { kind: "lost" } : { kind: "kept", losers };
+}
+
+/** An Import never leased made no Services: they are created unread (apply-import.ts). */
+const neverLeased = (imp: ObservedImport): boolean =>
+  imp.spec.ok && (imp.spec.value.targetPort ?? 0) === 0;
+
 /**
  * Settles one Import (re-read live) by its port alone, and the Imports that lost a port to it.
- * Its Services are read together with its port's holders: neither depends on the other, and an
- * event's latency is its chain of round trips.
+ * Its Services and its sources' Peers are read together with its port's holders: none depends
+ * on the others, and an event's latency is its chain of round trips.
  */
 export async function settleByPort(
   kube: KubeClient,
@@ -122,22 +194,31 @@ export async function settleByPort(
   how: SettleHow,
 ): Promise<PortSettled> {
   const maxRounds = options.maxRounds ?? 5;
+  const avoid = new Set<number>();
+  const yieldedTo: ImportKey[] = [];
   for (let round = 0; round < maxRounds; round += 1) {
     const imp = await importFor(kube, key, round, how.read);
     if (imp === undefined) return { own: null, others: [] };
-    const [{ decision, rivals }, found] = await Promise.all([
-      decideFor(kube, imp),
-      findServices(kube, imp, options.clNamespace),
+    const [decided, found, peers] = await Promise.all([
+      decideFor(kube, imp, avoid),
+      neverLeased(imp) ? PRESUMED_ABSENT : findServices(kube, imp, options.clNamespace),
+      readPeers(kube, peerNamesOf(imp), options.clNamespace),
     ]);
-    const own = await settleImport(kube, imp, decision, options, {
+    const own = await settleImport(kube, imp, decided.decision, options, {
       fromOwnEvent: how.fromOwnEvent,
       found,
+      peers,
     });
-    const contested =
-      decision?.kind === "lease" ? await holdersOf(kube, decision.port) : [imp, ...rivals];
-    const losers = losersOn(contested);
-    if (losers.some((l) => keyOf(l) === keyOf(imp))) continue; // we lost the race: lease again
-    const others = (how.depth ?? 0) === 0 ? await settleLosers(kube, losers, options) : [];
+    const verdict = await verdictOn(kube, imp, decided);
+    if (verdict.kind === "yield") {
+      avoid.add(verdict.port);
+      yieldedTo.push(...verdict.requesters);
+    }
+    if (verdict.kind !== "kept") continue;
+    const others =
+      (how.depth ?? 0) === 0
+        ? await settleLosers(kube, [...verdict.losers, ...yieldedTo], options)
+        : [];
     return { own, others };
   }
   throw new LeaseRaceError(`Import ${keyOf(key)}: leases still moving after ${maxRounds} rounds`);

@@ -66,5 +66,15 @@ function observe<Spec>(object: KubeObject, schema: z.ZodType<Spec>): ObservedObj
 export const observeExport = (object: KubeObject): ObservedExport =>
   observe(object, exportSpecSchema);
 
+/**
+ * Beyond the CRD's schema (which upstream's manifests must pass, so it admits port 0, as
+ * upstream's does): the port a Service can carry. Admission denies it too, but the webhook fails
+ * open, and a Service create would answer 422 for the Import's mistake.
+ */
+const servableImportSpecSchema = importSpecSchema.refine((spec) => spec.port >= 1, {
+  message: "0 is not a port (1-65535)",
+  path: ["port"],
+});
+
 export const observeImport = (object: KubeObject): ObservedImport =>
-  observe(object, importSpecSchema);
+  observe(object, servableImportSpecSchema);

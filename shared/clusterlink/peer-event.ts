@@ -21,7 +21,7 @@ import {
 import { planClusterLinkEvents } from "./plan-events.js";
 import { recordClusterLinkEvents } from "./record-events.js";
 import { peerSpecSchema, peerStatusSchema } from "../rules/clusterlink-kinds.js";
-import { heartbeat, type PeerTls } from "./heartbeat.js";
+import { heartbeat, InvalidPeerTlsError, type PeerTls } from "./heartbeat.js";
 import { planPeerHealth, type HeartbeatMemory } from "./plan-peer-health.js";
 import { planStatus, reconcileConditions, type WantedCondition } from "./plan-status.js";
 
@@ -169,10 +169,13 @@ export async function syncPeerEvent(
     try {
       tls = await options.tls();
     } catch (error) {
-      const message = `the client certificate, key or CA cannot be read: ${(error as Error).message}`;
+      const invalid = error instanceof InvalidPeerTlsError;
+      const message = invalid
+        ? (error as Error).message
+        : `the client certificate, key or CA cannot be read: ${(error as Error).message}`;
       const conditions = reconcileConditions({
         kind: "stalled",
-        reason: "TlsMaterialMissing",
+        reason: invalid ? "TlsMaterialInvalid" : "TlsMaterialMissing",
         message,
       });
       await Promise.all(inside.map((p) => writeStatus(kube, p, conditions, {}, options)));

@@ -18,6 +18,7 @@ import {
 } from "./names.js";
 import { leaseProblem, type LeaseDecision } from "./plan-lease.js";
 import { planCopies, removeCopies, type FoundSlices, type SliceWrite } from "./plan-merge.js";
+import { planSources, SOURCES_CONDITION, type PeerReading } from "./plan-sources.js";
 import { reconcileConditions, type WantedCondition } from "./plan-status.js";
 
 export interface ServiceRef {
@@ -179,8 +180,38 @@ export interface ImportPlanInput {
   readonly decision: LeaseDecision | undefined;
   readonly found: FoundServices;
   readonly clNamespace: string;
+  /** The Peers its sources name, by name, read live (a name missing: no such Peer). */
+  readonly peers: ReadonlyMap<string, PeerReading>;
   /** Read when the Import is merge, or its status says it was: copies to keep or remove. */
   readonly slices?: FoundSlices;
+}
+
+/**
+ * Ready once the Services are in place, while at least one source is usable (plan-sources.ts):
+ * the dataplane fails over among the sources, so one down is reported, not fatal. With none
+ * usable the Import is not Ready and is Reconciling (a Peer coming back settles it; nothing is
+ * wrong with the Import itself, so not Stalled).
+ */
+function servedConditions(
+  input: ImportPlanInput,
+  ready: { readonly reason: string; readonly message: string },
+): WantedCondition[] {
+  const spec = input.imp.spec.ok ? input.imp.spec.value : { sources: [] };
+  const sources = planSources(spec.sources ?? [], input.peers, input.clNamespace);
+  const verdict =
+    sources.usable > 0
+      ? ({ kind: "ready", ...ready } as const)
+      : ({
+          kind: "reconciling",
+          reason: "NoUsableSource",
+          message: sources.condition.message,
+        } as const);
+  return [
+    LEASED,
+    { type: "ImportServiceValid", status: "True", reason: "Valid", message: "" },
+    sources.condition,
+    ...reconcileConditions(verdict),
+  ];
 }
 
 /**
@@ -207,15 +238,10 @@ function planMerge(input: ImportPlanInput, port: number, cleanup: ServiceWrite[]
     writes: cleanup,
     sliceWrites: copies.writes,
     problem: null,
-    conditions: [
-      LEASED,
-      { type: "ImportServiceValid", status: "True", reason: "Valid", message: "" },
-      ...reconcileConditions({
-        kind: "ready",
-        reason: "Merged",
-        message: `port ${spec.port} of Service ${key.namespace}/${key.name} -> dataplane port ${port} (${copies.copies} EndpointSlice copies)`,
-      }),
-    ],
+    conditions: servedConditions(input, {
+      reason: "Merged",
+      message: `port ${spec.port} of Service ${key.namespace}/${key.name} -> dataplane port ${port} (${copies.copies} EndpointSlice copies)`,
+    }),
   };
 }
 
@@ -248,7 +274,16 @@ function planServices(
   return { writes };
 }
 
+/** The plan, with the sources' condition also on an Import that cannot be served (spec parsed). */
 export function planImport(input: ImportPlanInput): ImportPlan {
+  const plan = planUnlessInvalid(input);
+  const { imp } = input;
+  if (!imp.spec.ok || plan.conditions.some((c) => c.type === SOURCES_CONDITION)) return plan;
+  const sources = planSources(imp.spec.value.sources ?? [], input.peers, input.clNamespace);
+  return { ...plan, conditions: [...plan.conditions, sources.condition] };
+}
+
+function planUnlessInvalid(input: ImportPlanInput): ImportPlan {
   const { imp, decision, found, clNamespace, slices } = input;
   const key = { namespace: imp.namespace, name: imp.name };
   const cleanup = removeOwn(key, found, serviceRefs(key, clNamespace));
@@ -279,14 +314,9 @@ export function planImport(input: ImportPlanInput): ImportPlan {
     writes: services.writes,
     sliceWrites: removeCopies(slices),
     problem: null,
-    conditions: [
-      LEASED,
-      { type: "ImportServiceValid", status: "True", reason: "Valid", message: "" },
-      ...reconcileConditions({
-        kind: "ready",
-        reason: "Imported",
-        message: `port ${imp.spec.value.port} -> dataplane port ${port}`,
-      }),
-    ],
+    conditions: servedConditions(input, {
+      reason: "Imported",
+      message: `port ${imp.spec.value.port} -> dataplane port ${port}`,
+    }),
   };
 }

@@ -2,6 +2,7 @@
 // sdewanPurpose, rule dependencies on create/update/delete, CNF networks, and the CNF's own spec
 // rules. No CNF runs anywhere in this file: every answer comes without calling one.
 import { CoreV1Api } from "@kubernetes/client-node";
+import { clusterLinkResource, createKubeClient } from "../../shared/kube/index.js";
 import { adminKubeConfig } from "./support/cluster.js";
 import { startAdmissionHarness, type AdmissionHarness } from "./admission-harness.js";
 import { cnfDeployment, deniedBy, deployments, rule, rules } from "./admission-clients.js";
@@ -258,5 +259,33 @@ describe("with every CNF down", () => {
     deniedBy(await api.delete("FirewallZone", "wan"), "referenced-by-rules");
     // Far below the 5 s webhook timeout a CNF call could have eaten.
     expect(performance.now() - started).toBeLessThan(4_000);
+  });
+});
+
+describe("ClusterLink kinds (policy clusterlink-spec), through the API server", () => {
+  it("denies a Peer without gateways and an Import without sources, saying what to fix; admits good ones", async () => {
+    const ns = await harness.namespace();
+    const kube = createKubeClient(admin);
+    const refused = async (kind: "Peer" | "Import", spec: unknown): Promise<string> => {
+      try {
+        await kube.create(clusterLinkResource(kind), {
+          metadata: { name: "bad", namespace: ns },
+          spec,
+        });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error(`expected the ${kind} to be denied`);
+    };
+    const peer = await refused("Peer", { gateways: [] });
+    expect(peer).toContain('sdewan policy "clusterlink-spec" denied this request');
+    expect(peer).toMatch(/spec\.gateways is empty.*To fix: /);
+    const imp = await refused("Import", { port: 5432, sources: [] });
+    expect(imp).toMatch(/spec\.sources is empty/);
+    const source = { peer: "east", exportName: "db", exportNamespace: "data" };
+    await kube.create(clusterLinkResource("Import"), {
+      metadata: { name: "good", namespace: ns },
+      spec: { port: 5432, sources: [source] },
+    });
   });
 });

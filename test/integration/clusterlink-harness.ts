@@ -3,6 +3,10 @@
 // with its own client, as separate function pods would have), and readers for what they write.
 // Every world uses the default ClusterLink namespace: the Import function's resync and lease
 // rounds look at every Import in the cluster, so files running in parallel must agree on it.
+// Imports name the Peer `east` unless told otherwise: setUp keeps it there and reachable (as
+// clusterlink-peer-health would write it). So no file resyncs clusterlink-peer-health in that
+// namespace (a resync heartbeats every Peer of it): peer-health tests use their own namespace,
+// or Peer events for their own Peers.
 import { randomBytes } from "node:crypto";
 import { createClusterLinkExport } from "../../functions/clusterlink-export/index.js";
 import { createClusterLinkImport } from "../../functions/clusterlink-import/index.js";
@@ -17,6 +21,8 @@ import {
   SERVICES,
   type KubeClient,
   type KubeObject,
+  type ObjectInput,
+  type ResourceType,
   type Service,
 } from "../../shared/kube/index.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
@@ -24,6 +30,9 @@ import { adminKubeConfig } from "./support/cluster.js";
 
 export const EXPORTS = clusterLinkResource("Export");
 export const IMPORTS = clusterLinkResource("Import");
+export const PEERS = clusterLinkResource("Peer");
+/** The Peer Imports name by default, kept reachable in the ClusterLink namespace. */
+export const DEFAULT_PEER = "east";
 
 const silentLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
 
@@ -47,13 +56,30 @@ export class ClusterLinkWorld {
   readonly exporter = this.instance("export");
   readonly importer = this.instance("import");
 
-  /** Creates the ClusterLink namespace unless another file already did. */
+  /** Creates the ClusterLink namespace and the default Peer unless another file already did. */
   async setUp(): Promise<void> {
-    try {
-      await this.kube.create(NAMESPACES, { metadata: { name: this.clNamespace } });
-    } catch (error) {
-      if (!isKubeError(error, "conflict")) throw error;
-    }
+    await createUnlessThere(this.kube, NAMESPACES, { metadata: { name: this.clNamespace } });
+    await createUnlessThere(this.kube, PEERS, {
+      metadata: { name: DEFAULT_PEER, namespace: this.clNamespace },
+      spec: { gateways: [{ host: "127.0.0.1", port: 1 }] },
+    });
+    await this.peerReachable(DEFAULT_PEER, true);
+  }
+
+  /** Writes a Peer's PeerReachable as clusterlink-peer-health would. */
+  async peerReachable(name: string, reachable: boolean, message = ""): Promise<void> {
+    const condition = {
+      type: "PeerReachable",
+      status: reachable ? "True" : "False",
+      reason: "Heartbeat",
+      message,
+      lastTransitionTime: new Date().toISOString(),
+    };
+    await this.kube.patchStatus(
+      PEERS,
+      { namespace: this.clNamespace, name },
+      { conditions: [condition] },
+    );
   }
 
   async namespace(base: string): Promise<string> {
@@ -93,7 +119,10 @@ export class ClusterLinkWorld {
   ): Promise<KubeObject> {
     return this.kube.create(IMPORTS, {
       metadata: { name, namespace },
-      spec: { sources: [{ peer: "east", exportName: name, exportNamespace: "data" }], ...spec },
+      spec: {
+        sources: [{ peer: DEFAULT_PEER, exportName: name, exportNamespace: "data" }],
+        ...spec,
+      },
     });
   }
 
@@ -155,6 +184,18 @@ export class ClusterLinkWorld {
       id: `resync-${randomBytes(4).toString("hex")}`,
       scope: {},
     });
+  }
+}
+
+async function createUnlessThere(
+  kube: KubeClient,
+  type: ResourceType,
+  object: ObjectInput,
+): Promise<void> {
+  try {
+    await kube.create(type, object);
+  } catch (error) {
+    if (!isKubeError(error, "conflict")) throw error;
   }
 }
 

@@ -3,6 +3,8 @@
 // upstream's thresholds carried in status across events. The gateways are dev/peer-gateway-sim:
 // HTTPS on loopback that verifies our client certificate, told to go silent or fail at will.
 import { createServer as createTcpServer, type AddressInfo } from "node:net";
+import { copyFile, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { jest } from "@jest/globals";
 import { PeerGatewayFleet } from "../../dev/peer-gateway-sim/index.js";
@@ -23,9 +25,15 @@ const hanging = `hang-${run}`;
 let fleet: PeerGatewayFleet;
 let closedPort: number;
 let fn: EventFunction;
+/**
+ * This file's ClusterLink namespace (CL_NAMESPACE of its peer-health): its resync heartbeats
+ * every Peer there, so not the shared one, where other files keep Peers of their own.
+ */
+let clNs: string;
 
 beforeAll(async () => {
   await world.setUp();
+  clNs = await world.namespace("cl-peer-health");
   fleet = await PeerGatewayFleet.start({
     peers: [
       { name: healthy, labels: { region: "east" } },
@@ -46,7 +54,7 @@ afterAll(() => fleet.close());
 
 function peerHealth(dir: string, timeoutMs = 500): EventFunction {
   const env = {
-    CL_NAMESPACE: world.clNamespace,
+    CL_NAMESPACE: clNs,
     CL_PEER_TLS_DIR: dir,
     CL_HEARTBEAT_TIMEOUT_MS: String(timeoutMs),
   };
@@ -54,15 +62,16 @@ function peerHealth(dir: string, timeoutMs = 500): EventFunction {
 }
 
 const portOf = (simulated: string): number => fleet.gateway(simulated).port;
+const keyOf = (dir: string): Promise<string> => readFile(path.join(dir, "tls.key"), "utf8");
 
-async function peer(name: string, ports: readonly number[], namespace = world.clNamespace) {
+async function peer(name: string, ports: readonly number[], namespace = clNs) {
   await world.kube.create(PEERS, {
     metadata: { name, namespace },
     spec: { gateways: ports.map((port) => ({ host: "127.0.0.1", port })) },
   });
 }
 
-const peerEvent = (name: string, with_: EventFunction = fn, namespace = world.clNamespace) =>
+const peerEvent = (name: string, with_: EventFunction = fn, namespace = clNs) =>
   world.send(
     with_,
     objectEvent("update", {
@@ -73,7 +82,7 @@ const peerEvent = (name: string, with_: EventFunction = fn, namespace = world.cl
     }),
   );
 
-async function status(name: string, namespace = world.clNamespace) {
+async function status(name: string, namespace = clNs) {
   const object = await world.kube.get(PEERS, { namespace, name });
   return object?.status as {
     conditions?: { type: string; status: string; reason: string; message: string }[];
@@ -161,6 +170,49 @@ describe("Peer heartbeats over mutual TLS", () => {
     expect(stalled).toMatchObject({ status: "True", reason: "TlsMaterialMissing" });
     expect(stalled?.message).not.toMatch(/BEGIN/);
   });
+
+  it.each([
+    { title: "a key that is not its certificate's", key: () => keyOf(fleet.strangerDir) },
+    {
+      title: "a key that is not a key",
+      key: () => "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n",
+    },
+  ])(
+    "$title: 503 and Stalled TlsMaterialInvalid (no crash, no hang), no key material in status or logs",
+    async ({ key }) => {
+      const name = `badkey-${run}-${Math.random().toString(36).slice(2, 6)}`;
+      await peer(name, [portOf(healthy)]);
+      const dir = await mkdtemp(path.join(tmpdir(), "cl-badkey-"));
+      for (const file of ["ca.crt", "tls.crt"]) {
+        await copyFile(path.join(fleet.identityDir, file), path.join(dir, file));
+      }
+      const material = await key();
+      await writeFile(path.join(dir, "tls.key"), material);
+      const logged: string[] = [];
+      const capture = (...args: unknown[]) => logged.push(JSON.stringify(args));
+      const log = { info: capture, warn: capture, error: capture, debug: capture };
+      const event = objectEvent("update", {
+        apiVersion: "clusterlink.net/v1alpha1",
+        kind: "Peer",
+        namespace: clNs,
+        name,
+      });
+      const outcome = await peerHealth(dir).handle(event, {
+        correlationId: event.id,
+        log,
+        calls: world.calls,
+        signal: new AbortController().signal,
+      });
+      expect(outcome).toMatchObject({ kind: "retry" });
+      const stalled = (await status(name)).conditions?.find((c) => c.type === "Stalled");
+      expect(stalled).toMatchObject({ status: "True", reason: "TlsMaterialInvalid" });
+      expect(stalled?.message).toMatch(/are no TLS identity: /);
+      const body = material.split("\n")[1] ?? "";
+      const written = JSON.stringify(await status(name)) + logged.join("\n");
+      expect(written).not.toContain("BEGIN");
+      expect(written).not.toContain(body);
+    },
+  );
 
   it("a Peer outside the ClusterLink namespace is not heartbeaten, and its status says so", async () => {
     const ns = await world.namespace("elsewhere");

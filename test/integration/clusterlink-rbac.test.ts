@@ -12,7 +12,7 @@ import {
   NAMESPACES,
   SERVICES,
 } from "../../shared/kube/index.js";
-import { ClusterLinkWorld, EXPORTS, IMPORTS } from "./clusterlink-harness.js";
+import { ClusterLinkWorld, EXPORTS, IMPORTS, objectEvent, PEERS } from "./clusterlink-harness.js";
 import { identityFrom, refusal } from "./support/identity.js";
 
 jest.setTimeout(60_000);
@@ -95,6 +95,33 @@ describe("clusterlink-import runs with exactly manifests/rbac/clusterlink-import
     expect(await refusal(kube.delete(EXPORTS, { namespace: ns, name: "db" }))).toBe(
       "forbidden 403",
     );
+  });
+
+  it("a Peer's event re-reports the Imports naming it (Imports listed, Peers read); a Peer's status is refused (403)", async () => {
+    const { kube } = await identityFrom("clusterlink-import.yaml");
+    const fn = world.instance("import", kube);
+    const peer = `rbac-peer-${world.run}`;
+    await world.kube.create(PEERS, {
+      metadata: { name: peer, namespace: world.clNamespace },
+      spec: { gateways: [{ host: "127.0.0.1", port: 1 }] },
+    });
+    const sources = [{ peer, exportName: "db", exportNamespace: "x" }];
+    await world.importOf(ns, "remote", { port: 7000, sources });
+    expect(await world.importEvent(ns, "remote", "add", fn)).toMatchObject({ kind: "done" });
+    await world.peerReachable(peer, false, "timeout");
+    const ref = { apiVersion: "clusterlink.net/v1alpha1", kind: "Peer" };
+    const event = objectEvent("update", { ...ref, namespace: world.clNamespace, name: peer });
+    expect(await world.send(fn, event)).toMatchObject({ kind: "done" });
+    expect((await world.conditions(IMPORTS, ns, "remote"))["Ready"]).toMatchObject({
+      status: "False",
+      reason: "NoUsableSource",
+    });
+    const patch = { status: { conditions: [] } };
+    expect(
+      await refusal(
+        kube.patchStatus(PEERS, { namespace: world.clNamespace, name: peer }, patch.status),
+      ),
+    ).toBe("forbidden 403");
   });
 
   it("without Service create it does not finish, and no Service appears", async () => {

@@ -2,8 +2,16 @@
 // that a gateway which never answers costs the configured timeout once, not twice (a socket idle
 // timeout restarts when the TCP connect completes and again for the TLS handshake; the probe
 // needs one deadline for the whole exchange).
+import { copyFile, mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { PeerGatewayFleet } from "../../../dev/peer-gateway-sim/index.js";
-import { heartbeat, readPeerTls, type PeerTls } from "../../../shared/clusterlink/heartbeat.js";
+import {
+  heartbeat,
+  InvalidPeerTlsError,
+  readPeerTls,
+  type PeerTls,
+} from "../../../shared/clusterlink/heartbeat.js";
 
 let fleet: PeerGatewayFleet;
 let tls: PeerTls;
@@ -52,4 +60,36 @@ it("first success wins: a silent gateway next to a healthy one does not delay th
   const gateways = [fleet.gateway("silent").gateway, fleet.gateway("healthy").gateway];
   // The Peer's name is the TLS server name; the one certificate names every simulated Peer.
   expect(await heartbeat("healthy", gateways, tls, 5_000)).toMatchObject({ ok: true });
+});
+
+describe("a client identity TLS cannot use", () => {
+  it("a key that is not the certificate's: readPeerTls says so, naming no key bytes", async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), "cl-mismatch-"));
+    for (const file of ["ca.crt", "tls.crt"]) {
+      await copyFile(path.join(fleet.identityDir, file), path.join(dir, file));
+    }
+    await copyFile(path.join(fleet.strangerDir, "tls.key"), path.join(dir, "tls.key"));
+    const error = await readPeerTls(dir).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(InvalidPeerTlsError);
+    expect((error as Error).message).toMatch(/key values mismatch/);
+    expect((error as Error).message).not.toMatch(/BEGIN/);
+  });
+
+  it("handed to the heartbeat anyway: a failed heartbeat, not an exception out of the probe", async () => {
+    const stranger = await readFile(path.join(fleet.strangerDir, "tls.key"), "utf8");
+    const result = await heartbeat(
+      "healthy",
+      [fleet.gateway("healthy").gateway],
+      {
+        ...tls,
+        key: stranger,
+      },
+      300,
+    );
+    expect(result).toMatchObject({ ok: false });
+    expect(result.ok ? "" : result.error).toMatch(/key values mismatch/);
+  });
 });

@@ -5,6 +5,7 @@ import { importLabels, systemServiceName } from "../../../shared/clusterlink/nam
 import { observeImport } from "../../../shared/clusterlink/observed.js";
 import { planImport, type ImportPlan } from "../../../shared/clusterlink/plan-import.js";
 import type { LeaseDecision } from "../../../shared/clusterlink/plan-lease.js";
+import type { PeerReading } from "../../../shared/clusterlink/plan-sources.js";
 import type { Service } from "../../../shared/core/objects.js";
 
 const CL = "clusterlink-system";
@@ -14,8 +15,17 @@ const imp = (namespace = "app", name = "db", labels: Record<string, string> = {}
     apiVersion: "clusterlink.net/v1alpha1",
     kind: "Import",
     metadata: { name, namespace, generation: 2, labels },
-    spec: { port: 5432, targetPort: 30000, sources: [], lbScheme: "round-robin" },
+    spec: {
+      port: 5432,
+      targetPort: 30000,
+      sources: [{ peer: "east", exportName: "db", exportNamespace: "data" }],
+      lbScheme: "round-robin",
+    },
   });
+/** The one source's Peer, heartbeaten and reachable. */
+const EAST_UP: ReadonlyMap<string, PeerReading> = new Map([
+  ["east", { found: true, reachable: true, message: "" }],
+]);
 const HELD: LeaseDecision = { kind: "held", port: 30000 };
 const svc = (namespace: string, name: string, labels: Record<string, string> = {}): Service => ({
   apiVersion: "v1",
@@ -48,6 +58,7 @@ describe("planImport", () => {
       decision: HELD,
       found: { system: undefined, user: undefined },
       clNamespace: CL,
+      peers: EAST_UP,
     });
     const system = `import-db-app-${md5("app/db")}`;
     expect(plan.writes).toEqual([
@@ -92,6 +103,7 @@ describe("planImport", () => {
       decision: HELD,
       found: { system: undefined, user: undefined },
       clNamespace: CL,
+      peers: EAST_UP,
     });
     expect(plan.writes.map((w) => (w.action === "delete" ? w.ref : w.service.name))).toEqual([
       "db",
@@ -104,7 +116,7 @@ describe("planImport", () => {
       system: svc(CL, systemServiceName(key, CL), importLabels(key)),
       user: svc("app", "db"),
     };
-    const plan = planImport({ imp: imp(), decision: HELD, found, clNamespace: CL });
+    const plan = planImport({ imp: imp(), decision: HELD, found, clNamespace: CL, peers: EAST_UP });
     expect(plan.writes).toEqual([
       { action: "delete", ref: { namespace: CL, name: systemServiceName(key, CL) } },
     ]);
@@ -123,6 +135,7 @@ describe("planImport", () => {
       decision,
       found: { system: undefined, user: undefined },
       clNamespace: CL,
+      peers: EAST_UP,
     });
     const message =
       "cannot generate listening port: port 27743 is already in use by service app/first";
@@ -145,6 +158,7 @@ describe("planImport", () => {
       decision: HELD,
       found: { system: undefined, user: undefined },
       clNamespace: CL,
+      peers: EAST_UP,
     });
     const asFound = first.writes.map((w) => {
       if (w.action === "delete") throw new Error("unexpected delete");
@@ -161,6 +175,7 @@ describe("planImport", () => {
       decision: HELD,
       found: { system: asFound[0], user: asFound[1] },
       clNamespace: CL,
+      peers: EAST_UP,
     });
     expect(plan.writes).toEqual([]);
   });

@@ -147,7 +147,7 @@ describe("the example config in manifests/connector", () => {
     expect(byRoute["on-deployment-ready"]).toEqual(["Deployment", "Pod"]);
     expect(byRoute["egress-group-sync"]).toEqual(["Egress", "Pod", "Namespace"]);
     expect(byRoute["clusterlink-export"]).toEqual(["Export", "Service"]);
-    expect(byRoute["clusterlink-import"]).toEqual(["Import", "Service", "EndpointSlice"]);
+    expect(byRoute["clusterlink-import"]).toEqual(["Import", "Service", "EndpointSlice", "Peer"]);
     expect(byRoute["clusterlink-peer-health"]).toEqual(["Peer"]);
     // Resync goes to the functions that take it; reconcile-rule answers a resync with 400.
     const resyncing = config.routes.filter((r) => r.resync !== undefined).map((r) => r.name);
@@ -177,8 +177,9 @@ describe("the example config in manifests/connector", () => {
       .filter((r) => r.apiVersion.includes(".") && !r.apiVersion.endsWith(".k8s.io/v1"))
       .map((r) => `${r.apiVersion} ${r.kind}`);
     expect(custom.filter((r) => !served.has(r))).toEqual([]);
-    // Every rule kind, the Antrea Egress, ClusterLink's Export, Import and Peer (built-in kinds
-    // such as NetworkPolicy and EndpointSlice, *.k8s.io, need no CRD).
-    expect(custom).toHaveLength(RULE_KIND_NAMES.length + 4);
+    // Every rule kind, the Antrea Egress, ClusterLink's Export, Import and Peer (twice: the
+    // import function reads Peers too; built-in kinds such as NetworkPolicy and EndpointSlice,
+    // *.k8s.io, need no CRD).
+    expect(custom).toHaveLength(RULE_KIND_NAMES.length + 5);
   });
 });
