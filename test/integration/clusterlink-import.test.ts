@@ -5,6 +5,7 @@
 // resync looks at every Import in the cluster.
 import { createHash } from "node:crypto";
 import { once } from "node:events";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import pLimit from "p-limit";
 import { pollUntil } from "../../dev/control-plane/api.js";
@@ -302,7 +303,7 @@ describe("Imports created at once, two function servers, duplicated and reordere
   /** A function server as a pod runs it: the runtime's app, on a loopback port of its own. */
   async function serve(fn: EventFunction): Promise<string> {
     const app = createFunctionApp(fn, new Runtime({ logger: createLogger({ level: "silent" }) }));
-    const server = app.listen(0, "127.0.0.1");
+    const server = createServer(app).listen(0, "127.0.0.1");
     await once(server, "listening");
     const close = (): Promise<void> =>
       new Promise((resolve) => {
