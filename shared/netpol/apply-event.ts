@@ -6,7 +6,7 @@
  * Knows nothing of HTTP or of the Kubernetes client: kube-store.ts implements NetpolStore.
  */
 import pLimit from "p-limit";
-import { NO_EVENTS, type EventRecorder } from "../kube/index.js";
+import { NO_EVENTS, type EventRecorder, type ReadFreshness } from "../kube/index.js";
 import { applyPodEventFast } from "./apply-pod-event.js";
 import { planTableEvents } from "./plan-events.js";
 import type { NetpolEventResult, NetpolStore } from "./store.js";
@@ -35,6 +35,12 @@ export interface NetpolApplyOptions {
   readonly podFastPath?: boolean;
   /** Where the Events of plan-events.ts go (best-effort, bounded). Default: none. */
   readonly events?: EventRecorder;
+  /**
+   * How fresh the Pod path's lists are (shared/kube/freshness.ts): "cached" on an event's first
+   * attempt, "consistent" after a refused write. The full recompute always reads consistently.
+   * Default "consistent".
+   */
+  readonly freshness?: ReadFreshness;
 }
 
 /** Events per delivery at most: a policy edit over a large namespace must not become a storm. */
@@ -107,7 +113,8 @@ export async function applyNetpolTrigger(
   const writeTable = writerWithEvents(store, trigger, options.events ?? NO_EVENTS);
   let fullBecause: string | null = null;
   if (trigger.kind === "pod" && options.podFastPath !== false) {
-    const fast = await applyPodEventFast(trigger, store, limit, writeTable);
+    const freshness = options.freshness ?? "consistent";
+    const fast = await applyPodEventFast(trigger, store, { limit, freshness }, writeTable);
     if (!("fullBecause" in fast)) return fast;
     fullBecause = fast.fullBecause;
   }
