@@ -12,6 +12,11 @@ import { EGRESS_GROUPS } from "../../shared/kube/index.js";
 import type { EgressGroup } from "../../shared/rules/index.js";
 import type { BenchContext } from "../lib/context.js";
 import { postObjectEvent, postResync } from "../lib/events.js";
+import {
+  describeListFreshness,
+  listFreshnessCosts,
+  writtenResourceVersion,
+} from "../lib/list-freshness.js";
 import { RecordingKube } from "../lib/recording-kube.js";
 import { atMost, type RowResult } from "../lib/report.js";
 import { serveInProcess } from "../lib/serve.js";
@@ -278,6 +283,21 @@ async function podEvents(
   }
   const cpuPerEvent = cpu() / n;
   const wrong = await wrongGroups(ctx, world);
+  // A label no Egress reads, so the probe's writes change no group.
+  const probe = world.pods[0];
+  if (probe === undefined) throw new Error("no pods");
+  const freshness = await listFreshnessCosts(
+    raw,
+    `/apis/sdewan.akraino.org/v1alpha1/egressgroups?labelSelector=${encodeURIComponent("sdewan.akraino.org/group=bench-probe")}`,
+    async (i) =>
+      writtenResourceVersion(
+        (
+          await raw.mergePatch(`/api/v1/namespaces/${probe.namespace}/pods/${probe.name}`, {
+            metadata: { labels: { "bench-probe": String(i) } },
+          })
+        ).body,
+      ),
+  );
   const p = percentiles(samples);
   const avg = api.reduce((a, b) => a + b, 0) / n;
   return {
@@ -289,7 +309,8 @@ async function podEvents(
     measured: `p50 ${ms(p.p50)} / p99 ${ms(p.p99)} (max ${ms(p.max)})`,
     counts:
       `per event: ${num(avg)} API requests (${kube.tally.describe(n)}); ` +
-      `bench process CPU ${ms(cpuPerEvent)} per event (function + relabel)` +
+      `bench process CPU ${ms(cpuPerEvent)} per event (function + relabel); ` +
+      `${describeListFreshness("a label-selected list of EgressGroups", freshness)}` +
       (wrong.length > 0 || failures > 0
         ? `; ${failures} not 202; WRONG GROUPS: ${wrong.slice(0, 3).join("; ")}`
         : ""),
@@ -300,6 +321,9 @@ async function podEvents(
       p99Ms: p.p99,
       apiPerEvent: avg,
       benchCpuMsPerEvent: cpuPerEvent,
+      listConsistentMs: freshness.consistent,
+      listCachedMs: freshness.cached,
+      listNotOlderThanWriteMs: freshness.notOlderThanWrite,
     },
     ...(wrong.length > 0 || failures > 0
       ? {
