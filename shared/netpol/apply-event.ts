@@ -18,10 +18,12 @@ import {
   planTableWrites,
   type NetpolTrigger,
   type TableReads,
+  type TableScope,
   type TableWrite,
 } from "./plan-scope.js";
 import {
-  EGRESS_NAMED_PORTS_LABEL,
+  OLDER_PEER_SETS,
+  SCOPE_LABEL,
   desiredEndpointTable,
   desiredPeerSetTable,
   type StoredTable,
@@ -83,9 +85,7 @@ async function readTables(
   const namespace = list === null || list.namespace === EVERY.namespace ? null : list.namespace;
   const [listed, labelled, single] = await Promise.all([
     list === null ? [] : limit(() => store.listTables(kind, namespace)),
-    reads.labelled
-      ? limit(() => store.listTables(kind, null, `${EGRESS_NAMED_PORTS_LABEL}=true`))
-      : [],
+    reads.labelled ? limit(() => store.listTables(kind, null, `${SCOPE_LABEL[kind]}=true`)) : [],
     Promise.all(
       reads.keys.map((key) => {
         const [ns = "", name = ""] = key.split("/");
@@ -98,6 +98,14 @@ async function readTables(
     if (table !== null) byKey.set(`${table.namespace}/${table.name}`, table);
   }
   return [...byKey.values()];
+}
+
+/** planTableScope, after asking whether peer sets of an older version exist when that matters. */
+async function tableScope(store: NetpolStore, trigger: NetpolTrigger): Promise<TableScope> {
+  const olderPeerSets =
+    trigger.kind === "namespace" &&
+    (await store.listTables("peerSet", null, OLDER_PEER_SETS)).length > 0;
+  return planTableScope(trigger, olderPeerSets);
 }
 
 function write(store: NetpolStore, w: TableWrite): Promise<void> {
@@ -126,7 +134,7 @@ export async function applyNetpolTrigger(
     fullBecause = fast.fullBecause;
   }
   // Tables before the world: see planTableScope.
-  const scope = planTableScope(trigger);
+  const scope = await tableScope(store, trigger);
   const [storedPeerSets, storedEndpoints] = await Promise.all([
     readTables(store, "peerSet", scope.peerSets, limit),
     readTables(store, "endpoint", scope.endpoints, limit),

@@ -29,6 +29,7 @@ import {
 } from "./observed.js";
 import { compilePolicy, type CompiledPolicy } from "./plan-tables.js";
 import { planPodEvent, podEventScope, type PodEventWorld } from "./plan-pod-event.js";
+import { OLDER_PEER_SETS } from "./table-objects.js";
 import type { NetpolTrigger, TableWrite } from "./plan-scope.js";
 
 type Limit = <T>(task: () => Promise<T>) => Promise<T>;
@@ -154,7 +155,7 @@ export async function applyPodEventFast(
   const read = await readWorld(store, namespace, name, freshness);
   if (read === null) return { fullBecause: "the Pod does not parse" }; // reported there
   const scope = podEventScope(read.world);
-  const [ownTable, found, sources] = await Promise.all([
+  const [ownTable, found, sources, older] = await Promise.all([
     limit(() => store.getTable("endpoint", namespace, name)),
     Promise.all(
       scope.selectors.map((s) => limit(() => store.listTables("peerSet", null, s, freshness))),
@@ -165,7 +166,10 @@ export async function applyPodEventFast(
         return limit(() => store.getTable("peerSet", ns, set));
       }),
     ),
+    // The index cannot find a peer set written before it: the full recompute rewrites those.
+    limit(() => store.listTables("peerSet", null, OLDER_PEER_SETS, freshness)),
   ]);
+  if (older.length > 0) return { fullBecause: "peer sets written by an older version" };
   const splitSources = new Map(scope.splitSources.map((key, i) => [key, sources[i] ?? null]));
   const plan = planPodEvent(read.world, scope, ownTable, found.flat(), splitSources);
   if (plan.kind === "stale") throw new KubeError("conflict", plan.reason);
