@@ -255,16 +255,14 @@ async function applyPodTrigger(
     selector === null ? [] : [limit(() => store.listGroupsBySelector(selector, freshness))],
   );
   const found = (await Promise.all(lists)).flat();
+  const egressByName = byName(egresses);
   for (const group of found) {
-    const stale = newerThanView(
-      group,
-      byName(egresses).get(group.name) ?? null,
-      freshness === "cached",
-    );
+    const egress = egressByName.get(group.name) ?? null;
+    const stale = newerThanView(group, egress, freshness === "cached");
     if (stale !== null) throw new KubeError("conflict", stale);
   }
   const recomputed = planPodTouches(observed, selection, found);
-  const seen: Candidates = { egresses: byName(egresses), groups: byName(found) };
+  const seen: Candidates = { egresses: egressByName, groups: byName(found) };
   const plans: EgressGroupPlan[] = [];
   const recompute: string[] = [];
   const asTheyAre: GroupResult[] = [];
