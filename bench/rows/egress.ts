@@ -12,6 +12,11 @@ import { EGRESS_GROUPS } from "../../shared/kube/index.js";
 import type { EgressGroup } from "../../shared/rules/index.js";
 import type { BenchContext } from "../lib/context.js";
 import { postObjectEvent, postResync } from "../lib/events.js";
+import {
+  describeListFreshness,
+  listFreshnessCosts,
+  writtenResourceVersion,
+} from "../lib/list-freshness.js";
 import { RecordingKube } from "../lib/recording-kube.js";
 import { atMost, type RowResult } from "../lib/report.js";
 import { serveInProcess } from "../lib/serve.js";
@@ -240,6 +245,38 @@ export async function benchEgress(
   return rows;
 }
 
+const FLOOR_REPLACES = 20;
+
+/**
+ * The floor under a Pod event's group write: the largest group read and written back with one
+ * annotation changed (same size) by a plain client, one at a time: what one replace of such an
+ * object costs the API server and etcd.
+ */
+async function largestGroupReplace(
+  ctx: BenchContext,
+  world: World,
+): Promise<{ members: number; p50: number; p99: number }> {
+  const sizes = world.egresses.map((e) => ({
+    name: e.name,
+    members: world.pods.filter(e.selects).length,
+  }));
+  const largest = sizes.reduce((a, b) => (b.members > a.members ? b : a));
+  const url = `/apis/sdewan.akraino.org/v1alpha1/egressgroups/${largest.name}`;
+  const times: number[] = [];
+  for (let i = 0; i < FLOOR_REPLACES; i += 1) {
+    const body = JSON.parse((await ctx.cluster.raw.must("GET", url)).body) as {
+      metadata: { annotations?: Record<string, string> };
+    };
+    // One annotation changed, so the API server writes (an unchanged update is a no-op).
+    body.metadata.annotations = { ...body.metadata.annotations, "bench.invalid/floor": String(i) };
+    const started = performance.now();
+    await ctx.cluster.raw.must("PUT", url, body);
+    times.push(performance.now() - started);
+  }
+  const p = percentiles(times);
+  return { members: largest.members, p50: p.p50, p99: p.p99 };
+}
+
 async function podEvents(
   ctx: BenchContext,
   world: World,
@@ -278,8 +315,24 @@ async function podEvents(
   }
   const cpuPerEvent = cpu() / n;
   const wrong = await wrongGroups(ctx, world);
+  // A label no Egress reads, so the probe's writes change no group.
+  const probe = world.pods[0];
+  if (probe === undefined) throw new Error("no pods");
+  const freshness = await listFreshnessCosts(
+    raw,
+    `/apis/sdewan.akraino.org/v1alpha1/egressgroups?labelSelector=${encodeURIComponent("sdewan.akraino.org/group=bench-probe")}`,
+    async (i) =>
+      writtenResourceVersion(
+        (
+          await raw.mergePatch(`/api/v1/namespaces/${probe.namespace}/pods/${probe.name}`, {
+            metadata: { labels: { "bench-probe": String(i) } },
+          })
+        ).body,
+      ),
+  );
   const p = percentiles(samples);
   const avg = api.reduce((a, b) => a + b, 0) / n;
+  const floor = await largestGroupReplace(ctx, world);
   return {
     id: "egress-pod-event",
     metric:
@@ -289,7 +342,10 @@ async function podEvents(
     measured: `p50 ${ms(p.p50)} / p99 ${ms(p.p99)} (max ${ms(p.max)})`,
     counts:
       `per event: ${num(avg)} API requests (${kube.tally.describe(n)}); ` +
-      `bench process CPU ${ms(cpuPerEvent)} per event (function + relabel)` +
+      `bench process CPU ${ms(cpuPerEvent)} per event (function + relabel); ` +
+      `${describeListFreshness("a label-selected list of EgressGroups", freshness)}; ` +
+      `floor: the largest group (${int(floor.members)} members) replaced by a plain client, ` +
+      `p50 ${ms(floor.p50)} / p99 ${ms(floor.p99)}` +
       (wrong.length > 0 || failures > 0
         ? `; ${failures} not 202; WRONG GROUPS: ${wrong.slice(0, 3).join("; ")}`
         : ""),
@@ -300,6 +356,11 @@ async function podEvents(
       p99Ms: p.p99,
       apiPerEvent: avg,
       benchCpuMsPerEvent: cpuPerEvent,
+      listConsistentMs: freshness.consistent,
+      listCachedMs: freshness.cached,
+      listNotOlderThanWriteMs: freshness.notOlderThanWrite,
+      floorReplaceP50Ms: floor.p50,
+      floorReplaceP99Ms: floor.p99,
     },
     ...(wrong.length > 0 || failures > 0
       ? {

@@ -16,6 +16,7 @@ import type { AdmissionReader, ReadConsistency } from "./observe.js";
 import {
   DEPLOYMENTS,
   kubeObjectSchema,
+  readOptions,
   ruleResource,
   type KubeClient,
   type KubeObject,
@@ -79,9 +80,8 @@ function binding(kind: Binding["kind"], item: BindingObject): Binding {
   };
 }
 
-/** resourceVersion "0" reads the watch cache; none reads consistently. */
-const readFrom = (consistency: ReadConsistency = "consistent") =>
-  consistency === "cached" ? { resourceVersion: "0" } : {};
+/** The watch cache or a consistent read (shared/kube/freshness.ts). */
+const readFrom = (consistency: ReadConsistency = "consistent") => readOptions(consistency);
 
 /**
  * Watch-cache reads in flight, per API client (so one identity never answers another's review).

@@ -5,6 +5,8 @@
  * client: functions/egress-group-sync implements EgressStore over shared/kube.
  */
 import pLimit from "p-limit";
+import { KubeError } from "../kube/errors.js";
+import type { ReadFreshness } from "../kube/freshness.js";
 import type { NamespaceLabels, PodKey, PodSnapshot } from "./membership.js";
 import type { NamespaceSnapshot } from "./observed.js";
 import { compareStrings } from "../core/order.js";
@@ -20,6 +22,7 @@ import {
 import { podEventSelectors } from "./member-index.js";
 import { planMembersChange, type MembersChange } from "./plan-events.js";
 import {
+  newerThanView,
   planMemberChange,
   planPodSelection,
   planPodTouches,
@@ -39,12 +42,16 @@ import type { GroupLimits } from "./size.js";
 
 /** What the shell reads and writes; every method may throw the store's own (retryable) errors. */
 export interface EgressStore {
-  listEgresses(): Promise<EgressSnapshot[]>;
+  /** "cached": from the API server's watch cache (shared/kube/freshness.ts). Default consistent. */
+  listEgresses(freshness?: ReadFreshness): Promise<EgressSnapshot[]>;
   getEgress(name: string): Promise<EgressSnapshot | null>;
   listGroups(): Promise<ObservedEgressGroup[]>;
   getGroup(name: string): Promise<ObservedEgressGroup | null>;
   /** The groups matching a label selector (member-index.ts builds them). */
-  listGroupsBySelector(labelSelector: string): Promise<ObservedEgressGroup[]>;
+  listGroupsBySelector(
+    labelSelector: string,
+    freshness?: ReadFreshness,
+  ): Promise<ObservedEgressGroup[]>;
   getPod(namespace: string, name: string): Promise<PodSnapshot | null>;
   getNamespace(name: string): Promise<NamespaceSnapshot | null>;
   listNamespaces(query: ListQuery): Promise<NamespaceSnapshot[]>;
@@ -68,6 +75,12 @@ export interface ApplyOptions {
    * group's uid; awaited, so it must be bounded (the Event recorder is).
    */
   readonly onMembersChanged?: (change: MembersChange, uid: string) => Promise<void>;
+  /**
+   * How fresh a Pod event's lists are: "cached" on an event's first attempt, "consistent" after a
+   * refused write or a stale view (shared/kube/freshness.ts). Other triggers read consistently.
+   * Default "consistent".
+   */
+  readonly freshness?: ReadFreshness;
 }
 
 export interface GroupResult {
@@ -224,8 +237,12 @@ async function applyPodTrigger(
   options: ApplyOptions,
   limit: Limit,
 ): Promise<Omit<EventResult, "trigger">> {
+  const freshness = options.freshness ?? "consistent";
+  // Egresses may come from the watch cache: an Egress change has its own event, which recomputes
+  // its group from consistent reads, and a group computed from a newer Egress than ours is never
+  // acted on (newerThanView). The Pod and its Namespace are GETs, always fresh.
   const [egresses, pod, namespace] = await Promise.all([
-    store.listEgresses(),
+    store.listEgresses(freshness),
     store.getPod(key.namespace, key.name),
     store.getNamespace(key.namespace),
   ]);
@@ -235,11 +252,17 @@ async function applyPodTrigger(
   const selection = planPodSelection(observed);
   const selectors = podEventSelectors(key, selection.member, selection.selecting);
   const lists = [selectors.listedElsewhere, selectors.missingOrStale].flatMap((selector) =>
-    selector === null ? [] : [limit(() => store.listGroupsBySelector(selector))],
+    selector === null ? [] : [limit(() => store.listGroupsBySelector(selector, freshness))],
   );
   const found = (await Promise.all(lists)).flat();
+  const egressByName = byName(egresses);
+  for (const group of found) {
+    const egress = egressByName.get(group.name) ?? null;
+    const stale = newerThanView(group, egress, freshness === "cached");
+    if (stale !== null) throw new KubeError("conflict", stale);
+  }
   const recomputed = planPodTouches(observed, selection, found);
-  const seen: Candidates = { egresses: byName(egresses), groups: byName(found) };
+  const seen: Candidates = { egresses: egressByName, groups: byName(found) };
   const plans: EgressGroupPlan[] = [];
   const recompute: string[] = [];
   const asTheyAre: GroupResult[] = [];

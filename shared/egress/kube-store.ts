@@ -4,6 +4,7 @@ import {
   EGRESS_GROUPS,
   NAMESPACES,
   PODS,
+  readOptions,
   type KubeClient,
   type ListOptions,
 } from "../kube/index.js";
@@ -27,14 +28,17 @@ function listOptions(query: ListQuery, fieldSelector?: string): ListOptions {
 
 export function kubeEgressStore(kube: KubeClient): EgressStore {
   return {
-    listEgresses: async () => (await kube.list(EGRESSES)).map(egressSnapshotFromObject),
+    listEgresses: async (freshness = "consistent") =>
+      (await kube.list(EGRESSES, readOptions(freshness))).map(egressSnapshotFromObject),
     getEgress: async (name) => {
       const egress = await kube.get(EGRESSES, { name });
       return egress === undefined ? null : egressSnapshotFromObject(egress);
     },
     listGroups: async () => (await kube.list(EGRESS_GROUPS)).map(observedGroupFromObject),
-    listGroupsBySelector: async (labelSelector) =>
-      (await kube.list(EGRESS_GROUPS, { labelSelector })).map(observedGroupFromObject),
+    listGroupsBySelector: async (labelSelector, freshness = "consistent") =>
+      (await kube.list(EGRESS_GROUPS, { labelSelector, ...readOptions(freshness) })).map(
+        observedGroupFromObject,
+      ),
     getGroup: async (name) => {
       const group = await kube.get(EGRESS_GROUPS, { name });
       return group === undefined ? null : observedGroupFromObject(group);

@@ -120,6 +120,31 @@ export function withMember(
   return members.toSpliced(index, 0, member);
 }
 
+/**
+ * Why `group` may have been computed from a newer Egress than `egress`, the one in our view: a
+ * higher generation; or, when the view came from the watch cache, another owner or no Egress at
+ * all (a consistent view that lacks it is the truth: the group is then deleted). Acting on such a
+ * view could write an older selection over a newer one, so the event re-reads consistently
+ * instead (shared/kube/freshness.ts). Null when the view is at least as new as the group.
+ */
+export function newerThanView(
+  group: ObservedEgressGroup,
+  egress: EgressSnapshot | null,
+  cachedView: boolean,
+): string | null {
+  if (egress === null) return cachedView ? `Egress ${group.name} not in the cached view` : null;
+  if (group.ownerUid !== null && group.ownerUid !== egress.uid) {
+    return cachedView ? `EgressGroup ${group.name} is owned by another Egress` : null;
+  }
+  const seen = Math.max(
+    group.content.egressGeneration,
+    ...group.conditions.map((c) => c.observedGeneration),
+  );
+  return seen > egress.generation
+    ? `EgressGroup ${group.name} reflects Egress generation ${seen}, newer than ${egress.generation}`
+    : null;
+}
+
 /** Ready, computed from this very Egress generation and owner, with an intact member index. */
 function isCurrent(group: ObservedEgressGroup, egress: EgressSnapshot): boolean {
   const [ready, ...others] = group.conditions;

@@ -12,8 +12,8 @@ import type { Log } from "../core/context.js";
 import { done, malformed, permanent, retryLater, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
+  cachedThenConsistent,
   isKubeError,
-  retryOnConflict,
   type EventRecorder,
   type KubeClient,
 } from "../kube/index.js";
@@ -107,9 +107,11 @@ export async function syncEgressEvent(
     ...(options.events ? { onMembersChanged: recordMembersChanged(options.events) } : {}),
   };
   try {
-    const result = await retryOnConflict(
+    // A Pod event's first attempt lists from the watch cache; a refused write or a stale view
+    // makes the next attempt read consistently (shared/kube/freshness.ts).
+    const result = await cachedThenConsistent(
       { attempts: options.maxRaceAttempts ?? 3, isRace: raced, jitterMs: 0 },
-      () => applyEgressTrigger(classified.trigger, store, apply),
+      (freshness) => applyEgressTrigger(classified.trigger, store, { ...apply, freshness }),
     );
     log.debug({ recomputed: result.recomputed }, "egress groups recomputed");
     return outcomeOf(result);

@@ -18,6 +18,7 @@
  * Returns why, when the plan hands the event to the full recompute.
  */
 import { KubeError } from "../kube/errors.js";
+import type { ReadFreshness } from "../kube/freshness.js";
 import type { Labels } from "../core/labels.js";
 import type { NetpolEventResult, NetpolStore } from "./store.js";
 import {
@@ -28,9 +29,16 @@ import {
 } from "./observed.js";
 import { compilePolicy, type CompiledPolicy } from "./plan-tables.js";
 import { planPodEvent, podEventScope, type PodEventWorld } from "./plan-pod-event.js";
+import { OLDER_PEER_SETS } from "./table-objects.js";
 import type { NetpolTrigger, TableWrite } from "./plan-scope.js";
 
 type Limit = <T>(task: () => Promise<T>) => Promise<T>;
+
+interface Reading {
+  readonly limit: Limit;
+  /** Of every list (shared/kube/freshness.ts); the GETs by name are consistent. */
+  readonly freshness: ReadFreshness;
+}
 
 const resourceVersionOf = (object: unknown): string | undefined =>
   (object as { metadata?: { resourceVersion?: string } } | null)?.metadata?.resourceVersion;
@@ -83,14 +91,15 @@ async function readWorld(
   store: NetpolStore,
   namespace: string,
   name: string,
+  freshness: ReadFreshness,
 ): Promise<ReadWorld | null> {
   const [rawPod, rawNamespace, rawPolicies] = await Promise.all([
     store.getPod(namespace, name),
     store.getNamespace(namespace),
-    // From the watch cache: a policy change has its own event, which reads it fresh; a write of
-    // ours is checked against the fresh policies of the namespace (verifyUnchanged) and a peer
-    // set against its generation. The Pod, whose change this event is for, is read fresh.
-    store.listPolicies(undefined, true),
+    // A policy change has its own event, which reads it consistently; a write of ours is checked
+    // against the namespace's policies again (verifyUnchanged) and a peer set against its
+    // generation. The Pod, whose change this event is for, and its Namespace are GETs (fresh).
+    store.listPolicies(undefined, freshness),
   ]);
   const pod = rawPod === null ? null : parseNetpolPod(rawPod);
   if (pod !== null && !pod.ok) return null;
@@ -110,12 +119,19 @@ async function readWorld(
 }
 
 /** Step 3: the Pod, its Namespace and its namespace's policies are as read, or the event re-runs. */
-async function verifyUnchanged(store: NetpolStore, read: ReadWorld): Promise<void> {
+async function verifyUnchanged(
+  store: NetpolStore,
+  read: ReadWorld,
+  freshness: ReadFreshness,
+): Promise<void> {
   const { namespace, name } = read.world;
   const [podAgain, namespaceAgain, policiesAgain] = await Promise.all([
     store.getPod(namespace, name),
     store.getNamespace(namespace),
-    store.listPolicies(namespace),
+    // From the cache on a first attempt: a policy change whose own event already rewrote a table
+    // we read was delivered through this API server's watch cache of policies, so that cache has
+    // it by now (ADR 0004, addendum).
+    store.listPolicies(namespace, freshness),
   ]);
   if (
     resourceVersionOf(podAgain) !== resourceVersionOf(read.rawPod) ||
@@ -132,28 +148,35 @@ async function verifyUnchanged(store: NetpolStore, read: ReadWorld): Promise<voi
 export async function applyPodEventFast(
   trigger: Extract<NetpolTrigger, { kind: "pod" }>,
   store: NetpolStore,
-  limit: Limit,
+  { limit, freshness }: Reading,
   write: (w: TableWrite) => Promise<void>,
 ): Promise<NetpolEventResult | { readonly fullBecause: string }> {
   const { namespace, name } = trigger;
-  const read = await readWorld(store, namespace, name);
+  const read = await readWorld(store, namespace, name, freshness);
   if (read === null) return { fullBecause: "the Pod does not parse" }; // reported there
   const scope = podEventScope(read.world);
-  const [ownTable, found, sources] = await Promise.all([
+  const [ownTable, found, sources, older] = await Promise.all([
     limit(() => store.getTable("endpoint", namespace, name)),
-    Promise.all(scope.selectors.map((s) => limit(() => store.listTables("peerSet", null, s)))),
+    Promise.all(
+      scope.selectors.map((s) => limit(() => store.listTables("peerSet", null, s, freshness))),
+    ),
     Promise.all(
       scope.splitSources.map((key) => {
         const [ns = "", set = ""] = key.split("/");
         return limit(() => store.getTable("peerSet", ns, set));
       }),
     ),
+    // The index cannot find a peer set written before it: the full recompute rewrites those.
+    limit(() => store.listTables("peerSet", null, OLDER_PEER_SETS, freshness)),
   ]);
+  if (older.length > 0) return { fullBecause: "peer sets written by an older version" };
   const splitSources = new Map(scope.splitSources.map((key, i) => [key, sources[i] ?? null]));
   const plan = planPodEvent(read.world, scope, ownTable, found.flat(), splitSources);
   if (plan.kind === "stale") throw new KubeError("conflict", plan.reason);
   if (plan.kind === "full") return { fullBecause: plan.reason };
-  if (plan.peerSets.length + plan.endpoint.length > 0) await verifyUnchanged(store, read);
+  if (plan.peerSets.length + plan.endpoint.length > 0) {
+    await verifyUnchanged(store, read, freshness);
+  }
   const writes = { create: 0, replace: 0, delete: 0 };
   for (const phase of [plan.peerSets, plan.endpoint]) {
     await Promise.all(phase.map((w) => limit(() => write(w))));

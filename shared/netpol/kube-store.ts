@@ -5,6 +5,7 @@ import {
   NETPOL_PEER_SETS,
   NETWORK_POLICIES,
   PODS,
+  readOptions,
   type KubeClient,
   type KubeObject,
 } from "../kube/index.js";
@@ -20,20 +21,21 @@ const stored = (kind: TableKind, object: KubeObject) => storedTable(kind, object
 
 export function kubeNetpolStore(kube: KubeClient): NetpolStore {
   return {
-    listPolicies: (namespace, cached) =>
+    listPolicies: (namespace, freshness = "consistent") =>
       kube.list(NETWORK_POLICIES, {
         ...(namespace === undefined ? {} : { namespace }),
-        ...(cached === true ? { resourceVersion: "0" } : {}),
+        ...readOptions(freshness),
       }),
     listPods: () => kube.list(PODS, { fieldSelector: RUNNING_OR_PENDING }),
     listNamespaces: () => kube.list(NAMESPACES),
     getPod: async (namespace, name) => (await kube.get(PODS, { namespace, name })) ?? null,
     getNamespace: async (name) => (await kube.get(NAMESPACES, { name })) ?? null,
-    listTables: async (kind, namespace, labelSelector) =>
+    listTables: async (kind, namespace, labelSelector, freshness = "consistent") =>
       (
         await kube.list(resourceOf(kind), {
           ...(namespace === null ? {} : { namespace }),
           ...(labelSelector === undefined ? {} : { labelSelector }),
+          ...readOptions(freshness),
         })
       ).map((o) => stored(kind, o)),
     getTable: async (kind, namespace, name) => {

@@ -8,7 +8,9 @@
  * - a Pod: its own endpoint table; every peer set (it may join or leave any address group); the
  *   endpoints of policies with egress named ports (a split may gain or lose a port number), found
  *   by their EGRESS_NAMED_PORTS_LABEL;
- * - a Namespace: every peer set, and those labelled endpoints; its own tables go with it;
+ * - a Namespace: the peer sets of policies with a namespaceSelector peer (NAMESPACE_SELECTOR_LABEL;
+ *   every peer set while some were written by an older version without it), and those labelled
+ *   endpoints; its own tables go with it (its Pods' events, the garbage collector);
  * - a NetworkPolicy: its peer set and every endpoint table of its namespace;
  * - a resync: every table.
  */
@@ -60,7 +62,7 @@ export function netpolTriggerFromEvent(event: IntakeEvent): NetpolTriggerClassif
 export interface TableReads {
   /** One namespace, every namespace (EVERY), or no list at all. */
   readonly list: { readonly namespace: string } | null;
-  /** Also every endpoint table carrying EGRESS_NAMED_PORTS_LABEL, in every namespace. */
+  /** Also every table carrying its kind's SCOPE_LABEL (table-objects.ts), in every namespace. */
   readonly labelled: boolean;
   /** "<namespace>/<name>" keys read one by one. */
   readonly keys: readonly string[];
@@ -82,9 +84,10 @@ const ALL: TableReads = { list: EVERY, labelled: false, keys: [] };
 /**
  * From the trigger alone, so the stored tables can be read before the world: a table written
  * after that read then fails our resourceVersion precondition instead of being overwritten
- * with a world older than its writer's.
+ * with a world older than its writer's. `olderPeerSets`: some peer sets were written by an older
+ * version (OLDER_PEER_SETS), so labels cannot find all those a Namespace changes.
  */
-export function planTableScope(trigger: NetpolTrigger): TableScope {
+export function planTableScope(trigger: NetpolTrigger, olderPeerSets = false): TableScope {
   switch (trigger.kind) {
     case "resync":
       return { endpoints: ALL, peerSets: ALL };
@@ -94,7 +97,10 @@ export function planTableScope(trigger: NetpolTrigger): TableScope {
         peerSets: { ...NOTHING, keys: [tableKeyOf(trigger.namespace, trigger.name)] },
       };
     case "namespace":
-      return { endpoints: { ...NOTHING, labelled: true }, peerSets: ALL };
+      return {
+        endpoints: { ...NOTHING, labelled: true },
+        peerSets: olderPeerSets ? ALL : { ...NOTHING, labelled: true },
+      };
     case "pod": {
       const own = tableKeyOf(trigger.namespace, trigger.name);
       return { endpoints: { list: null, labelled: true, keys: [own] }, peerSets: ALL };

@@ -85,6 +85,8 @@ export interface DesiredPeerSet {
    * sets its entry changes in.
    */
   readonly members: ReadonlyMap<string, MemberEntry>;
+  /** A peer has a namespaceSelector: a Namespace's labels can change the groups. */
+  readonly namespaceSelected: boolean;
 }
 
 export interface CompiledNetpol {
@@ -177,6 +179,12 @@ function compileRules(
           ),
   }));
 }
+
+/** Whether a peer of the policy selects by namespace labels (its groups depend on them). */
+export const selectsNamespaces = (c: CompiledPolicy): boolean =>
+  [...c.ingress, ...c.egress].some(
+    (rule) => rule.peers?.some((p) => p.kind === "selector" && p.namespaces !== null) === true,
+  );
 
 export function compilePolicy(policy: NetpolPolicy): CompiledPolicy {
   const problems: NetpolProblem[] = [];
@@ -804,6 +812,7 @@ export function compileNetworkPolicies(world: NetpolWorld): CompiledNetpol {
     spec: p.peerSet,
     problems: policyProblems.get(p.compiled) ?? [],
     members: p.members,
+    namespaceSelected: selectsNamespaces(p.compiled),
   }));
   return { endpoints, peerSets };
 }

@@ -2,16 +2,17 @@
  * What the netpol shells (apply-event.ts, apply-pod-event.ts) need of the API server, and what
  * an event's recompute reports. kube-store.ts implements the store over shared/kube.
  */
+import type { ReadFreshness } from "../kube/freshness.js";
 import type { NetpolTrigger, TableWrite } from "./plan-scope.js";
 import type { DesiredTable, StoredTable, TableKind } from "./table-objects.js";
 
 /** What the shell reads and writes; every method may throw the store's own (retryable) errors. */
 export interface NetpolStore {
   /**
-   * NetworkPolicies of one namespace, or of every namespace (undefined). `cached`: from the API
-   * server's watch cache, maybe a little stale (resourceVersion "0").
+   * NetworkPolicies of one namespace, or of every namespace (undefined). "cached": from the API
+   * server's watch cache, maybe a little stale (shared/kube/freshness.ts). Default consistent.
    */
-  listPolicies(namespace?: string, cached?: boolean): Promise<readonly unknown[]>;
+  listPolicies(namespace?: string, freshness?: ReadFreshness): Promise<readonly unknown[]>;
   /** Pods that have not terminated, in every namespace. */
   listPods(): Promise<readonly unknown[]>;
   listNamespaces(): Promise<readonly unknown[]>;
@@ -24,6 +25,7 @@ export interface NetpolStore {
     kind: TableKind,
     namespace: string | null,
     labelSelector?: string,
+    freshness?: ReadFreshness,
   ): Promise<StoredTable[]>;
   getTable(kind: TableKind, namespace: string, name: string): Promise<StoredTable | null>;
   createTable(desired: DesiredTable): Promise<void>;

@@ -13,8 +13,8 @@ import type { Log } from "../core/context.js";
 import { done, malformed, retryLater, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/types.js";
 import {
+  cachedThenConsistent,
   isKubeError,
-  retryOnConflict,
   type EventRecorder,
   type KubeClient,
 } from "../kube/index.js";
@@ -59,14 +59,15 @@ export async function syncNetpolEvent(
   if (!classified.ok) return malformed(classified.code, classified.reason);
   const store = kubeNetpolStore(kube);
   try {
-    const result = await retryOnConflict(
+    // The Pod path's first attempt lists from the watch cache; a refused write means a copy was
+    // stale or raced, and the next attempt reads consistently (shared/kube/freshness.ts).
+    const result = await cachedThenConsistent(
       { attempts: options.maxRaceAttempts ?? 3, isRace: raced },
-      () =>
-        applyNetpolTrigger(
-          classified.trigger,
-          store,
-          options.events === undefined ? {} : { events: options.events },
-        ),
+      (freshness) =>
+        applyNetpolTrigger(classified.trigger, store, {
+          freshness,
+          ...(options.events === undefined ? {} : { events: options.events }),
+        }),
     );
     log.debug({ writes: result.writes }, "netpol tables recomputed");
     return done(summary(result));

@@ -30,12 +30,34 @@ export type TableKind = "endpoint" | "peerSet";
  */
 export const EGRESS_NAMED_PORTS_LABEL = "netpol.sdewan.akraino.org/egress-named-ports";
 
+/**
+ * On NetworkPolicyPeerSets of policies with a namespaceSelector peer: the only peer sets a
+ * Namespace's labels can change, found by this label (a Namespace event reads no other).
+ */
+export const NAMESPACE_SELECTOR_LABEL = "netpol.sdewan.akraino.org/namespace-selector";
+
+/**
+ * On NetworkPolicyPeerSets: what their labels mean (the member index, NAMESPACE_SELECTOR_LABEL).
+ * A peer set without the current format was written by an older version, before those labels:
+ * Pod and Namespace events, which find peer sets by label, hand over to the full recompute, which
+ * rewrites it (OLDER_PEER_SETS finds them).
+ */
+export const TABLE_FORMAT_LABEL = "netpol.sdewan.akraino.org/table-format";
+export const TABLE_FORMAT = "2";
+export const OLDER_PEER_SETS = `${TABLE_FORMAT_LABEL} notin (${TABLE_FORMAT})`;
+
+/** The label a table kind is found by in a TableReads' `labelled` (plan-scope.ts). */
+export const SCOPE_LABEL: Readonly<Record<TableKind, string>> = {
+  endpoint: EGRESS_NAMED_PORTS_LABEL,
+  peerSet: NAMESPACE_SELECTOR_LABEL,
+};
+
 /** A desired table object, with the canonical content the store's copy is compared with. */
 export interface DesiredTable {
   readonly kind: TableKind;
   readonly namespace: string;
   readonly name: string;
-  /** Carries EGRESS_NAMED_PORTS_LABEL. */
+  /** Carries its kind's SCOPE_LABEL. */
   readonly labelled: boolean;
   readonly object: Readonly<Record<string, unknown>> & {
     readonly metadata: {
@@ -130,7 +152,7 @@ export function desiredEndpointTable(desired: DesiredEndpoint): DesiredTable {
 
 /** A peer set's object from its parts; `labels` is its member index (member-index.ts). */
 export function peerSetTable(
-  desired: Omit<DesiredPeerSet, "members">,
+  desired: Omit<DesiredPeerSet, "members" | "namespaceSelected">,
   labels: Readonly<Record<string, string>>,
 ): DesiredTable {
   const status = { problems: desired.problems };
@@ -145,7 +167,7 @@ export function peerSetTable(
     kind: "peerSet",
     namespace: desired.namespace,
     name: desired.name,
-    labelled: false,
+    labelled: labels[NAMESPACE_SELECTOR_LABEL] === "true",
     object: {
       apiVersion: NETPOL_API_VERSION,
       kind: NETPOL_PEER_SET_KIND,
@@ -164,7 +186,11 @@ export function peerSetTable(
 }
 
 export const desiredPeerSetTable = (desired: DesiredPeerSet): DesiredTable =>
-  peerSetTable(desired, memberIndexLabels(`${desired.namespace}/${desired.name}`, desired.members));
+  peerSetTable(desired, {
+    ...memberIndexLabels(`${desired.namespace}/${desired.name}`, desired.members),
+    [TABLE_FORMAT_LABEL]: TABLE_FORMAT,
+    ...(desired.namespaceSelected ? { [NAMESPACE_SELECTOR_LABEL]: "true" } : {}),
+  });
 
 interface RawTable {
   readonly metadata: {

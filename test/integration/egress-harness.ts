@@ -43,8 +43,8 @@ export class EgressWorld {
   /** API requests the handler made, summed over every call since the last reset. */
   readonly calls = { api: 0, cnf: 0 };
 
-  constructor(options: { limits?: GroupLimits } = {}) {
-    const kube = createKubeClient(adminKubeConfig());
+  constructor(options: { limits?: GroupLimits; kube?: KubeClient } = {}) {
+    const kube = options.kube ?? createKubeClient(adminKubeConfig());
     this.fn = createEgressGroupSync({
       kube: () => kube,
       ...(options.limits === undefined ? {} : { limits: options.limits }),

@@ -4,9 +4,11 @@
 // what it leaves to the resync (anything changed behind its back) are both shown here. Other egress
 // test files send cluster-wide resyncs at any time and have Egresses that select every Pod, so
 // results are asserted by end state, not by counts or by which of us wrote first.
-import { EGRESS_GROUPS } from "../../shared/kube/index.js";
+import { EGRESSES, EGRESS_GROUPS, createKubeClient } from "../../shared/kube/index.js";
 import { memberLabelKey } from "../../shared/egress/member-index.js";
 import { EgressWorld, RUN_LABEL } from "./egress-harness.js";
+import { adminKubeConfig } from "./support/cluster.js";
+import { StaleCache } from "./support/stale-cache.js";
 
 const world = new EgressWorld();
 const run = { [RUN_LABEL]: world.run };
@@ -112,6 +114,9 @@ describe("what the event path leaves to the resync", () => {
     await world.egressEvent(name, "add");
     await world.updateEgress(name, selecting("y"));
     await world.relabelPod(ns, "x", { app: "z" });
+    // The event reads Egresses from the watch cache: a consistent list first waits until that
+    // cache has the edit, as the edit's own watch event would have (ADR 0004, addendum).
+    await world.kube.list(EGRESSES);
 
     await world.podEvent(ns, "x");
     expect((await world.group(name))?.status).toMatchObject({
@@ -137,6 +142,39 @@ describe("what the event path leaves to the resync", () => {
     expect(await groupsIndexing(ns, "o")).toEqual([name]);
     await world.deletePod(ns, "o");
     await world.podEvent(ns, "o", "delete");
+    expect(await world.members(name)).toEqual([]);
+  });
+});
+
+describe("a Pod event whose watch-cache read is stale (ADR 0004, addendum)", () => {
+  it("writes at the stale version, meets the API server's 409, re-reads consistently and ends right", async () => {
+    const ns = await world.namespace("stale");
+    const name = world.name("pe-stale");
+    await world.pod(ns, "s", { app: "stale" }, { ips: ["10.2.0.9"] });
+    await world.egress(name, selecting("stale"));
+    await world.egressEvent(name, "add");
+    expect(await world.members(name)).toEqual([`${ns}/s`]);
+    // The cache keeps the group as it is now; then someone writes it (a write the cache has not
+    // seen yet) and the Pod is relabelled out of the Egress's selector.
+    const stale = new StaleCache(EGRESS_GROUPS);
+    stale.freeze(
+      await world.kube.list(EGRESS_GROUPS, {
+        labelSelector: memberLabelKey({ namespace: ns, name: "s" }),
+      }),
+    );
+    await world.kube.mergePatch(
+      EGRESS_GROUPS,
+      { name },
+      {
+        metadata: { annotations: { "example.invalid/later-write": "yes" } },
+      },
+    );
+    await world.relabelPod(ns, "s", { app: "gone" });
+    const instance = new EgressWorld({ kube: stale.client(createKubeClient(adminKubeConfig())) });
+    expect(await instance.podEvent(ns, "s")).toMatchObject({ kind: "done" });
+    expect(stale.seen.cachedLists).toBeGreaterThanOrEqual(1);
+    expect(stale.seen.conflicts).toBeGreaterThanOrEqual(1);
+    expect(stale.seen.consistentLists).toBeGreaterThanOrEqual(1);
     expect(await world.members(name)).toEqual([]);
   });
 });

@@ -37,8 +37,7 @@ export class NetpolWorld {
   readonly calls = { api: 0, cnf: 0 };
 
   /** A handler instance of its own (its own client), as a separate function replica would be. */
-  instance(): EventFunction {
-    const kube = createKubeClient(adminKubeConfig());
+  instance(kube: KubeClient = createKubeClient(adminKubeConfig())): EventFunction {
     return createNetworkPolicySync({ kube: () => kube });
   }
 

@@ -8,10 +8,16 @@ import { checkPacket, formatDecision } from "../../dev/netpol/check.js";
 import { runNetpolDemo } from "../../dev/netpol/demo.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import type { IntakeEvent } from "../../shared/events/types.js";
-import { EVENTS, NETPOL_ENDPOINTS, NETPOL_PEER_SETS } from "../../shared/kube/index.js";
+import {
+  EVENTS,
+  NETPOL_ENDPOINTS,
+  NETPOL_PEER_SETS,
+  createKubeClient,
+} from "../../shared/kube/index.js";
 import { kubeNetpolStore, type Packet } from "../../shared/netpol/index.js";
 import { NetpolWorld } from "./netpol-harness.js";
-import { clusterInfo } from "./support/cluster.js";
+import { adminKubeConfig, clusterInfo } from "./support/cluster.js";
+import { StaleCache } from "./support/stale-cache.js";
 
 const world = new NetpolWorld();
 // A /16 of its own per run: peer addresses must not collide with other files' Pods.
@@ -126,8 +132,9 @@ describe("a default deny plus one allow, judged from the stored tables alone", (
     world.calls.api = 0;
     const outcome = await deliver(world.podEvent(ns, "client"));
     expect(outcome.kind === "done" ? outcome.result : outcome).toMatch(/the Pod's entry only/);
-    // Pod, Namespace, policies; endpoint table, peer sets by index; the same three again; a write.
-    expect(world.calls.api).toBeLessThanOrEqual(9);
+    // Pod, Namespace, policies; endpoint table, peer sets by index and of an older version; the
+    // same three again; a write.
+    expect(world.calls.api).toBeLessThanOrEqual(10);
     expect(await world.allows(ingress(ns, "web", client, 8080))).toBe(false);
     expect(await resourceVersion(NETPOL_ENDPOINTS, ns, "web")).toBe(webVersion);
     expect(await resourceVersion(NETPOL_PEER_SETS, ns, "web-from-clients")).not.toBe(setVersion);
@@ -175,6 +182,40 @@ describe("a default deny plus one allow, judged from the stored tables alone", (
       await world.kube.get(NETPOL_PEER_SETS, { namespace: ns, name: "web-from-clients" }),
     ).toBeUndefined();
     expect(await world.allows(ingress(ns, "web", client, 8080))).toBe(false);
+  });
+});
+
+describe("a Pod event whose watch-cache read is stale (ADR 0004, addendum)", () => {
+  it("writes at the stale version, meets the API server's 409, re-reads consistently and ends right", async () => {
+    const ns = await world.namespace("stale");
+    const [web, client] = [`${net}.21`, `${net}.22`];
+    await world.pod(ns, "web", { app: "web" }, { ip: web });
+    await world.pod(ns, "client", { role: "client" }, { ip: client });
+    await world.policy(ns, "web-from-clients", {
+      podSelector: { matchLabels: { app: "web" } },
+      ingress: [{ from: [{ podSelector: { matchLabels: { role: "client" } } }] }],
+    });
+    await deliver(world.policyEvent(ns, "web-from-clients", "add"));
+    expect(await world.allows(ingress(ns, "web", client, 80))).toBe(true);
+    // The cache keeps the peer set as it is now; then someone writes it (a write the cache has
+    // not seen yet) and the client is relabelled out of the policy's peers.
+    const stale = new StaleCache(NETPOL_PEER_SETS);
+    stale.freeze(await world.kube.list(NETPOL_PEER_SETS, { namespace: ns }));
+    await world.kube.mergePatch(
+      NETPOL_PEER_SETS,
+      { namespace: ns, name: "web-from-clients" },
+      { metadata: { annotations: { "example.invalid/later-write": "yes" } } },
+    );
+    await world.relabelPod(ns, "client", { role: "visitor" });
+    const fn = world.instance(stale.client(createKubeClient(adminKubeConfig())));
+    const outcome = await world.send(world.podEvent(ns, "client"), fn);
+    expect(outcome).toMatchObject({
+      kind: "done",
+      result: expect.stringMatching(/1 replaced/) as unknown,
+    });
+    // Each attempt lists peer sets by index and of an older version: the first from the cache.
+    expect(stale.seen).toEqual({ cachedLists: 2, consistentLists: 2, conflicts: 1 });
+    expect(await world.allows(ingress(ns, "web", client, 80))).toBe(false);
   });
 });
 

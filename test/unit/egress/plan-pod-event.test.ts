@@ -5,6 +5,7 @@ import {
   type ObservedEgressGroup,
 } from "../../../shared/egress/plan-group.js";
 import {
+  newerThanView,
   planMemberChange,
   planPodSelection,
   planPodTouches,
@@ -275,5 +276,46 @@ describe("planMemberChange: one group changed by one Pod, exactly as a full reco
       limits: { maxMembers: 2, maxMemberBytes: 1_000_000 },
     });
     expect(plan).toEqual({ kind: "recompute", reason: "over the size budget" });
+  });
+});
+
+describe("newerThanView: a group computed from a newer Egress than the one read is never acted on", () => {
+  const written = group(egress("web-everywhere", webEverywhere.appliedTo, 2), []);
+
+  it.each([
+    ["the same generation", webEverywhere, 1, true, null],
+    [
+      "an older generation than ours",
+      egress("web-everywhere", webEverywhere.appliedTo, 3),
+      2,
+      true,
+      null,
+    ],
+    ["a newer generation than ours", webEverywhere, 2, false, /generation 2, newer than 1/],
+    [
+      "another owner, from the watch cache",
+      { ...webEverywhere, uid: "uid-new" },
+      1,
+      true,
+      /another Egress/,
+    ],
+    [
+      "another owner, read consistently (the group is older)",
+      { ...webEverywhere, uid: "uid-new" },
+      1,
+      false,
+      null,
+    ],
+  ])("%s", (_title, ours, groupGeneration, cachedView, expected) => {
+    const read = groupGeneration === 2 ? written : group(webEverywhere, []);
+    const stale = newerThanView(read, ours, cachedView);
+    if (expected === null) expect(stale).toBeNull();
+    else expect(stale).toMatch(expected);
+  });
+
+  it("an Egress missing from the watch cache is re-read consistently; missing from a consistent read, the group goes", () => {
+    const read = group(webEverywhere, []);
+    expect(newerThanView(read, null, true)).toMatch(/not in the cached view/);
+    expect(newerThanView(read, null, false)).toBeNull();
   });
 });

@@ -4,7 +4,9 @@ import {
   compileNetworkPolicies,
   compileObjects,
   desiredEndpointTable,
+  desiredPeerSetTable,
   EVERY,
+  NAMESPACE_SELECTOR_LABEL,
   netpolTriggerFromEvent,
   parseWorld,
   planTableScope,
@@ -64,6 +66,42 @@ describe("the tables an event can change", () => {
       endpoints: { list: null, labelled: true, keys: ["web/db"] },
       peerSets: { list: EVERY, labelled: false, keys: [] },
     });
+  });
+
+  it("a Namespace: the labelled peer sets and endpoint tables; every peer set while older ones exist", () => {
+    expect(planTableScope({ kind: "namespace", name: "web" })).toEqual({
+      endpoints: { list: null, labelled: true, keys: [] },
+      peerSets: { list: null, labelled: true, keys: [] },
+    });
+    expect(planTableScope({ kind: "namespace", name: "web" }, true).peerSets).toEqual({
+      list: EVERY,
+      labelled: false,
+      keys: [],
+    });
+  });
+
+  it("labels the peer sets of policies with a namespaceSelector peer, and only those", () => {
+    const { world: two } = parseWorld({
+      namespaces: [namespace("web", { team: "a" })],
+      pods: [pod("web", "api", "10.0.0.1", { app: "api" })],
+      policies: [
+        policy("web", "from-team", {
+          podSelector: {},
+          ingress: [{ from: [{ namespaceSelector: { matchLabels: { team: "a" } } }] }],
+        }),
+        policy("web", "from-app", {
+          podSelector: {},
+          ingress: [{ from: [{ podSelector: { matchLabels: { app: "api" } } }] }],
+        }),
+      ],
+    });
+    const sets = compileNetworkPolicies(two).peerSets.map(desiredPeerSetTable);
+    expect(
+      sets.map((s) => [s.name, s.labelled, s.object.metadata.labels?.[NAMESPACE_SELECTOR_LABEL]]),
+    ).toEqual([
+      ["from-app", false, undefined],
+      ["from-team", true, "true"],
+    ]);
   });
 
   it("a NetworkPolicy: the endpoint tables of its namespace and its own peer set", () => {

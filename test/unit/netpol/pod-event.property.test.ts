@@ -90,3 +90,43 @@ describe("a Pod event's Pod-only path ends where a full recompute ends", () => {
     expect(fast / total).toBeGreaterThan(0.5);
   });
 });
+
+const namespaceLabels = fc.dictionary(
+  fc.constantFrom("app", "role", "tier"),
+  fc.constantFrom("a", "b", ""),
+  { maxKeys: 3 },
+);
+const NAMESPACE_CASES = 500;
+
+// A Namespace event reads only the peer sets labelled as namespace-selected (and the labelled
+// endpoint tables): relabelling Namespaces must still end where a full recompute ends.
+describe("a Namespace event's labelled peer sets end where a full recompute ends", () => {
+  it(`agrees on ${NAMESPACE_CASES} generated worlds with 1-2 Namespaces relabelled (seed ${SEED})`, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        world,
+        fc.array(fc.record({ namespace: fc.nat(), labels: namespaceLabels }), {
+          minLength: 1,
+          maxLength: 2,
+        }),
+        async (w, changes) => {
+          const raw = withMeta(w);
+          const store = await fullRecompute(raw);
+          for (const c of changes) {
+            const index = c.namespace % raw.namespaces.length;
+            const old = raw.namespaces[index] as unknown as { metadata: { name: string } };
+            const name = old.metadata.name;
+            raw.namespaces[index] = { metadata: { name, labels: c.labels } };
+            store.namespaces = raw.namespaces;
+            store.requests.length = 0;
+            await applyNetpolTrigger({ kind: "namespace", name }, store);
+            expect(store.requests).not.toContain("list peerSet");
+          }
+          const expected = await fullRecompute(raw);
+          expect(store.snapshot()).toBe(expected.snapshot());
+        },
+      ),
+      { seed: SEED, numRuns: NAMESPACE_CASES, endOnFailure: false },
+    );
+  });
+});

@@ -5,6 +5,8 @@
 import { isKubeError } from "../../../shared/kube/errors.js";
 import {
   POLICY_GENERATION_ANNOTATION,
+  TABLE_FORMAT,
+  TABLE_FORMAT_LABEL,
   applyNetpolTrigger,
   type TableKind,
 } from "../../../shared/netpol/index.js";
@@ -118,5 +120,25 @@ describe("a Pod event's Pod-only path", () => {
     expect(store.tables.get("peerSet/web/api-from-clients")?.metadata).toMatchObject({
       annotations: { [POLICY_GENERATION_ANNOTATION]: "2" },
     });
+  });
+
+  it("hands a peer set written before the member index to the full recompute, which indexes it", async () => {
+    const store = world();
+    await applyNetpolTrigger({ kind: "resync" }, store);
+    const set = store.tables.get("peerSet/web/api-from-clients");
+    if (set === undefined) throw new Error("no peer set");
+    set.metadata = { ...set.metadata, labels: {} }; // as an older version wrote it
+    relabelClient(store, "client", "2");
+    const result = await applyNetpolTrigger(
+      { kind: "pod", namespace: "web", name: "client" },
+      store,
+    );
+    expect(result.path).toBe("full: peer sets written by an older version");
+    expect(store.tables.get("peerSet/web/api-from-clients")?.metadata).toMatchObject({
+      labels: { [TABLE_FORMAT_LABEL]: TABLE_FORMAT },
+    });
+    relabelClient(store, "visitor", "3");
+    const next = await applyNetpolTrigger({ kind: "pod", namespace: "web", name: "client" }, store);
+    expect(next).toMatchObject({ path: "pod", writes: { create: 0, replace: 1, delete: 0 } });
   });
 });
