@@ -13,7 +13,6 @@ import { setTimeout as delay } from "node:timers/promises";
 import { isKubeError, LEASES, type KubeClient, type Lease } from "../kube/index.js";
 import type { Log } from "../core/context.js";
 import type { CnfScope } from "./observed.js";
-import { microTime } from "../core/micro-time.js";
 import { cnfLeaseObject, decideHeldLease, type CnfLeaseObject } from "./plan-cnf-lease.js";
 
 export interface CnfLeaseSettings {
@@ -44,7 +43,7 @@ const FIRST_POLL_MS = 25;
 const MAX_POLL_MS = 500;
 
 type Acquired =
-  | { readonly kind: "acquired"; readonly lease: Lease | undefined }
+  | { readonly kind: "acquired"; readonly lease: Lease }
   | { readonly kind: "covered" | "busy"; readonly holder: string };
 
 /**
@@ -87,15 +86,16 @@ async function acquire(
   holder: string,
   triggerVersion: string | undefined,
 ): Promise<Acquired> {
-  const object = cnfLeaseObject(settings.namespace, scope, holder, settings.seconds, ctx.now());
-  const key = { namespace: settings.namespace, name: object.metadata.name };
+  // Built at each attempt: a Lease taken after a wait says when it was taken, not when we began.
+  const ours = () => cnfLeaseObject(settings.namespace, scope, holder, settings.seconds, ctx.now());
+  const key = { namespace: settings.namespace, name: ours().metadata.name };
   const deadline = Date.now() + settings.waitMs;
   let pollMs = FIRST_POLL_MS;
   let lastHolder = "";
   for (;;) {
     if (Date.now() > deadline) return { kind: "busy", holder: lastHolder };
     try {
-      return { kind: "acquired", lease: await ctx.kube.create(LEASES, object) };
+      return { kind: "acquired", lease: await ctx.kube.create(LEASES, ours()) };
     } catch (error) {
       if (!isKubeError(error, "conflict")) throw error;
     }
@@ -105,7 +105,7 @@ async function acquire(
     const decision = decideHeldLease({ lease: held, now: ctx.now(), triggerVersion });
     if (decision === "covered") return { kind: "covered", holder: lastHolder };
     if (decision === "take") {
-      const taken = await takeOver(ctx, object, held);
+      const taken = await takeOver(ctx, ours(), held);
       if (taken !== undefined) return { kind: "acquired", lease: taken };
       continue; // someone else took it or released it first: look again
     }
@@ -121,11 +121,9 @@ async function takeOver(
   object: CnfLeaseObject,
   held: Lease,
 ): Promise<Lease | undefined> {
-  const time = microTime(ctx.now());
   const taken = {
     ...object,
     metadata: { ...object.metadata, resourceVersion: held.metadata.resourceVersion },
-    spec: { ...object.spec, acquireTime: time, renewTime: time },
   };
   try {
     return await ctx.kube.replace(LEASES, taken);
@@ -139,10 +137,9 @@ async function takeOver(
 async function release(
   ctx: CnfLeaseContext,
   settings: CnfLeaseSettings,
-  lease: Lease | undefined,
+  lease: Lease,
 ): Promise<void> {
-  const { name, resourceVersion } = lease?.metadata ?? {};
-  if (name === undefined) return;
+  const { name, resourceVersion } = lease.metadata;
   try {
     await ctx.kube.delete(
       LEASES,
