@@ -14,6 +14,12 @@ import type { Deployment, KubeObject } from "../core/objects.js";
 import type { CnfPods } from "./plan-pods.js";
 import type { CnfSituation } from "./plan-status.js";
 
+/**
+ * On on-deployment-ready's own state objects (prune ledgers, CNF sync Leases): the namespace of
+ * the CNF they belong to, so `kubectl get -l` finds a CNF's.
+ */
+export const CNF_NAMESPACE_LABEL = "sdewan.akraino.org/cnf-namespace";
+
 /** Where a set of rules belongs: the CNF Deployment labelled with `purpose` in `namespace`. */
 export interface CnfScope {
   readonly namespace: string;

@@ -7,10 +7,9 @@
 import { createHash } from "node:crypto";
 import { microTime } from "../core/micro-time.js";
 import type { Lease } from "../core/objects.js";
-import type { CnfScope } from "./observed.js";
+import { CNF_NAMESPACE_LABEL, type CnfScope } from "./observed.js";
 
-/** On every CNF sync Lease: the CNF's namespace and sdewanPurpose (names are hashed). */
-export const LEASE_CNF_NAMESPACE_LABEL = "sdewan.akraino.org/cnf-namespace";
+/** On every CNF sync Lease, with CNF_NAMESPACE_LABEL: the CNF's sdewanPurpose (names are hashed). */
 export const LEASE_CNF_PURPOSE_ANNOTATION = "sdewan.akraino.org/cnf-purpose";
 
 /**
@@ -52,7 +51,7 @@ export function cnfLeaseObject(
       namespace,
       labels: {
         "app.kubernetes.io/part-of": "sdewan",
-        [LEASE_CNF_NAMESPACE_LABEL]: scope.namespace,
+        [CNF_NAMESPACE_LABEL]: scope.namespace,
       },
       annotations: { [LEASE_CNF_PURPOSE_ANNOTATION]: scope.purpose },
     },

@@ -27,14 +27,13 @@ import {
   type CnfObjectId,
   type LedgerChange,
 } from "./plan-prune.js";
+import { CNF_NAMESPACE_LABEL } from "./observed.js";
 
 /** Where ledgers were kept before they moved to ConfigMaps; read until the first write. */
 export const LEDGER_ANNOTATION = "sdewan.akraino.org/applied-objects";
 export const DEFAULT_LEDGER_NAMESPACE = "sdewan-prune-ledgers";
 /** The ConfigMap key holding the ledger text. */
 export const LEDGER_KEY = "applied-objects";
-/** On every ledger ConfigMap: the CNF's namespace (so `kubectl get cm -l` finds a CNF's). */
-export const LEDGER_CNF_NAMESPACE_LABEL = "sdewan.akraino.org/cnf-namespace";
 const CNF_DEPLOYMENT_ANNOTATION = "sdewan.akraino.org/cnf-deployment";
 const CNF_UID_ANNOTATION = "sdewan.akraino.org/cnf-uid";
 const ATTEMPTS = 3;
@@ -90,7 +89,7 @@ function ledgerObject(namespace: string, deployment: Deployment, text: string) {
       namespace,
       labels: {
         "app.kubernetes.io/part-of": "sdewan",
-        [LEDGER_CNF_NAMESPACE_LABEL]: deployment.metadata.namespace ?? "",
+        [CNF_NAMESPACE_LABEL]: deployment.metadata.namespace ?? "",
       },
       annotations: {
         [CNF_DEPLOYMENT_ANNOTATION]: deployment.metadata.name,

@@ -344,6 +344,7 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
  * echoes carry nothing new (own-writes.ts). A rule to retry is not finished.
  */
 function finishOwnWrites(decided: readonly DecidedRule[], reports: readonly RuleReport[]): void {
+  // settleRacedWrites answers one report per decided rule, in the same order.
   decided.forEach((d, i) => {
     const outcome = reports[i]?.outcome;
     if (outcome !== undefined && outcome.kind !== "retry") processOwnWrites.finish(d.rule.uid);
