@@ -98,6 +98,12 @@ interface ReportedEvent extends EventRecord {
 
 const KNOWN_SERIES_LIMIT = 10_000;
 
+/** Where an Event lives. */
+interface EventKey {
+  readonly namespace: string;
+  readonly name: string;
+}
+
 /**
  * Per process: the series count and resourceVersion this process last wrote for an Event, so
  * that its next repeat is one PATCH (with that resourceVersion as precondition) instead of a
@@ -105,7 +111,10 @@ const KNOWN_SERIES_LIMIT = 10_000;
  */
 const knownSeries = new Map<string, { readonly resourceVersion: string; readonly count: number }>();
 
-function rememberSeries(key: string, written: KubeObject, count: number): void {
+const seriesKey = (target: EventKey): string => `${target.namespace}/${target.name}`;
+
+function rememberSeries(target: EventKey, written: KubeObject, count: number): void {
+  const key = seriesKey(target);
   const { resourceVersion } = written.metadata;
   knownSeries.delete(key);
   if (resourceVersion === undefined) return;
@@ -116,28 +125,37 @@ function rememberSeries(key: string, written: KubeObject, count: number): void {
   knownSeries.set(key, { resourceVersion, count });
 }
 
+/** Sets the series count of the Event as it was at `resourceVersion` (409 if it changed since). */
+async function writeCount(
+  kube: KubeClient,
+  target: EventKey,
+  resourceVersion: string | undefined,
+  count: number,
+  now: Date,
+): Promise<void> {
+  const patched = await kube.mergePatch(EVENTS, target, {
+    metadata: { resourceVersion },
+    series: { count, lastObservedTime: microTime(now) },
+  });
+  rememberSeries(target, patched, count);
+}
+
 /**
  * One more in a series this process wrote last: "counted"; "exists" when another writer counted
  * since (re-read it), "unknown" when it is not known here or has expired (create it).
  */
 async function countKnown(
   kube: KubeClient,
-  key: string,
-  target: { readonly namespace: string; readonly name: string },
+  target: EventKey,
   now: Date,
 ): Promise<"counted" | "exists" | "unknown"> {
-  const known = knownSeries.get(key);
+  const known = knownSeries.get(seriesKey(target));
   if (known === undefined) return "unknown";
-  const count = known.count + 1;
   try {
-    const patched = await kube.mergePatch(EVENTS, target, {
-      metadata: { resourceVersion: known.resourceVersion },
-      series: { count, lastObservedTime: microTime(now) },
-    });
-    rememberSeries(key, patched, count);
+    await writeCount(kube, target, known.resourceVersion, known.count + 1, now);
     return "counted";
   } catch (error) {
-    knownSeries.delete(key);
+    knownSeries.delete(seriesKey(target));
     if (isKubeError(error, "conflict")) return "exists";
     if (isKubeError(error, "notFound")) return "unknown";
     throw error;
@@ -146,44 +164,35 @@ async function countKnown(
 
 async function createOrCount(kube: KubeClient, event: ReportedEvent, now: Date): Promise<void> {
   const namespace = event.regarding.namespace === "" ? "default" : event.regarding.namespace;
-  const name = eventName(event);
-  const note = cut(event.note);
-  const key = `${namespace}/${name}`;
-  const known = await countKnown(kube, key, { namespace, name }, now);
+  const target = { namespace, name: eventName(event) };
+  const known = await countKnown(kube, target, now);
   if (known === "counted") return;
-  if (known === "unknown") {
-    if (await create(kube, event, { namespace, name, note }, now)) return;
-  }
-  await countRead(kube, key, { namespace, name }, now);
+  if (known === "unknown" && (await create(kube, event, target, now))) return;
+  await countRead(kube, target, now);
 }
 
 /** Creates the Event; false when it exists already (this occurrence was recorded before). */
 async function create(
   kube: KubeClient,
   event: ReportedEvent,
-  {
-    namespace,
-    name,
-    note,
-  }: { readonly namespace: string; readonly name: string; readonly note: string },
+  target: EventKey,
   now: Date,
 ): Promise<boolean> {
-  const key = `${namespace}/${name}`;
   try {
     const created = await kube.create(EVENTS, {
       apiVersion: "events.k8s.io/v1",
       kind: "Event",
-      metadata: { name, namespace },
+      metadata: { namespace: target.namespace, name: target.name },
       eventTime: microTime(now),
       reportingController: event.controller,
       reportingInstance: event.instance,
       action: event.action,
       reason: event.reason,
-      note,
+      note: cut(event.note),
       type: event.type,
       regarding: event.regarding,
     });
-    rememberSeries(key, created, 1);
+    rememberSeries(target, created, 1);
     return true;
   } catch (error) {
     // 409 AlreadyExists: this occurrence has been recorded before.
@@ -193,27 +202,13 @@ async function create(
 }
 
 /** One more in the series of an Event read now (re-read on a concurrent count: none is lost). */
-async function countRead(
-  kube: KubeClient,
-  key: string,
-  { namespace, name }: { readonly namespace: string; readonly name: string },
-  now: Date,
-): Promise<void> {
-  // Seen before: one more in its series (re-read on a concurrent count, so none is lost).
+async function countRead(kube: KubeClient, target: EventKey, now: Date): Promise<void> {
   await retryOnConflict({ attempts: 3 }, async () => {
-    const existing = await kube.get(EVENTS, { namespace, name });
+    const existing = await kube.get(EVENTS, target);
     if (existing === undefined) return;
     const { series } = existing as KubeObject & SeriesFields;
     const count = (series?.count ?? 1) + 1;
-    const patched = await kube.mergePatch(
-      EVENTS,
-      { namespace, name },
-      {
-        metadata: { resourceVersion: existing.metadata.resourceVersion },
-        series: { count, lastObservedTime: microTime(now) },
-      },
-    );
-    rememberSeries(key, patched, count);
+    await writeCount(kube, target, existing.metadata.resourceVersion, count, now);
   });
 }
 
