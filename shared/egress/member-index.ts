@@ -14,6 +14,7 @@
  * Cost: ~45 bytes per member (groups are written without managedFields, group-object.ts); a
  * 5,000-member group stays below the API server's object limit (test/integration/egress-scale).
  */
+import { cyrb53 } from "../core/cyrb53.js";
 import type { GroupMember, PodKey } from "./membership.js";
 
 const MEMBER_LABEL_PREFIX = "sdewan.akraino.org/m-";
@@ -25,18 +26,9 @@ export const GROUP_LABEL = "sdewan.akraino.org/group";
  * cryptographic, which it need not be (a collision costs one extra group read).
  */
 function hash48(text: string): string {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < text.length; i += 1) {
-    const code = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ code, 2654435761);
-    h2 = Math.imul(h2 ^ code, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  const { high, low } = cyrb53(text);
   // Integer-to-hex of 32-bit values: several times faster than a 53-bit number's toString.
-  const high = (h2 & 0xffff).toString(16).padStart(4, "0");
-  return high + (h1 >>> 0).toString(16).padStart(8, "0");
+  return (high & 0xffff).toString(16).padStart(4, "0") + low.toString(16).padStart(8, "0");
 }
 
 /** The label key that says "this group lists `pod`" (a valid label key: hex digits only). */

@@ -20,6 +20,7 @@
  * hashes every member of every peer set, and cyrb53 is ~20x cheaper per short string.
  * Cost: about 90 bytes per member.
  */
+import { cyrb53 } from "../core/cyrb53.js";
 import { compareStrings } from "../core/order.js";
 import { formatIpv4, parseIpv4 } from "./ipv4.js";
 
@@ -39,26 +40,15 @@ export const UNINDEXED = "unindexed";
 /** A Pod's entry in one peer set: group name -> the addresses it put there, sorted. */
 export type MemberEntry = ReadonlyMap<string, readonly string[]>;
 
-/**
- * 53 bits of cyrb53 (a fast, well-spread string hash; not cryptographic, which it need not be)
- * as 14 hex digits, with a seed so two seeds give independent halves of a longer hash.
- */
-function cyrb53(text: string, seed: number): string {
-  let h1 = 0xdeadbeef ^ seed;
-  let h2 = 0x41c6ce57 ^ seed;
-  for (let i = 0; i < text.length; i += 1) {
-    const code = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ code, 2654435761);
-    h2 = Math.imul(h2 ^ code, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (h2 & 0x1fffff).toString(16).padStart(6, "0") + (h1 >>> 0).toString(16).padStart(8, "0");
+/** 53 bits of cyrb53 with `seed` as 14 hex digits (two seeds give independent halves). */
+function hex53(text: string, seed: number): string {
+  const { high, low } = cyrb53(text, seed);
+  return (high & 0x1fffff).toString(16).padStart(6, "0") + low.toString(16).padStart(8, "0");
 }
 
 /** `digits` (at most 28) hex digits of two independent cyrb53 hashes of `text`. */
 const hash = (text: string, digits: number): string =>
-  (cyrb53(text, 0) + cyrb53(text, 0x9e3779b9)).slice(0, digits);
+  (hex53(text, 0) + hex53(text, 0x9e3779b9)).slice(0, digits);
 
 /** The label key that says "this peer set lists the Pod `<namespace>/<name>`". */
 export const memberLabelKey = (podKey: string): string => MEMBER_LABEL_PREFIX + hash(podKey, 24);
