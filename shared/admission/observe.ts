@@ -25,6 +25,7 @@ import {
   type RequestUser,
   type RoleKey,
 } from "./rbac.js";
+import type { ReadFreshness } from "../kube/freshness.js";
 import type { AdmissionRequest } from "./review.js";
 import type { AdmissionSnapshot, ObservedCnf, ObservedRule, RbacSnapshot } from "./snapshot.js";
 import type { AdmissionRuleKind } from "./kinds.js";
@@ -34,7 +35,7 @@ import type { Verdict } from "./verdict.js";
  * "cached": whatever the API server's watch cache holds (resourceVersion=0), no wait for it to
  * catch up with etcd. "consistent": the current state (the API server's default).
  */
-export type ReadConsistency = "cached" | "consistent";
+export type ReadConsistency = ReadFreshness;
 
 /**
  * What the shell needs from the API server; implemented over shared/kube (kube-reader.ts). Every read

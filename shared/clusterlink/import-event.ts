@@ -20,6 +20,7 @@ import type { IntakeEvent } from "../events/index.js";
 import {
   ENDPOINT_SLICES,
   isKubeError,
+  readOptions,
   retryOnConflict,
   SERVICES,
   type KubeClient,
@@ -350,7 +351,7 @@ async function onPeerEvent(
   if (ref.namespace !== options.clNamespace) {
     return done(`${peer} is outside the ClusterLink namespace: no Import's source names it`);
   }
-  const naming = (await kube.list(IMPORTS, { resourceVersion: "0" }))
+  const naming = (await kube.list(IMPORTS, readOptions("cached")))
     .map(observeImport)
     .filter((imp) => !imp.deleting && peerNamesOf(imp).includes(ref.name));
   if (naming.length === 0) return done(`no Import names ${peer}`);

@@ -19,6 +19,7 @@ import {
   PODS,
   formatLabelSelector,
   isKubeError,
+  readOptions,
   ruleResource,
   type Deployment,
   type KubeClient,
@@ -187,7 +188,7 @@ export interface RuleAndCnf {
 }
 
 /** "From the watch cache": served as the API server's cache holds it, without waiting. */
-const FROM_CACHE = { resourceVersion: "0" } as const;
+const FROM_CACHE = readOptions("cached");
 
 /**
  * Reads the rule `key` and its CNF for reconcile-rule; undefined when the rule does not exist.
