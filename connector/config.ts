@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import * as z from "zod";
 import { compileLabelSelector, labelSelectorQuery } from "../shared/core/label-selector.js";
+import { messageOf } from "../shared/core/error-message.js";
 
 const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
 const DURATION = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/;
@@ -204,9 +205,7 @@ export function loadConfig(path: string, env: Env = {}): ConnectorConfig {
   try {
     raw = parseYaml(readFileSync(path, "utf8"));
   } catch (error) {
-    throw new ConfigError(
-      `cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw new ConfigError(`cannot read ${path}: ${messageOf(error)}`);
   }
   return parseConfig(raw, env);
 }

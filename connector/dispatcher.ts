@@ -12,6 +12,7 @@ import {
   type RetryPolicy,
   type SendResult,
 } from "./retry-policy.js";
+import { messageOf } from "../shared/core/error-message.js";
 
 export interface Clock {
   now(): number;
@@ -134,7 +135,7 @@ export class Dispatcher {
     } catch (error) {
       result = {
         kind: "network-error",
-        message: error instanceof Error ? error.message : String(error),
+        message: messageOf(error),
       };
     }
     this.inFlight.delete(delivery.key);

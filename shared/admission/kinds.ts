@@ -14,6 +14,7 @@ import {
   type RuleReference,
   type SpecIssue,
 } from "../rules/index.js";
+import { messageOf } from "../core/error-message.js";
 
 export type { NetworkUse, RuleReference } from "../rules/index.js";
 
@@ -77,7 +78,7 @@ export const ruleKinds: AdmissionKinds = {
     try {
       return { ok: true, networks: parseNfnNetworkAnnotation(annotation) };
     } catch (error) {
-      return { ok: false, problem: error instanceof Error ? error.message : String(error) };
+      return { ok: false, problem: messageOf(error) };
     }
   },
   referrerKindsOf: (kind) =>

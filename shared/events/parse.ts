@@ -16,6 +16,7 @@ import { toIntakeEvent } from "./interpret.js";
 import { completeRef } from "./ref.js";
 import { describeIssues, plainRefSchema } from "./schemas.js";
 import type { IntakeEvent } from "./types.js";
+import { messageOf } from "../core/error-message.js";
 
 /** Headers as node gives them (lower-case names; repeated headers as arrays). */
 export type RawHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -108,7 +109,7 @@ function parseJson(text: string, what: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
+    const detail = messageOf(error);
     throw new IntakeError("bad-json", `${what} is not valid JSON: ${detail}`, { cause: error });
   }
 }

@@ -27,6 +27,7 @@ import {
   type EventResult,
 } from "./reply.js";
 import { Runtime } from "./runtime.js";
+import { messageOf } from "../core/error-message.js";
 
 /** What createFunctionApp / createCombinedApp return: a node:http request listener. */
 export type FunctionApp = RequestListener;
@@ -259,7 +260,7 @@ async function runEvent(
     );
   } catch (error) {
     thrown = error;
-    result = { kind: "error", errorId: randomUUID(), message: errorMessage(error) };
+    result = { kind: "error", errorId: randomUUID(), message: messageOf(error) };
   }
   const seconds = (performance.now() - started) / 1000;
   const type = event.ceType ?? "plain-ref";
@@ -274,9 +275,6 @@ function checkedOutcome(outcome: Outcome): EventResult {
   if (kind !== undefined && Object.hasOwn(OUTCOME_TABLE, kind)) return { kind: "outcome", outcome };
   throw new TypeError(`handler returned ${JSON.stringify(outcome)}, not an Outcome`);
 }
-
-const errorMessage = (error: unknown): string =>
-  error instanceof Error ? error.message : String(error);
 
 function logEvent(
   log: Runtime["logger"],
@@ -417,7 +415,7 @@ function readJsonBody(req: Request, raw: Buffer | undefined): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new IntakeError("bad-json", `body is not valid JSON: ${errorMessage(error)}`);
+    throw new IntakeError("bad-json", `body is not valid JSON: ${messageOf(error)}`);
   }
 }
 

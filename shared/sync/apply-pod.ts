@@ -24,6 +24,7 @@ import {
   type ServiceTouch,
 } from "./plan-writes.js";
 import { holdingsOf } from "./plan-targets.js";
+import { messageOf } from "../core/error-message.js";
 
 /** How a pod's current holdings are read. */
 export type ReadMode =
@@ -49,9 +50,6 @@ function failureClass(error: unknown): FailureClass {
   const cls = classifyCnfFailure(error);
   return cls === "permanent" ? "invalid" : cls;
 }
-
-const messageOf = (error: unknown): string =>
-  error instanceof Error ? error.message : String(error);
 
 async function readHoldings(
   client: CnfClient,

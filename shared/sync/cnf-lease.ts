@@ -14,6 +14,7 @@ import { isKubeError, LEASES, type KubeClient, type Lease } from "../kube/index.
 import type { Log } from "../core/context.js";
 import type { CnfScope } from "./observed.js";
 import { cnfLeaseObject, decideHeldLease, type CnfLeaseObject } from "./plan-cnf-lease.js";
+import { messageOf } from "../core/error-message.js";
 
 export interface CnfLeaseSettings {
   /** Where the Leases live (the prune ledgers' namespace). */
@@ -67,7 +68,7 @@ export async function withCnfLease<T>(
     if (reason === undefined) throw error;
     ctx.log.warn(
       { cnf: `${scope.namespace}/${scope.purpose}` },
-      `CNF sync not coordinated (${reason}): ${error instanceof Error ? error.message : String(error)}`,
+      `CNF sync not coordinated (${reason}): ${messageOf(error)}`,
     );
     return { kind: "ran", value: await sync() };
   }
@@ -151,7 +152,7 @@ async function release(
     // It expires on its own; the next sync of this CNF waits at most that long.
     ctx.log.warn(
       { lease: `${settings.namespace}/${name}` },
-      `CNF sync Lease not released: ${error instanceof Error ? error.message : String(error)}`,
+      `CNF sync Lease not released: ${messageOf(error)}`,
     );
   }
 }

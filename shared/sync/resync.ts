@@ -42,6 +42,7 @@ import {
 } from "./prune-ledger.js";
 import { syncRules, type SyncContext, type SyncReport } from "./sync.js";
 import { withCnfLease, type CnfLeaseSettings } from "./cnf-lease.js";
+import { messageOf } from "../core/error-message.js";
 
 export interface CnfSyncOptions {
   /** How many CNFs a namespace or cluster resync syncs at once (pods per CNF: SyncContext). */
@@ -157,7 +158,7 @@ function warnLedgerNotKept(
   if (reason === undefined) throw error;
   ctx.log.warn(
     { deployment: `${deployment.metadata.namespace ?? ""}/${deployment.metadata.name}` },
-    `prune ledger not kept (${reason}): ${error instanceof Error ? error.message : String(error)}`,
+    `prune ledger not kept (${reason}): ${messageOf(error)}`,
   );
 }
 

@@ -57,6 +57,7 @@ import type { RuleTarget } from "./plan-writes.js";
 import { resolveSecretRefs } from "./secret-refs.js";
 import { processOwnWrites } from "./own-writes.js";
 import type { CnfLeaseSettings } from "./cnf-lease.js";
+import { messageOf } from "../core/error-message.js";
 
 /** How many rules' API writes (claims, statuses) are in flight at once. */
 const STATUS_WRITE_CONCURRENCY = 32;
@@ -187,7 +188,7 @@ function syncPodUnreachable(
   targets: readonly RuleTarget[],
   error: unknown,
 ): PodSyncResult {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   const failure = { class: "invalid" as const, pod, message };
   const results = new Map(targets.map((t) => [t.key, { kind: "failed", failure } as const]));
   return { pod, results, writes: [], restarted: [] };
