@@ -24,8 +24,7 @@ import { parseAllDocuments } from "yaml";
 import { repoRoot } from "../../dev/control-plane/binaries.js";
 import { compileLabelSelector, labelSelectorQuery } from "../../shared/core/label-selector.js";
 import { isRuleKind, requireKind } from "../../shared/rules/index.js";
-
-const inCi = process.env["CI"] === "true" || process.env["CI"] === "1";
+import { inCi } from "../support/in-ci.js";
 
 /** The adapter binary, or why the tests that need it skip (a failure in CI without a record). */
 export function adapterAvailability(): { binary: string; skip?: string } {

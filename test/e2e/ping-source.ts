@@ -13,8 +13,7 @@ import { apiRequest, type ApiEndpoint } from "../../dev/control-plane/api.js";
 import { applyCrds, readCrdFile } from "../../dev/control-plane/crds.js";
 import { repoRoot } from "../../dev/control-plane/binaries.js";
 import { adapterAvailability } from "./knative.js";
-
-const inCi = process.env["CI"] === "true" || process.env["CI"] === "1";
+import { inCi } from "../support/in-ci.js";
 
 type Doc = Record<string, unknown>;
 

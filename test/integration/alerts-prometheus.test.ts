@@ -24,11 +24,11 @@ import {
   type RunningServer,
 } from "../../shared/runtime/index.js";
 import { SyncWorld } from "./sync-harness.js";
+import { inCi } from "../support/in-ci.js";
 
 jest.setTimeout(120_000);
 
 const binary = prometheusBinary();
-const inCi = process.env["CI"] === "true" || process.env["CI"] === "1";
 if (binary === undefined && !inCi) {
   console.warn(
     "alert-firing test SKIPPED: prometheus is not installed (apt-get install prometheus)",

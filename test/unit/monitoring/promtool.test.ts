@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { alertRules } from "../../../scripts/manifests/alerts.js";
 import { RULES_FILE } from "../../../scripts/manifests/monitoring.js";
+import { inCi } from "../../support/in-ci.js";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, "../../..");
@@ -17,7 +18,6 @@ const TESTS_FILE = path.join(HERE, "alerts.promtool.yml");
 
 const promtool = process.env["PROMTOOL"] ?? "promtool";
 const available = spawnSync(promtool, ["--version"], { encoding: "utf8" }).status === 0;
-const inCi = process.env["CI"] === "true" || process.env["CI"] === "1";
 if (!available && !inCi) {
   console.warn(
     "promtool checks SKIPPED: promtool is not installed (apt-get install -y prometheus; .ci/run does it)",

@@ -9,6 +9,7 @@ import type {
   RefPolicy,
   RefWorld,
 } from "../../../dev/netpol-oracle/reference.js";
+import { inCi } from "../../support/in-ci.js";
 
 const repoRoot = path.resolve(import.meta.dirname, "../../..");
 export const binary =
@@ -25,7 +26,7 @@ export const binary =
     .pop() ??
   "";
 export const available = binary !== "" && existsSync(binary);
-export const inCi = process.env["CI"] === "true" || process.env["CI"] === "1";
+export { inCi };
 if (!available && !inCi) {
   console.warn("cyclonus comparison SKIPPED: run `npm run netpol:cyclonus:build`");
 }

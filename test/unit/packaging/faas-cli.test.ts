@@ -20,6 +20,7 @@ import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { FUNCTION_NAMES, functionProblems, type FunctionSpec } from "./openfaas-functions.js";
 import { REPO, repoPath } from "./repo-files.js";
+import { inCi } from "../../support/in-ci.js";
 
 const binary =
   process.env["FAAS_CLI"] ??
@@ -56,8 +57,6 @@ const filesUnder = (dir: string): string[] =>
     .filter((e) => !e.isDirectory())
     .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
     .sort();
-
-const inCi = process.env["CI"] === "true" || process.env["CI"] === "1";
 
 if (!available) {
   const why =

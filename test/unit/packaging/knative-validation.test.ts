@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { stringify } from "yaml";
 import { ofKind, repoPath, yamlDocs, type Doc } from "./repo-files.js";
+import { inCi } from "../../support/in-ci.js";
 
 const dir =
   execFileSync("bash", [repoPath("dev/knative/build.sh"), "--print-path"], { encoding: "utf8" })
@@ -22,7 +23,6 @@ const unavailableFile = path.join(dir, "UNAVAILABLE");
 const unavailableReason = existsSync(unavailableFile)
   ? readFileSync(unavailableFile, "utf8").trim()
   : undefined;
-const inCi = process.env["CI"] === "true" || process.env["CI"] === "1";
 if (!available) {
   console.warn(
     `Knative validation of manifests/knative SKIPPED: ${unavailableReason ?? "run `npm run knative:build`"}`,

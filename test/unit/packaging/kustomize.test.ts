@@ -5,6 +5,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 import { manifestFiles, repoPath, yamlDocs, type Doc } from "./repo-files.js";
+import { inCi } from "../../support/in-ci.js";
 
 const binary =
   process.env["KUSTOMIZE"] ??
@@ -14,7 +15,6 @@ const binary =
     .pop() ??
   "";
 const available = binary !== "" && existsSync(binary);
-const inCi = process.env["CI"] === "true" || process.env["CI"] === "1";
 if (!available && !inCi) {
   console.warn("kustomize checks SKIPPED: run `npm run kustomize:build` (or set KUSTOMIZE)");
 }
