@@ -1,12 +1,13 @@
 /**
- * clusterlink-peer-health: the periodic resync or a Peer event -> heartbeat every Peer of the
- * ClusterLink namespace over mutual TLS and keep PeerReachable (with upstream's thresholds,
- * carried in status), lastSeen and the remote labels up to date. The client identity is read
- * from CL_PEER_TLS_DIR (ca.crt, tls.crt, tls.key; a mounted Secret) on every event.
- * shared/clusterlink does the work (peer-event.ts says which outcome each case gets).
+ * clusterlink-peer-health: the heartbeat tick (its resync, every CL_HEARTBEAT_INTERVAL_MS) or a
+ * new or changed Peer -> heartbeat the Peers that are due over mutual TLS and keep PeerReachable
+ * (with upstream's thresholds, carried in status) and the remote labels up to date. The client
+ * identity is read from CL_PEER_TLS_DIR (ca.crt, tls.crt, tls.key; a mounted Secret) on every
+ * event. shared/clusterlink does the work (peer-event.ts says which outcome each case gets).
  */
 import {
   clusterLinkNamespace,
+  DEFAULT_HEARTBEAT_CADENCE,
   DEFAULT_PEER_TLS_DIR,
   readPeerTls,
   syncPeerEvent,
@@ -32,6 +33,19 @@ export function createClusterLinkPeerHealth(given: Partial<FunctionDeps> = {}): 
         clNamespace: clusterLinkNamespace(deps.env),
         tls: () => readPeerTls(dir),
         timeoutMs: positiveIntFromEnv(deps.env, "CL_HEARTBEAT_TIMEOUT_MS", 2000),
+        cadence: {
+          // The tick period must be the resync period of the event source that sends it.
+          tickMs: positiveIntFromEnv(
+            deps.env,
+            "CL_HEARTBEAT_INTERVAL_MS",
+            DEFAULT_HEARTBEAT_CADENCE.tickMs,
+          ),
+          unreachableMs: positiveIntFromEnv(
+            deps.env,
+            "CL_UNREACHABLE_HEARTBEAT_INTERVAL_MS",
+            DEFAULT_HEARTBEAT_CADENCE.unreachableMs,
+          ),
+        },
       }),
   };
 }

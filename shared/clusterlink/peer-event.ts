@@ -1,7 +1,11 @@
+import { isDeepStrictEqual } from "node:util";
 /**
- * clusterlink-peer-health's one entry: a Peer event or the resync -> heartbeat the Peers it
- * concerns (all in parallel, so silent gateways do not serialize), plan their reachability
- * with the thresholds kept in status (plan-peer-health.ts), write status when it changed.
+ * clusterlink-peer-health's one entry. The heartbeat tick (its resync, every second) probes the
+ * Peers that are due (plan-peer-health.ts: upstream's 1 s while reachable, 10 s while not), all
+ * in parallel so silent gateways do not serialize; a Peer event probes that Peer only when it
+ * is new or its spec changed. Status is written only when the reachability plan changes it, with
+ * the resourceVersion read as precondition: a steady Peer costs no write, so our own status
+ * writes never come back as events that start another heartbeat (issue 24 found that loop).
  * Peers outside the ClusterLink namespace are not heartbeaten, and their status says so.
  *
  * Outcomes: done when every status is written (an unreachable Peer is a state, not a failure);
@@ -14,6 +18,7 @@ import type { IntakeEvent } from "../events/index.js";
 import {
   clusterLinkResource,
   isKubeError,
+  readOptions,
   type EventRecorder,
   type KubeClient,
   type KubeObject,
@@ -22,7 +27,13 @@ import { planClusterLinkEvents } from "./plan-events.js";
 import { recordClusterLinkEvents } from "./record-events.js";
 import { peerSpecSchema, peerStatusSchema } from "../rules/clusterlink-kinds.js";
 import { heartbeat, InvalidPeerTlsError, type PeerTls } from "./heartbeat.js";
-import { planPeerHealth, type HeartbeatMemory } from "./plan-peer-health.js";
+import {
+  DEFAULT_HEARTBEAT_CADENCE,
+  heartbeatDue,
+  planPeerHealth,
+  type HeartbeatCadence,
+  type HeartbeatMemory,
+} from "./plan-peer-health.js";
 import { planStatus, reconcileConditions, type WantedCondition } from "./plan-status.js";
 
 const PEERS = clusterLinkResource("Peer");
@@ -33,6 +44,8 @@ export interface PeerEventOptions {
   /** The client certificate, key and CA; rejects when they cannot be read. */
   readonly tls: () => Promise<PeerTls>;
   readonly timeoutMs: number;
+  /** Upstream's heartbeat periods; DEFAULT_HEARTBEAT_CADENCE unless set. */
+  readonly cadence?: HeartbeatCadence;
   /** Where transitions an operator must see are recorded (plan-events.ts). */
   readonly events?: EventRecorder;
 }
@@ -45,7 +58,6 @@ function memoryOf(status: unknown): HeartbeatMemory {
     reachable: reachable === undefined ? undefined : reachable === "True",
     consecutiveSuccesses: s.consecutiveSuccesses ?? 0,
     consecutiveFailures: s.consecutiveFailures ?? 0,
-    lastSeen: s.lastSeen,
     labels: s.labels,
   };
 }
@@ -60,6 +72,34 @@ function labelsPatch(
   return { ...Object.fromEntries(removed.map((k) => [k, null])), ...after };
 }
 
+/**
+ * The status patch with the resourceVersion read as precondition; false when someone wrote the
+ * Peer since (another tick, a spec change): this beat was planned from an older status, so it
+ * is dropped and the next tick goes on.
+ */
+async function patchAsRead(
+  kube: KubeClient,
+  peer: KubeObject,
+  status: Record<string, unknown>,
+): Promise<boolean> {
+  const key = { namespace: peer.metadata.namespace ?? "", name: peer.metadata.name };
+  const resourceVersion = peer.metadata.resourceVersion;
+  try {
+    await kube.patchStatus(PEERS, key, status, resourceVersion ? { resourceVersion } : {});
+    return true;
+  } catch (error) {
+    if (isKubeError(error, "conflict")) return false;
+    throw error;
+  }
+}
+
+/** A merge patch's nulls (removed keys) read as absent, for comparing with what is stored. */
+function withoutNulls(value: unknown): unknown {
+  if (value === null || value === undefined) return undefined;
+  if (typeof value !== "object" || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null));
+}
+
 async function writeStatus(
   kube: KubeClient,
   peer: KubeObject,
@@ -71,13 +111,14 @@ async function writeStatus(
   const before = stored.success ? stored.data : undefined;
   const plan = planStatus(before, conditions, peer.metadata.generation ?? 0, options.now);
   const current = (peer.status ?? {}) as Record<string, unknown>;
+  // Compared as values, not as JSON text: a peer may list its labels in any order.
   const extraChanged = Object.entries(extra).some(
-    ([k, v]) => JSON.stringify(current[k] ?? null) !== JSON.stringify(v ?? null),
+    ([k, v]) => !isDeepStrictEqual(withoutNulls(current[k]), withoutNulls(v)),
   );
   if (plan.write === null && !extraChanged) return false;
   const status = { ...(plan.write ?? {}), ...extra };
   const key = { namespace: peer.metadata.namespace ?? "", name: peer.metadata.name };
-  await kube.patchStatus(PEERS, key, status);
+  if (!(await patchAsRead(kube, peer, status))) return false;
   await recordClusterLinkEvents(
     options.events,
     { kind: "Peer", ...key, uid: peer.metadata.uid ?? "" },
@@ -97,7 +138,7 @@ async function checkPeer(
   const gateways = spec.success ? spec.data.gateways : [];
   const before = memoryOf(peer.status);
   const beat = await heartbeat(peer.metadata.name, gateways, tls, options.timeoutMs);
-  const plan = planPeerHealth(before, beat, options.now);
+  const plan = planPeerHealth(before, beat);
   const ready = plan.reachable
     ? reconcileConditions({ kind: "ready", reason: "Reachable", message: "" })
     : reconcileConditions({
@@ -113,7 +154,6 @@ async function checkPeer(
     {
       consecutiveSuccesses: m.consecutiveSuccesses,
       consecutiveFailures: m.consecutiveFailures,
-      ...(m.lastSeen ? { lastSeen: m.lastSeen } : {}),
       ...(m.labels ? { labels: labelsPatch(before.labels, m.labels) } : {}),
     },
     options,
@@ -136,14 +176,71 @@ async function ignorePeer(
   return done(`Peer ${peer.metadata.namespace ?? ""}/${peer.metadata.name} ignored: ${message}`);
 }
 
+/**
+ * Whether a Peer's status already answers for its spec: it was heartbeaten at this generation.
+ * Its update events are then our own status writes (or label edits), not a reason to probe.
+ */
+function heartbeatCurrent(peer: KubeObject): boolean {
+  const stored = peerStatusSchema.safeParse(peer.status ?? {});
+  if (!stored.success) return false;
+  const generation = peer.metadata.generation ?? 0;
+  const probed = stored.data.conditions?.some((c) => c.type === "PeerReachable") ?? false;
+  const stalled = stored.data.conditions?.some((c) => c.type === "Stalled" && c.status === "True");
+  return stored.data.observedGeneration === generation && (probed || stalled === true);
+}
+
+/** The Peers this event concerns, and why the others were left alone. */
 async function peersOf(
   kube: KubeClient,
   event: IntakeEvent,
-  clNamespace: string,
-): Promise<KubeObject[]> {
-  if (event.type === "resync") return kube.list(PEERS, { namespace: clNamespace });
+  options: PeerEventOptions,
+): Promise<{ readonly peers: KubeObject[]; readonly skipped?: string }> {
+  const cadence = options.cadence ?? DEFAULT_HEARTBEAT_CADENCE;
+  if (event.type === "resync") {
+    // Every second: from the watch cache (a stale Peer only loses its write to the precondition).
+    const all = await kube.list(PEERS, {
+      namespace: options.clNamespace,
+      ...readOptions("cached"),
+    });
+    const nowMs = Date.parse(options.now);
+    const due = all.filter((p) => heartbeatDue(memoryOf(p.status).reachable, nowMs, cadence));
+    const waiting = all.length - due.length;
+    return waiting === 0
+      ? { peers: due }
+      : { peers: due, skipped: `${waiting} unreachable Peer(s) not due this tick` };
+  }
   const peer = await kube.get(PEERS, { namespace: event.ref.namespace, name: event.ref.name });
-  return peer === undefined || peer.metadata.deletionTimestamp !== undefined ? [] : [peer];
+  if (peer === undefined || peer.metadata.deletionTimestamp !== undefined) return { peers: [] };
+  if (heartbeatCurrent(peer)) {
+    return {
+      peers: [],
+      skipped: `Peer ${event.ref.namespace}/${event.ref.name} unchanged since its last heartbeat (the heartbeat tick checks it)`,
+    };
+  }
+  return { peers: [peer] };
+}
+
+/** The client identity, or the retry to answer after every Peer says why there is none. */
+async function readTls(
+  kube: KubeClient,
+  peers: readonly KubeObject[],
+  options: PeerEventOptions,
+): Promise<{ readonly tls: PeerTls } | { readonly retry: Outcome }> {
+  try {
+    return { tls: await options.tls() };
+  } catch (error) {
+    const invalid = error instanceof InvalidPeerTlsError;
+    const message = invalid
+      ? (error as Error).message
+      : `the client certificate, key or CA cannot be read: ${(error as Error).message}`;
+    const conditions = reconcileConditions({
+      kind: "stalled",
+      reason: invalid ? "TlsMaterialInvalid" : "TlsMaterialMissing",
+      message,
+    });
+    await Promise.all(peers.map((p) => writeStatus(kube, p, conditions, {}, options)));
+    return { retry: retryLater(message, 30) };
+  }
 }
 
 export async function syncPeerEvent(
@@ -159,29 +256,15 @@ export async function syncPeerEvent(
     );
   }
   try {
-    const peers = await peersOf(kube, event, options.clNamespace);
+    const { peers, skipped } = await peersOf(kube, event, options);
     const outside = peers.filter((p) => p.metadata.namespace !== options.clNamespace);
     const inside = peers.filter((p) => p.metadata.namespace === options.clNamespace);
     const ignored = await Promise.all(outside.map((p) => ignorePeer(kube, p, options)));
     if (inside.length === 0)
-      return ignored.length === 0 ? done("no Peer to check") : worstOutcome(ignored);
-    let tls: PeerTls;
-    try {
-      tls = await options.tls();
-    } catch (error) {
-      const invalid = error instanceof InvalidPeerTlsError;
-      const message = invalid
-        ? (error as Error).message
-        : `the client certificate, key or CA cannot be read: ${(error as Error).message}`;
-      const conditions = reconcileConditions({
-        kind: "stalled",
-        reason: invalid ? "TlsMaterialInvalid" : "TlsMaterialMissing",
-        message,
-      });
-      await Promise.all(inside.map((p) => writeStatus(kube, p, conditions, {}, options)));
-      return retryLater(message, 30);
-    }
-    const checked = await Promise.all(inside.map((p) => checkPeer(kube, p, tls, options)));
+      return ignored.length === 0 ? done(skipped ?? "no Peer to check") : worstOutcome(ignored);
+    const tls = await readTls(kube, inside, options);
+    if ("retry" in tls) return tls.retry;
+    const checked = await Promise.all(inside.map((p) => checkPeer(kube, p, tls.tls, options)));
     log.debug({ peers: inside.length }, "peers heartbeaten");
     return worstOutcome([...ignored, ...checked]);
   } catch (error) {

@@ -84,16 +84,18 @@ export const peerStatusSchema = clusterLinkStatusSchema
       .record(z.string(), z.string())
       .optional()
       .describe("Labels the remote peer reported in its last heartbeat."),
-    lastSeen: z.iso
-      .datetime({ offset: true })
-      .optional()
-      .describe("When a gateway of the peer last answered a heartbeat."),
     consecutiveSuccesses: z
       .int()
       .min(0)
       .optional()
-      .describe("Heartbeats answered in a row (the function keeps its thresholds here)."),
-    consecutiveFailures: z.int().min(0).optional().describe("Heartbeats failed in a row."),
+      .describe(
+        "While unreachable: heartbeats answered in a row (3 make the peer reachable). The function keeps its thresholds here.",
+      ),
+    consecutiveFailures: z
+      .int()
+      .min(0)
+      .optional()
+      .describe("While reachable: heartbeats failed in a row (5 make the peer unreachable)."),
   })
   .describe("Reachability of the peer.");
 

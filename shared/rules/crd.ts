@@ -311,7 +311,12 @@ export const CLUSTERLINK_CRDS: readonly CrdDefinition[] = [
     [
       ...RECONCILE_COLUMNS,
       conditionColumn("Reachable", "PeerReachable", "status"),
-      { name: "LastSeen", type: "date", jsonPath: ".status.lastSeen" },
+      // Since when reachable (or not): a per-beat "last seen" would be a write per beat.
+      {
+        name: "Since",
+        type: "date",
+        jsonPath: '.status.conditions[?(@.type=="PeerReachable")].lastTransitionTime',
+      },
       AGE_COLUMN,
     ],
   ),

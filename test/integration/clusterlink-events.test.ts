@@ -7,7 +7,12 @@ import { PeerGatewayFleet } from "../../dev/peer-gateway-sim/index.js";
 import { createClusterLinkPeerHealth } from "../../functions/clusterlink-peer-health/index.js";
 import { clusterLinkResource, EVENTS, type KubeObject } from "../../shared/kube/index.js";
 import type { EventFunction } from "../../shared/runtime/function.js";
-import { ClusterLinkWorld, IMPORTS, objectEvent } from "./clusterlink-harness.js";
+import {
+  ClusterLinkWorld,
+  heartbeatWindowStart,
+  IMPORTS,
+  objectEvent,
+} from "./clusterlink-harness.js";
 import { identityFrom } from "./support/identity.js";
 
 jest.setTimeout(60_000);
@@ -55,17 +60,13 @@ describe("ClusterLink Events, one per transition, written with each function's o
       CL_PEER_TLS_DIR: fleet.identityDir,
       CL_HEARTBEAT_TIMEOUT_MS: "300",
     };
-    const fn: EventFunction = createClusterLinkPeerHealth({ kube: () => kube, env });
-    const beat = () =>
-      world.send(
-        fn,
-        objectEvent("update", {
-          apiVersion: "clusterlink.net/v1alpha1",
-          kind: "Peer",
-          namespace: peerNs,
-          name: peerName,
-        }),
-      );
+    const fn: EventFunction = createClusterLinkPeerHealth({
+      kube: () => kube,
+      env,
+      now: heartbeatWindowStart,
+    });
+    // One heartbeat tick (the function's resync) over this file's own ClusterLink namespace.
+    const beat = () => world.resync(fn);
     await world.kube.create(PEERS, {
       metadata: { name: peerName, namespace: peerNs },
       spec: fleet.peerSpec(peerName),

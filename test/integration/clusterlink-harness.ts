@@ -187,6 +187,27 @@ export class ClusterLinkWorld {
   }
 }
 
+/**
+ * `kube` seeing only the Peers named: the heartbeat tick of a file that shares the ClusterLink
+ * namespace with others then probes its own Peers only (as the e2e relay narrows a resync to
+ * its namespace); every other read and write goes through unchanged.
+ */
+export function peersLimitedTo(kube: KubeClient, names: readonly string[]): KubeClient {
+  const limited = Object.create(kube) as KubeClient;
+  limited.list = async <T extends KubeObject>(
+    type: ResourceType<T>,
+    options?: Parameters<KubeClient["list"]>[1],
+  ): Promise<T[]> => {
+    const all = await kube.list(type, options);
+    return type === PEERS ? all.filter((p) => names.includes(p.metadata.name)) : all;
+  };
+  limited.withCalls = (calls) => peersLimitedTo(kube.withCalls(calls), names);
+  return limited;
+}
+
+/** The first tick of a 10 s window: every Peer is due for a heartbeat, unreachable ones too. */
+export const heartbeatWindowStart = (): Date => new Date(Math.floor(Date.now() / 10_000) * 10_000);
+
 async function createUnlessThere(
   kube: KubeClient,
   type: ResourceType,

@@ -1,7 +1,10 @@
 // User story "Service Load Balancing and Failover", the Peer side: clusterlink-peer-health
-// heartbeats every Peer's gateways over mutual TLS and reports which Peers are reachable, with
-// upstream's thresholds carried in status across events. The gateways are dev/peer-gateway-sim:
-// HTTPS on loopback that verifies our client certificate, told to go silent or fail at will.
+// heartbeats every Peer's gateways over mutual TLS on its heartbeat tick (its resync) and reports
+// which Peers are reachable, with upstream's thresholds carried in status across ticks. A steady
+// Peer costs no write, and a Peer event that is only our own status write probes nothing (issue
+// 24: that echo made the function trigger itself without end). The gateways are
+// dev/peer-gateway-sim: HTTPS on loopback that verifies our client certificate, told to go
+// silent or fail at will.
 import { createServer as createTcpServer, type AddressInfo } from "node:net";
 import { copyFile, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -22,6 +25,7 @@ const healthy = `east-${run}`;
 const flaky = `flaky-${run}`;
 const wrongCert = `wrongcert-${run}`;
 const hanging = `hang-${run}`;
+const blip = `blip-${run}`;
 let fleet: PeerGatewayFleet;
 let closedPort: number;
 let fn: EventFunction;
@@ -38,6 +42,7 @@ beforeAll(async () => {
     peers: [
       { name: healthy, labels: { region: "east" } },
       { name: flaky },
+      { name: blip },
       { name: wrongCert },
       { name: hanging, mode: { mode: "hang" } },
       { name: "silent", mode: { mode: "silent" } },
@@ -52,14 +57,22 @@ beforeAll(async () => {
 
 afterAll(() => fleet.close());
 
-function peerHealth(dir: string, timeoutMs = 500): EventFunction {
+/** The first tick of a 10 s window: every Peer is due, the unreachable ones too. */
+const windowStart = () => new Date(Math.floor(Date.now() / 10_000) * 10_000);
+/** A tick in the middle of a 10 s window: only reachable (or new) Peers are due. */
+const midWindow = () => new Date(Math.floor(Date.now() / 10_000) * 10_000 + 5_000);
+
+function peerHealth(dir: string, timeoutMs = 500, now = windowStart): EventFunction {
   const env = {
     CL_NAMESPACE: clNs,
     CL_PEER_TLS_DIR: dir,
     CL_HEARTBEAT_TIMEOUT_MS: String(timeoutMs),
   };
-  return createClusterLinkPeerHealth({ kube: () => world.kube, env });
+  return createClusterLinkPeerHealth({ kube: () => world.kube, env, now });
 }
+
+/** One heartbeat tick (the function's resync) over every Peer of this file's namespace. */
+const tick = (with_: EventFunction = fn) => world.resync(with_);
 
 const portOf = (simulated: string): number => fleet.gateway(simulated).port;
 const keyOf = (dir: string): Promise<string> => readFile(path.join(dir, "tls.key"), "utf8");
@@ -87,20 +100,76 @@ async function status(name: string, namespace = clNs) {
   return object?.status as {
     conditions?: { type: string; status: string; reason: string; message: string }[];
     labels?: Record<string, string>;
-    lastSeen?: string;
   };
 }
 const reachable = async (name: string) =>
   (await status(name)).conditions?.find((c) => c.type === "PeerReachable");
+const versionOf = async (name: string) =>
+  (await world.kube.get(PEERS, { namespace: clNs, name }))?.metadata.resourceVersion;
+
+/**
+ * `step`, then what the event source does with our writes: each status write is a Peer update
+ * event, delivered to peer-health again (the connector and ApiServerSource both watch Peers).
+ * Returns how many such echoes there were (bounded: a loop shows as `limit`).
+ */
+async function withEchoes(name: string, step: () => Promise<unknown>, limit = 8): Promise<number> {
+  let before = await versionOf(name);
+  await step();
+  let echoes = 0;
+  for (let after = await versionOf(name); after !== before && echoes < limit;) {
+    echoes += 1;
+    before = after;
+    await peerEvent(name);
+    after = await versionOf(name);
+  }
+  return echoes;
+}
 
 describe("Peer heartbeats over mutual TLS", () => {
-  it("a healthy gateway: PeerReachable True Heartbeat, its labels and lastSeen in status", async () => {
+  it("a new Peer is heartbeaten on its event: PeerReachable True Heartbeat and its labels", async () => {
     await peer(healthy, [closedPort, portOf(healthy)]); // one dead gateway: the other wins
     expect(await peerEvent(healthy)).toMatchObject({ kind: "done" });
     expect(await reachable(healthy)).toMatchObject({ status: "True", reason: "Heartbeat" });
-    const s = await status(healthy);
-    expect(s.labels).toEqual({ region: "east" });
-    expect(s.lastSeen).toBeDefined();
+    expect((await status(healthy)).labels).toEqual({ region: "east" });
+  });
+
+  it("the echo of our own status write probes nothing and writes nothing (no self-triggering)", async () => {
+    const checks = fleet.gateway(healthy).counters.healthChecks;
+    const version = await versionOf(healthy);
+    const outcome = await peerEvent(healthy);
+    expect(outcome.kind).toBe("done");
+    expect(outcome.kind === "done" && outcome.result).toMatch(/unchanged since its last heartbeat/);
+    expect(fleet.gateway(healthy).counters.healthChecks).toBe(checks);
+    expect(await versionOf(healthy)).toBe(version);
+  });
+
+  it("a steady Peer costs no write: ten heartbeat ticks probe it ten times and leave it as it was", async () => {
+    const checks = fleet.gateway(healthy).counters.healthChecks;
+    const version = await versionOf(healthy);
+    for (let i = 0; i < 10; i += 1) await tick(peerHealth(fleet.identityDir, 500, midWindow));
+    expect(fleet.gateway(healthy).counters.healthChecks - checks).toBe(10);
+    expect(await versionOf(healthy)).toBe(version);
+  });
+
+  it("labels reported in another order are no change, and a changed spec is heartbeaten on its event", async () => {
+    fleet.gateway(healthy).setLabels({ zone: "a", region: "east" });
+    await tick();
+    const version = await versionOf(healthy);
+    fleet.gateway(healthy).setLabels({ region: "east", zone: "a" });
+    await tick();
+    expect(await versionOf(healthy)).toBe(version);
+    const checks = fleet.gateway(healthy).counters.healthChecks;
+    await world.kube.mergePatch(
+      PEERS,
+      { namespace: clNs, name: healthy },
+      {
+        spec: { gateways: [{ host: "127.0.0.1", port: portOf(healthy) }] },
+      },
+    );
+    await peerEvent(healthy);
+    expect(fleet.gateway(healthy).counters.healthChecks).toBe(checks + 1);
+    fleet.gateway(healthy).setLabels({ region: "east" });
+    await tick();
   });
 
   it("a Peer that never answered is unreachable at once (upstream showed no condition)", async () => {
@@ -112,23 +181,34 @@ describe("Peer heartbeats over mutual TLS", () => {
     });
   });
 
+  it("an unreachable Peer is probed once per 10 s window, a reachable one on every tick (upstream's 1 s / 10 s)", async () => {
+    const silent = fleet.gateway("silent").counters;
+    const east = fleet.gateway(healthy).counters;
+    const [silentBefore, eastBefore] = [silent.connections, east.healthChecks];
+    await tick(peerHealth(fleet.identityDir, 500, midWindow));
+    expect(silent.connections).toBe(silentBefore);
+    expect(east.healthChecks).toBe(eastBefore + 1);
+    await tick(peerHealth(fleet.identityDir, 500, windowStart));
+    expect(silent.connections).toBeGreaterThan(silentBefore);
+  });
+
   it("silent gateways do not serialize: every silent connection of one resync is open at once", async () => {
     const silent = fleet.gateway("silent");
     silent.counters.maxSilentHeld = 0;
     for (let i = 0; i < 4; i += 1) await peer(`mute-${i}-${run}`, [portOf("silent")]);
-    expect(await world.resync(fn)).toMatchObject({ kind: "done" });
+    expect(await tick()).toMatchObject({ kind: "done" });
     // Serialized probes would hold one connection at a time (each dropped at its timeout).
     expect(silent.counters.maxSilentHeld).toBeGreaterThanOrEqual(4);
   });
 
-  it("thresholds hold across events: 4 failures leave it reachable, the 5th does not; 3 successes bring it back", async () => {
+  it("thresholds hold across ticks: 4 failures leave it reachable, the 5th does not; 3 successes bring it back", async () => {
     await peer(flaky, [portOf(flaky)]);
     await peerEvent(flaky);
     expect((await reachable(flaky))?.status).toBe("True");
     fleet.gateway(flaky).setMode({ mode: "fail", status: 503 });
     const seen: string[] = [];
     for (let i = 0; i < 5; i += 1) {
-      await peerEvent(flaky);
+      await tick();
       seen.push((await reachable(flaky))?.status ?? "");
     }
     expect(seen).toEqual(["True", "True", "True", "True", "False"]);
@@ -136,10 +216,23 @@ describe("Peer heartbeats over mutual TLS", () => {
     fleet.gateway(flaky).setMode({ mode: "healthy" });
     const back: string[] = [];
     for (let i = 0; i < 3; i += 1) {
-      await peerEvent(flaky);
+      await tick();
       back.push((await reachable(flaky))?.status ?? "");
     }
     expect(back).toEqual(["False", "False", "True"]);
+  });
+
+  it("a 1 s blip of HTTP 502 does not mark a Peer down, even with every status write echoed back", async () => {
+    await peer(blip, [portOf(blip)]);
+    await peerEvent(blip);
+    expect((await reachable(blip))?.status).toBe("True");
+    fleet.gateway(blip).setMode({ mode: "fail", status: 502 });
+    // The blip spans two ticks a second apart; each failure count written comes back as events.
+    const echoes = [await withEchoes(blip, () => tick()), await withEchoes(blip, () => tick())];
+    fleet.gateway(blip).setMode({ mode: "healthy" });
+    await withEchoes(blip, () => tick());
+    expect(echoes).toEqual([1, 1]); // one write per tick, and its echo ended there
+    expect((await reachable(blip))?.status).toBe("True");
   });
 
   it("a hanging gateway (handshake done, no answer) is a failure at the timeout", async () => {
@@ -159,12 +252,12 @@ describe("Peer heartbeats over mutual TLS", () => {
     expect((await reachable(wrongCert))?.status).toBe("False");
     expect(fleet.gateway(wrongCert).counters.rejectedHandshakes).toBeGreaterThan(refusedBefore);
     // The fabric's own identity: reachable again after upstream's 3 successes.
-    for (let i = 0; i < 3; i += 1) await peerEvent(wrongCert);
+    for (let i = 0; i < 3; i += 1) await tick();
     expect((await reachable(wrongCert))?.status).toBe("True");
   });
 
   it("no client certificate to read: 503, and the Peers say why (no key material in it)", async () => {
-    const outcome = await peerEvent(healthy, peerHealth(path.join(fleet.identityDir, "absent")));
+    const outcome = await tick(peerHealth(path.join(fleet.identityDir, "absent")));
     expect(outcome).toMatchObject({ kind: "retry" });
     const stalled = (await status(healthy)).conditions?.find((c) => c.type === "Stalled");
     expect(stalled).toMatchObject({ status: "True", reason: "TlsMaterialMissing" });

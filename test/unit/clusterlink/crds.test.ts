@@ -44,9 +44,9 @@ describe("ClusterLink CRDs (clusterlink.net/v1alpha1)", () => {
     },
   );
 
-  it("Import also shows Port and TargetPort; Peer also Reachable and LastSeen", () => {
+  it("Import also shows Port and TargetPort; Peer also Reachable and Since (when it last changed)", () => {
     expect(columns("Import")).toEqual(["Ready", "Reason", "Port", "TargetPort", "Age"]);
-    expect(columns("Peer")).toEqual(["Ready", "Reason", "Reachable", "LastSeen", "Age"]);
+    expect(columns("Peer")).toEqual(["Ready", "Reason", "Reachable", "Since", "Age"]);
   });
 
   it("Import keeps upstream's name limit as a CEL rule and defaults lbScheme to round-robin", () => {

@@ -1,6 +1,8 @@
 // Upstream's heartbeat thresholds, kept in status across events: the first result decides, then
 // 5 failures to become unreachable and 3 successes to become reachable again.
 import {
+  DEFAULT_HEARTBEAT_CADENCE,
+  heartbeatDue,
   planPeerHealth,
   type Heartbeat,
   type HeartbeatMemory,
@@ -10,7 +12,6 @@ const FRESH: HeartbeatMemory = {
   reachable: undefined,
   consecutiveSuccesses: 0,
   consecutiveFailures: 0,
-  lastSeen: undefined,
   labels: undefined,
 };
 const ok: Heartbeat = { ok: true, labels: { region: "east" } };
@@ -19,8 +20,8 @@ const fail: Heartbeat = { ok: false, error: "connect ECONNREFUSED 127.0.0.1:9443
 /** Feeds heartbeats through status, as successive events would, and returns each verdict. */
 function run(beats: readonly Heartbeat[], start: HeartbeatMemory = FRESH): boolean[] {
   let memory = start;
-  return beats.map((beat, i) => {
-    const plan = planPeerHealth(memory, beat, `2026-01-01T00:00:${String(i).padStart(2, "0")}Z`);
+  return beats.map((beat) => {
+    const plan = planPeerHealth(memory, beat);
     memory = plan.memory;
     return plan.reachable;
   });
@@ -28,23 +29,20 @@ function run(beats: readonly Heartbeat[], start: HeartbeatMemory = FRESH): boole
 
 describe("planPeerHealth", () => {
   it("a Peer that never answered is unreachable at once (upstream left no condition)", () => {
-    const plan = planPeerHealth(FRESH, fail, "2026-01-01T00:00:00Z");
+    const plan = planPeerHealth(FRESH, fail);
     expect(plan.condition).toEqual({
       type: "PeerReachable",
       status: "False",
       reason: "Heartbeat",
       message: fail.ok ? "" : fail.error,
     });
-    expect(plan.memory.lastSeen).toBeUndefined();
+    expect(plan.memory.labels).toBeUndefined();
   });
 
-  it("the first success decides: reachable, labels and lastSeen recorded", () => {
-    const plan = planPeerHealth(FRESH, ok, "2026-01-01T00:00:00Z");
+  it("the first success decides: reachable, labels recorded", () => {
+    const plan = planPeerHealth(FRESH, ok);
     expect(plan.condition).toMatchObject({ status: "True", reason: "Heartbeat", message: "" });
-    expect(plan.memory).toMatchObject({
-      lastSeen: "2026-01-01T00:00:00Z",
-      labels: { region: "east" },
-    });
+    expect(plan.memory).toMatchObject({ labels: { region: "east" } });
   });
 
   it("reachable stays reachable through 4 failures and flips on the 5th", () => {
@@ -75,9 +73,42 @@ describe("planPeerHealth", () => {
     ]);
   });
 
-  it("lastSeen and labels keep the last success while failures pile up", () => {
-    let memory = planPeerHealth(FRESH, ok, "2026-01-01T00:00:00Z").memory;
-    memory = planPeerHealth(memory, fail, "2026-01-01T00:00:10Z").memory;
-    expect(memory).toMatchObject({ lastSeen: "2026-01-01T00:00:00Z", consecutiveFailures: 1 });
+  it("labels keep the last success while failures pile up", () => {
+    let memory = planPeerHealth(FRESH, ok).memory;
+    memory = planPeerHealth(memory, fail).memory;
+    expect(memory).toMatchObject({ labels: { region: "east" }, consecutiveFailures: 1 });
+  });
+
+  it("a steady Peer plans the status it already has: nothing to write, beat after beat", () => {
+    for (const beat of [ok, fail]) {
+      let memory = FRESH;
+      for (let i = 0; i < 8; i += 1) memory = planPeerHealth(memory, beat).memory;
+      expect(planPeerHealth(memory, beat).memory).toEqual(memory);
+    }
+  });
+});
+
+describe("heartbeatDue: upstream's cadence from the tick's clock", () => {
+  const cadence = DEFAULT_HEARTBEAT_CADENCE;
+  /** The ticks of one minute, one a second, each 37 ms late (a tick is never exactly on time). */
+  const ticks = Array.from({ length: 60 }, (_, i) => Date.UTC(2026, 0, 1) + i * 1_000 + 37);
+
+  it("a reachable or never heartbeaten Peer is probed on every tick (upstream: every 1 s)", () => {
+    for (const reachable of [true, undefined]) {
+      expect(ticks.filter((t) => heartbeatDue(reachable, t, cadence))).toHaveLength(60);
+    }
+  });
+
+  it("an unreachable Peer is probed on one tick in ten (upstream: every 10 s)", () => {
+    const due = ticks.filter((t) => heartbeatDue(false, t, cadence));
+    expect(due).toHaveLength(6);
+    expect(due.slice(1).map((t, i) => t - (due[i] ?? 0))).toEqual([
+      10_000, 10_000, 10_000, 10_000, 10_000,
+    ]);
+  });
+
+  it("a tick period as long as the unreachable one probes every Peer on every tick", () => {
+    const slow = { tickMs: 10_000, unreachableMs: 10_000 };
+    expect(heartbeatDue(false, ticks[3] ?? 0, slow)).toBe(true);
   });
 });

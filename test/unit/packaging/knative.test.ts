@@ -85,8 +85,8 @@ function apiServerEvent(
   };
 }
 
-const pingEvent = (): Attributes => {
-  const ping = ofKind(docs, "PingSource")[0];
+const pingEvent = (pingName = "sdewan-resync"): Attributes => {
+  const ping = ofKind(docs, "PingSource").find((p) => p.metadata?.name === pingName);
   const { name, namespace } = ping?.metadata ?? {};
   return {
     type: "dev.knative.sources.ping",
@@ -164,11 +164,10 @@ describe("manifests/knative", () => {
     },
   );
 
-  it("the PingSource resync reaches on-deployment-ready, egress-group-sync, network-policy-sync and the ClusterLink functions, whose intake reads it as a resync of every namespace", () => {
+  it("the PingSource resync reaches on-deployment-ready, egress-group-sync, network-policy-sync and the ClusterLink functions but peer-health, whose intake reads it as a resync of every namespace", () => {
     expect(receivers(pingEvent())).toEqual([
       "clusterlink-export",
       "clusterlink-import",
-      "clusterlink-peer-health",
       "egress-group-sync",
       "network-policy-sync",
       "on-deployment-ready",
@@ -187,9 +186,20 @@ describe("manifests/knative", () => {
     expect(events).toEqual([expect.objectContaining({ type: "resync", scope: {} })]);
   });
 
-  it("every Trigger retries with a backoff and has a dead-letter sink that exists", () => {
+  it("the heartbeat tick reaches clusterlink-peer-health alone, every second, unretried", () => {
+    expect(receivers(pingEvent("sdewan-heartbeat"))).toEqual(["clusterlink-peer-health"]);
+    const tick = ofKind(docs, "PingSource").find((p) => p.metadata?.name === "sdewan-heartbeat");
+    // Knative's cron takes an optional seconds field: six stars fire once a second.
+    expect(at(tick, "spec", "schedule")).toBe("* * * * * *");
+    const trigger = triggers.find((t) => t.metadata?.name === "clusterlink-peer-health-heartbeat");
+    // A retried tick would probe the same Peers again, overlapping the next tick.
+    expect(at(trigger, "spec", "delivery", "retry")).toBe(0);
+  });
+
+  it("every other Trigger retries with a backoff and has a dead-letter sink that exists", () => {
     const services = ofKind(docs, "Service").map((s) => s.metadata?.name);
     for (const trigger of triggers) {
+      if (trigger.metadata?.name === "clusterlink-peer-health-heartbeat") continue;
       const delivery = at(trigger, "spec", "delivery") as Record<string, unknown>;
       expect(["linear", "exponential"]).toContain(delivery["backoffPolicy"]);
       expect(delivery["retry"]).toBeGreaterThanOrEqual(3);
@@ -204,7 +214,9 @@ describe("manifests/knative", () => {
   // has re-applied the CNF by then; the retry confirms the rule and writes its status).
   it("an event Trigger's retries outlast a 10-minute CNF outage, and retry within 2 minutes after it", () => {
     const OUTAGE_S = 600;
-    for (const trigger of triggers.filter((t) => !String(t.metadata?.name).endsWith("-resync"))) {
+    // Event Triggers: those a PingSource does not feed (resyncs and the heartbeat tick).
+    const periodic = (t: Doc) => JSON.stringify(at(t, "spec", "filters")).includes("sources.ping");
+    for (const trigger of triggers.filter((t) => !periodic(t))) {
       const delivery = at(trigger, "spec", "delivery") as Record<string, unknown>;
       // Knative's Broker waits backoffDelay x n (linear) or x 2^n (exponential) before retry n;
       // whether n counts from 0 or 1, both schedules must hold.
