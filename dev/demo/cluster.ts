@@ -7,6 +7,7 @@ import {
   EGRESSES,
   EGRESS_GROUPS,
   NAMESPACES,
+  NETWORK_POLICIES,
   PODS,
   createKubeClient,
   ruleResource,
@@ -58,7 +59,8 @@ export class DemoCluster {
   async createShop(namespace: string): Promise<void> {
     const shop = `${namespace}-shop`;
     await this.createNamespace(shop, SHOP_SELECTOR);
-    for (const [i, ip] of ["10.244.1.10", "10.244.2.11"].entries()) {
+    // Pod IPs from the recipe's pod range (100.64.0.0/16): data only, nothing routes them.
+    for (const [i, ip] of ["100.64.1.10", "100.64.2.11"].entries()) {
       const name = `web-${i}`;
       await this.kube.create(PODS, {
         metadata: { name, namespace: shop, labels: { app: "web" } },
@@ -70,6 +72,10 @@ export class DemoCluster {
         { phase: "Running", podIP: ip, podIPs: [{ ip }] },
       );
     }
+  }
+
+  async createNetworkPolicy(namespace: string, name: string, spec: object): Promise<void> {
+    await this.kube.create(NETWORK_POLICIES, { metadata: { name, namespace }, spec });
   }
 
   /**

@@ -21,6 +21,7 @@ const FUNCTION_ROLES = [
   "sdewan-reconcile-rule",
   "sdewan-on-deployment-ready",
   "sdewan-egress-group-sync",
+  "sdewan-network-policy-sync",
   "sdewan-clusterlink-export",
   "sdewan-clusterlink-import",
   "sdewan-clusterlink-peer-health",
@@ -32,6 +33,8 @@ export interface DemoIdentities {
   readonly functions: string;
   readonly connector: string;
   readonly webhook: string;
+  /** Knative's ApiServerSource adapters' identity (sdewan-apiserversource). */
+  readonly sources: string;
 }
 
 async function applyRbacManifests(admin: KubeConfig): Promise<number> {
@@ -124,6 +127,7 @@ export async function createDemoIdentities(
       functions: await tokenKubeconfig(admin, SHARED_ACCOUNT, file("functions")),
       connector: await tokenKubeconfig(admin, "sdewan-connector", file("connector")),
       webhook: await tokenKubeconfig(admin, "validate-admission", file("webhook")),
+      sources: await tokenKubeconfig(admin, "sdewan-apiserversource", file("sources")),
     },
   };
 }

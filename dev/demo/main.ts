@@ -12,22 +12,12 @@
  * evaluates the shipped alerts (manifests/monitoring/sdewan-alerts.rules.yml), and prints its URL.
  */
 import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
-import os from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-import { AdmissionregistrationV1Api, KubeConfig } from "@kubernetes/client-node";
-import { parse, stringify } from "yaml";
 import { repoRoot } from "../control-plane/binaries.js";
-import { startControlPlane, type ControlPlane } from "../control-plane/control-plane.js";
-import { httpsStatus, startChild, waitForHttp, type Child } from "./children.js";
-import { DemoCluster, type RuleRow } from "./cluster.js";
-import { createDemoIdentities } from "./identities.js";
-import { ClusterLinkDemo, DEMO_PEERS } from "./clusterlink.js";
-import { PeerGatewayFleet } from "../peer-gateway-sim/index.js";
-import { buildWebhookConfiguration } from "../../shared/admission/index.js";
+import type { RuleRow } from "./cluster.js";
+import { RunningSystem } from "./system.js";
 import {
   prometheusBinary,
   startPrometheus,
@@ -39,44 +29,6 @@ const keep = process.argv.includes("--keep");
 const started = Date.now();
 const seconds = (from: number): string => `${((Date.now() - from) / 1000).toFixed(1)} s`;
 const say = (line: string): void => console.log(`[demo ${seconds(started).padStart(7)}] ${line}`);
-
-async function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address
-          ? resolve(address.port)
-          : reject(new Error("no port")),
-      );
-    });
-  });
-}
-
-/** The connector's example config, pointed at the local functions, resync every 30 s. */
-async function connectorConfig(functionsUrl: string, port: number): Promise<string> {
-  const config = parse(
-    await readFile(path.join(repoRoot, "manifests/connector/config.yaml"), "utf8"),
-  ) as { http: object; routes: { name: string; url: string; resync?: string }[] };
-  config.http = { host: "127.0.0.1", port };
-  for (const route of config.routes) {
-    route.url = `${functionsUrl}/${route.name}`;
-    // Only routes whose function takes resync events have a period (reconcile-rule does not).
-    if (route.resync !== undefined) route.resync = "30s";
-  }
-  return stringify(config);
-}
-
-async function registerWebhook(cp: ControlPlane, url: string, caPem: string): Promise<void> {
-  const kc = new KubeConfig();
-  kc.loadFromFile(cp.kubeconfigPath);
-  const body = buildWebhookConfiguration({
-    clientConfig: { url, caBundle: Buffer.from(caPem).toString("base64") },
-  });
-  await kc.makeApiClient(AdmissionregistrationV1Api).createValidatingWebhookConfiguration({ body });
-}
 
 function printTable(rows: readonly RuleRow[], groups: readonly string[]): void {
   const header = ["rule", "inSync", "pods holding it"];
@@ -91,12 +43,8 @@ function printTable(rows: readonly RuleRow[], groups: readonly string[]): void {
 }
 
 interface Running {
-  controlPlane?: ControlPlane;
-  cluster?: DemoCluster;
-  children: Child[];
+  system?: RunningSystem;
   prometheus?: RunningPrometheus;
-  gateways?: PeerGatewayFleet;
-  workDir?: string;
 }
 
 /** The shipped alerts, as an operator would load them with `rule_files:`. */
@@ -134,31 +82,10 @@ async function startDemoPrometheus(
   return prometheus;
 }
 
-/**
- * The connector first (no new events), then the control plane (its keep-alive connections to the
- * webhook go with it), then the servers and the simulators. Logs are kept when a child did not
- * exit cleanly.
- */
+/** Prometheus first (it scrapes the rest), then the system (system.ts says in which order). */
 async function tearDown(running: Running): Promise<void> {
-  const from = Date.now();
-  const [connector, ...servers] = [...running.children].reverse();
-  const endings: string[] = [];
-  const stop = async (child: Child | undefined) => {
-    if (child === undefined) return;
-    const how = await child.stop();
-    endings.push(how);
-    say(`stopped ${child.name}: ${how}`);
-  };
-  await stop(connector);
   await running.prometheus?.stop();
-  await running.controlPlane?.stop();
-  await Promise.all(servers.map(stop));
-  await running.cluster?.close();
-  await running.gateways?.close();
-  const clean = endings.every((how) => how === "exit 0");
-  if (running.workDir && clean) await rm(running.workDir, { recursive: true, force: true });
-  if (running.workDir && !clean) say(`logs kept in ${running.workDir}`);
-  say(`stopped everything in ${seconds(from)}`);
+  await running.system?.stop();
 }
 
 async function run(running: Running): Promise<void> {
@@ -166,112 +93,35 @@ async function run(running: Running): Promise<void> {
   await promisify(execFile)("bash", [path.join(repoRoot, "dev/control-plane/build.sh")], {
     maxBuffer: 16 * 1024 * 1024,
   });
-  const t0 = Date.now();
-  running.controlPlane = await startControlPlane({});
-  const cp = running.controlPlane;
-  say(`control plane up in ${seconds(t0)}: ${cp.server}`);
-  running.workDir = await mkdtemp(path.join(os.tmpdir(), "sdewan-demo-"));
-  const work = running.workDir;
-  const { identities, objects } = await createDemoIdentities(cp.kubeconfigPath, work);
-  say(
-    `applied manifests/rbac (${objects} objects): the functions, the webhook and the connector ` +
-      "run as its ServiceAccounts, not as admin",
-  );
-
-  // ClusterLink peer gateways (dev/peer-gateway-sim): east answers, west never does.
-  running.gateways = await PeerGatewayFleet.start({
-    peers: DEMO_PEERS,
-    dir: path.join(work, "peer-gateways"),
+  running.system = new RunningSystem(say);
+  const system = running.system;
+  await system.start({
+    say,
+    eventSource: "connector",
+    // Resyncs every 30 s so a look around sees them; the heartbeat tick keeps its 1 s.
+    resync: (route, shipped) => (route === "clusterlink-peer-health" ? shipped : "30s"),
+    logLevel: process.env["LOG_LEVEL"] ?? "info",
   });
-  say(
-    `peer gateway simulators: ${running.gateways.controlUrl}/gateways (east healthy, west silent)`,
-  );
-
-  const functionsPort = await freePort("127.0.0.1");
-  const functionsUrl = `http://127.0.0.1:${functionsPort}`;
-  const functions = startChild(
-    "functions",
-    "functions/server.ts",
-    [],
-    {
-      KUBECONFIG: identities.functions,
-      PORT: String(functionsPort),
-      HOST: "127.0.0.1",
-      FUNCTIONS:
-        "reconcile-rule,on-deployment-ready,egress-group-sync,clusterlink-export," +
-        "clusterlink-import,clusterlink-peer-health,clusterlink-authz",
-      CL_PEER_TLS_DIR: running.gateways.identityDir,
-      CL_HEARTBEAT_TIMEOUT_MS: "1000",
-      LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info",
-    },
-    path.join(work, "functions.log"),
-  );
-  running.children.push(functions);
-  await waitForHttp(`${functionsUrl}/_/ready`, functions, 60_000);
-  say(`functions ready at ${functionsUrl} (log ${functions.logPath})`);
-
-  // validate-admission over TLS (a certificate from the cluster CA), registered as the webhook.
-  const serving = await cp.issueServingCertificate();
-  const webhookPort = await freePort("127.0.0.1");
-  const webhook = startChild(
-    "validate-admission",
-    "functions/validate-admission/main.ts",
-    [],
-    {
-      KUBECONFIG: identities.webhook,
-      PORT: String(webhookPort),
-      TLS_CERT_FILE: serving.certPath,
-      TLS_KEY_FILE: serving.keyPath,
-      LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info",
-    },
-    path.join(work, "validate-admission.log"),
-  );
-  running.children.push(webhook);
-  const webhookUrl = `https://127.0.0.1:${webhookPort}`;
-  await waitForHttp(`${webhookUrl}/_/ready`, webhook, 60_000, (url) =>
-    httpsStatus(url, serving.caPem),
-  );
-  await registerWebhook(cp, `${webhookUrl}/`, serving.caPem);
-  say(`validate-admission serving HTTPS at ${webhookUrl}, registered with the API server`);
-
-  running.cluster = new DemoCluster(cp.kubeconfigPath);
-  const cluster = running.cluster;
-  const namespace = `sdewan-demo-${randomBytes(2).toString("hex")}`;
-  await cluster.createNamespace(namespace);
-  const cnf = await cluster.createCnf(namespace);
-  await cluster.createShop(namespace);
-  say(`namespace ${namespace}: CNF cnf-1 with 2 ready pods, 2 web pods for the Egress`);
-  // Each pod's Pod IP is its own loopback address, where a simulator serves the CNF port.
-  say(`CNF simulators: ${cnf.pods.map((p) => p.sim.url).join(", ")}`);
-
-  const connectorPort = await freePort("127.0.0.1");
-  const configPath = path.join(work, "connector.yaml");
-  await writeFile(configPath, await connectorConfig(functionsUrl, connectorPort));
-  const connector = startChild(
-    "connector",
-    "connector/main.ts",
-    ["--config", configPath],
-    { KUBECONFIG: identities.connector, LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info" },
-    path.join(work, "connector.log"),
-  );
-  running.children.push(connector);
-  await waitForHttp(`http://127.0.0.1:${connectorPort}/readyz`, connector, 60_000);
-  say(`connector ready (log ${connector.logPath})`);
+  const cluster = system.demoCluster();
+  const namespace = system.namespace;
+  const work = system.workDir ?? "";
+  const functionsUrl = system.functionsUrl;
 
   const caFile = path.join(work, "webhook-ca.pem");
-  await writeFile(caFile, serving.caPem);
+  await writeFile(caFile, system.webhookCaPem);
   running.prometheus = await startDemoPrometheus(work, [
     { job: "functions", url: functionsUrl },
-    { job: "validate-admission", url: webhookUrl, caFile },
-    { job: "connector", url: `http://127.0.0.1:${connectorPort}` },
+    { job: "validate-admission", url: system.webhookUrl, caFile },
+    { job: "connector", url: system.connectorUrl ?? "" },
   ]);
 
-  const samples = (await readdir(path.join(repoRoot, "manifests/samples")))
-    .filter((f) => f.endsWith(".yaml") && f !== "cnf-deployment.yaml")
-    .sort();
   const applyStart = Date.now();
-  const applied = await cluster.applySamples(namespace, samples);
-  say(`applied ${applied} objects from manifests/samples; waiting for every rule to be inSync`);
+  const applied = await system.applySamples();
+  await system.applyNetworkPolicy();
+  say(
+    `applied ${applied} objects from manifests/samples and a NetworkPolicy; waiting for every ` +
+      "rule to be inSync",
+  );
 
   const { rows, groups } = await cluster.waitConverged(namespace, 180_000, (pending) =>
     say(`waiting: ${pending}`),
@@ -284,7 +134,7 @@ async function run(running: Running): Promise<void> {
     `the webhook at work, a Mwan3Rule naming a missing policy: ${answer.replace(/^.*denied the request: /s, "denied: ").slice(0, 400)}`,
   );
 
-  await clusterLinkPart(cp.kubeconfigPath, functionsUrl, running.gateways);
+  await clusterLinkPart(system, functionsUrl);
 
   say("restarting the CNF of pod 0: it comes back empty, its pod turns Ready again");
   const restartAt = Date.now();
@@ -300,7 +150,7 @@ async function run(running: Running): Promise<void> {
   }
 
   if (keep) {
-    console.log(`export KUBECONFIG=${cp.kubeconfigPath}`);
+    console.log(`export KUBECONFIG=${system.controlPlane?.kubeconfigPath ?? ""}`);
     if (running.prometheus !== undefined) {
       const prom = running.prometheus.url;
       console.log(`Prometheus: ${prom}/alerts  ${prom}/targets  ${prom}/graph`);
@@ -322,14 +172,9 @@ async function run(running: Running): Promise<void> {
  * Peers (east healthy, west silent), an Export of a two-port Service, an Import of it from both
  * Peers and an AccessPolicy; waits for their conditions, prints them, asks clusterlink-authz.
  */
-async function clusterLinkPart(
-  kubeconfigPath: string,
-  functionsUrl: string,
-  gateways: PeerGatewayFleet,
-): Promise<void> {
-  const demo = new ClusterLinkDemo(kubeconfigPath);
+async function clusterLinkPart(system: RunningSystem, functionsUrl: string): Promise<void> {
   const appliedAt = Date.now();
-  await demo.apply(gateways);
+  const demo = await system.applyClusterLink();
   say(
     `ClusterLink: Peers east and west, Export ${demo.exportNamespace}/db (port 5432 of a ` +
       `two-port Service), Import ${demo.importNamespace}/db from both Peers, an AccessPolicy`,
@@ -354,7 +199,7 @@ async function clusterLinkPart(
 /** Set while --keep waits for Ctrl-C: the signal then ends the wait instead of interrupting. */
 let stopWaiting: (() => void) | undefined;
 
-const running: Running = { children: [] };
+const running: Running = {};
 let interrupted = false;
 const onSignal = (): void => {
   if (stopWaiting !== undefined) {

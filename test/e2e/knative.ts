@@ -62,6 +62,12 @@ const CORE_PLURALS: Record<string, string> = {
   Deployment: "deployments",
   Namespace: "namespaces",
   Egress: "egresses",
+  Service: "services",
+  EndpointSlice: "endpointslices",
+  NetworkPolicy: "networkpolicies",
+  Export: "exports",
+  Import: "imports",
+  Peer: "peers",
 };
 
 interface SourceResource {
@@ -70,10 +76,13 @@ interface SourceResource {
   selector?: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] };
 }
 
-/** The adapter's environment for ApiServerSource `name` of the manifests, scoped to `namespace`. */
+/**
+ * The adapter's environment for ApiServerSource `name` of the manifests, scoped to `namespace`
+ * (null: every namespace, as the manifest has it, on a control plane of the test's own).
+ */
 export function adapterEnvironment(
   name: string,
-  namespace: string,
+  namespace: string | null,
   mode?: "Reference" | "Resource",
 ): Record<string, string> {
   const source = docsOf("manifests/knative/apiserversources.yaml").find(
@@ -102,14 +111,14 @@ export function adapterEnvironment(
     return watch;
   });
   const config = {
-    namespaces: [namespace],
-    allNamespaces: false,
+    namespaces: namespace === null ? [] : [namespace],
+    allNamespaces: namespace === null,
     mode: mode ?? spec.mode,
     resources,
   };
   return {
     NAME: name,
-    NAMESPACE: namespace,
+    NAMESPACE: namespace ?? "sdewan-system",
     K_SOURCE_CONFIG: JSON.stringify(config),
     ...(spec.ceOverrides === undefined ? {} : { K_CE_OVERRIDES: JSON.stringify(spec.ceOverrides) }),
   };

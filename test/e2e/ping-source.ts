@@ -45,18 +45,25 @@ async function request(
   return res.status;
 }
 
-/** The PingSource of manifests/knative/pingsource.yaml. */
-export function manifestPingSource(): Doc & {
+type PingSourceDoc = Doc & {
   metadata: { name: string; namespace: string };
   spec: Doc & { schedule: string; data: string };
-} {
-  const doc = parseAllDocuments(
+};
+
+/** Every PingSource of manifests/knative/pingsource.yaml (the resync, the heartbeat tick). */
+export function manifestPingSources(): PingSourceDoc[] {
+  return parseAllDocuments(
     readFileSync(path.join(repoRoot, "manifests/knative/pingsource.yaml"), "utf8"),
   )
     .map((d) => d.toJS() as Doc | null)
-    .find((d) => d?.["kind"] === "PingSource");
-  if (doc == null) throw new Error("no PingSource in manifests/knative/pingsource.yaml");
-  return doc as ReturnType<typeof manifestPingSource>;
+    .filter((d): d is PingSourceDoc => d?.["kind"] === "PingSource");
+}
+
+/** The resync PingSource of manifests/knative/pingsource.yaml (sdewan-resync). */
+export function manifestPingSource(): PingSourceDoc {
+  const doc = manifestPingSources().find((d) => d.metadata.name === "sdewan-resync");
+  if (doc === undefined) throw new Error("no PingSource sdewan-resync in manifests/knative");
+  return doc;
 }
 
 /**
