@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { parse, parseAllDocuments } from "yaml";
 import { FUNCTION_CATALOG } from "../../../functions/catalog.js";
 import { POLICY } from "../../../shared/admission/verdict.js";
+import { renderTable } from "../../../bench/lib/report.js";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const read = (relative: string): string => readFileSync(path.join(REPO_ROOT, relative), "utf8");
@@ -112,6 +113,36 @@ describe("ADRs", () => {
     expect(adrs.map((f) => f.slice(0, 4))).toEqual(
       adrs.map((_, i) => String(i + 1).padStart(4, "0")),
     );
+  });
+});
+
+describe("bench numbers", () => {
+  const benchHeader = renderTable([]).split("\n")[0] ?? "";
+  /** Header rows of Markdown tables: a line of cells followed by a delimiter line. */
+  const tableHeaders = (text: string): string[] =>
+    [...text.matchAll(/^(\|.*\|)\n\|(?:\s*:?-{3,}:?\s*\|)+\s*$/gm)].map((m) => m[1] ?? "");
+  const cells = (row: string): string[] =>
+    row
+      .split("|")
+      .slice(1, -1)
+      .map((c) => c.trim());
+
+  it("docs/benchmarks.md holds one table of bench rows, the latest run's", () => {
+    expect(benchHeader).toBe("| metric | target | measured | requests that explain it | result |");
+    expect(tableHeaders(read("docs/benchmarks.md")).filter((h) => h === benchHeader)).toHaveLength(
+      1,
+    );
+  });
+
+  // Other docs link to that table rather than keep numbers of their own against the targets.
+  const others = [
+    "README.md",
+    ...markdownUnder("docs").filter((f) => f !== path.join("docs", "benchmarks.md")),
+    ...markdownUnder("manifests", "README.md"),
+    ...markdownUnder("dev", "README.md"),
+  ];
+  it.each(others)("%s holds no table of bench targets", (file) => {
+    expect(tableHeaders(read(file)).filter((h) => cells(h).includes("target"))).toEqual([]);
   });
 });
 
