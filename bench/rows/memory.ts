@@ -1,11 +1,14 @@
 /**
  * Function process memory, one process per function as OpenFaaS and Knative run them: the bundled
  * server (`node dist/bundle/server.js`, the Dockerfile's NODE_OPTIONS) with FUNCTIONS=<one>, so
- * the process loads only that function's code (functions/catalog.ts). Idle: resident memory once
- * it has handled its first event. After the 1,000-rule run: each function's share of it in the
- * same process (reconcile-rule: an event per rule; on-deployment-ready: the CNF restart that
- * re-applies every rule; validate-admission: a review per rule; egress-group-sync: a resync of
- * whatever the cluster holds), then resident memory again and its peak.
+ * the process loads only that function's code (functions/catalog.ts). Every function of the
+ * catalog. Idle: resident memory once it has handled a first event that does none of its work.
+ * After: once it has done real work of its own in the same process (the rule functions their
+ * share of the 1,000-rule run: an event per rule, the CNF restart that re-applies every rule, a
+ * review per rule; the others bench/lib/function-work.ts: groups computed, policies compiled,
+ * Exports verified, ports leased, Peers heartbeaten, access decided), then resident memory again
+ * and its peak. The CPU each process used for its work is printed; a function that used none, or
+ * whose work did not leave the end state it must, makes the row an error.
  */
 import { randomUUID } from "node:crypto";
 import path from "node:path";
@@ -18,12 +21,25 @@ import {
   dockerfileNodeArgs,
   dockerfileNodeOptions,
   spawnFunctionServer,
-  type FunctionProcess,
 } from "../lib/child.js";
 import type { BenchContext } from "../lib/context.js";
-import { postObjectEvent, postResync } from "../lib/events.js";
+import { postObjectEvent } from "../lib/events.js";
+import {
+  FULL_WORK,
+  QUICK_WORK,
+  WorkWorld,
+  authzWork,
+  egressWork,
+  exportWork,
+  importWork,
+  netpolWork,
+  peerHealthWork,
+  type FunctionWork,
+  type Work,
+} from "../lib/function-work.js";
 import { atMost, type RowResult } from "../lib/report.js";
 import { int, num } from "../lib/stats.js";
+import { FUNCTION_CATALOG } from "../../functions/catalog.js";
 
 const IDLE_TARGET_MB = 60;
 const AFTER_RUN_TARGET_MB = 100;
@@ -38,25 +54,14 @@ interface ImageRun {
   readonly nodeArgs: readonly string[];
 }
 
-interface Share {
-  /** What the process did, for the row. */
-  readonly did: string;
-  /** Replies that were not the expected success, with an example. */
-  readonly failures: number;
-  readonly example?: string;
-}
-
-type FunctionName =
-  "reconcile-rule" | "on-deployment-ready" | "validate-admission" | "egress-group-sync";
-
-interface Measured {
-  readonly fn: FunctionName;
+export interface Measured {
+  readonly fn: string;
   readonly idleMb: number;
   readonly afterMb: number;
   readonly peakMb: number;
   /** CPU the process used for its share: what the flags cost, whatever the machine's load. */
   readonly cpuMs: number;
-  readonly share: Share;
+  readonly work: Work;
 }
 
 /** An AdmissionReview for creating `rule`, as the API server sends it. */
@@ -85,46 +90,6 @@ function reviewOf(namespace: string, rule: BigCnf["rules"][number]): object {
   };
 }
 
-async function firstEvent(fn: FunctionName, proc: FunctionProcess, big: BigCnf): Promise<void> {
-  const url = `${proc.url}/${fn}`;
-  const deadline = performance.now() + 60_000;
-  for (;;) {
-    if (performance.now() > deadline) throw new Error(`${fn}: no first reply within 60 s`);
-    const ok = await handleOne(fn, url, big).catch(() => false);
-    if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-/** One small piece of the function's work; true when it was answered as expected. */
-async function handleOne(fn: FunctionName, url: string, big: BigCnf): Promise<boolean> {
-  const { namespace } = big.cnf;
-  const rule = big.rules[0];
-  if (rule === undefined) throw new Error("no rules");
-  switch (fn) {
-    case "reconcile-rule": {
-      const ref = { apiVersion: RULE_API_VERSION, kind: rule.kind, namespace, name: rule.name };
-      return (await postObjectEvent(url, ref)).status === 202;
-    }
-    case "on-deployment-ready": {
-      // A Deployment that is not there, in a namespace without CNFs: the function's whole path
-      // (the event maps to a resync of its namespace) without the 1,000-rule work. In the big
-      // CNF's namespace the same event resyncs all 1,000 rules, and "idle" was that run's RSS.
-      const ref = {
-        apiVersion: "apps/v1",
-        kind: "Deployment",
-        namespace: EMPTY_NAMESPACE,
-        name: "no-such-cnf",
-      };
-      return (await postObjectEvent(url, ref)).status === 202;
-    }
-    case "validate-admission":
-      return (await postReview(url, reviewOf(namespace, rule))).allowed;
-    case "egress-group-sync":
-      return (await postResync(url)).status === 202;
-  }
-}
-
 async function postReview(
   url: string,
   review: object,
@@ -138,119 +103,151 @@ async function postReview(
   return { allowed: res.status === 200 && text.includes('"allowed":true'), text };
 }
 
-/** The function's share of the 1,000-rule run. */
-async function runShare(
-  ctx: BenchContext,
-  fn: FunctionName,
-  proc: FunctionProcess,
-  big: BigCnf,
-): Promise<Share> {
-  const url = `${proc.url}/${fn}`;
-  const { namespace } = big.cnf;
-  const limit = pLimit(CONCURRENCY);
-  let failures = 0;
-  let example: string | undefined;
-  const fail = (what: string): void => {
-    failures += 1;
-    example ??= what;
-  };
-  switch (fn) {
-    case "on-deployment-ready": {
-      const run = big.applied
-        ? await restartRun(ctx, big, url)
-        : await applyAll(big, url, ctx.cluster.adminClient());
-      const problems = await endStateProblems(big, ctx.cluster.adminClient());
-      for (const p of problems) fail(p);
-      const last = run.replies.at(-1);
-      if (last?.status !== 202) fail(`${last?.status} ${last?.detail}`);
-      return {
-        did: `the CNF restart that re-applies all ${int(big.rules.length)} rules (${Math.round(run.ms)} ms)`,
-        failures,
-        ...(example === undefined ? {} : { example }),
-      };
-    }
-    case "reconcile-rule":
-      await Promise.all(
-        big.rules.map((rule) =>
-          limit(async () => {
-            const ref = {
-              apiVersion: RULE_API_VERSION,
-              kind: rule.kind,
-              namespace,
-              name: rule.name,
-            };
-            const reply = await postObjectEvent(url, ref);
-            if (reply.status !== 202) fail(`${rule.name}: ${reply.status} ${reply.detail}`);
-          }),
-        ),
-      );
-      return {
-        did: `an update event per rule (${int(big.rules.length)}, ${CONCURRENCY} at a time)`,
-        failures,
-        ...(example === undefined ? {} : { example }),
-      };
-    case "validate-admission":
-      await Promise.all(
-        big.rules.map((rule) =>
-          limit(async () => {
-            const reply = await postReview(url, reviewOf(namespace, rule));
-            if (!reply.allowed) fail(`${rule.name}: ${reply.text.slice(0, 160)}`);
-          }),
-        ),
-      );
-      return {
-        did: `a CREATE review per rule (${int(big.rules.length)}, ${CONCURRENCY} at a time)`,
-        failures,
-        ...(example === undefined ? {} : { example }),
-      };
-    case "egress-group-sync": {
-      const reply = await postResync(url);
-      if (reply.status !== 202) fail(`${reply.status} ${reply.detail}`);
-      return {
-        did: "a resync of the cluster as it stands (its 10,000-Pod load is the egress rows')",
-        failures,
-        ...(example === undefined ? {} : { example }),
-      };
-    }
+async function firstEvent(work: FunctionWork, url: string): Promise<void> {
+  const deadline = performance.now() + 60_000;
+  for (;;) {
+    if (performance.now() > deadline) throw new Error(`${work.fn}: no first reply within 60 s`);
+    const ok = await work.first(url).catch(() => false);
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
-async function measure(
-  ctx: BenchContext,
-  fn: FunctionName,
+/** `send` for each rule, CONCURRENCY at a time; it answers null or what was wrong with the reply. */
+async function perRule(
   big: BigCnf,
-  image: ImageRun,
-): Promise<Measured> {
+  send: (rule: BigCnf["rules"][number]) => Promise<string | null>,
+): Promise<{ failures: number; example?: string }> {
+  const limit = pLimit(CONCURRENCY);
+  let failures = 0;
+  let example: string | undefined;
+  await Promise.all(
+    big.rules.map((rule) =>
+      limit(async () => {
+        const problem = await send(rule);
+        if (problem === null) return;
+        failures += 1;
+        example ??= `${rule.name}: ${problem}`;
+      }),
+    ),
+  );
+  return { failures, ...(example === undefined ? {} : { example }) };
+}
+
+/** The rule functions: each its share of the 1,000-rule run. */
+function ruleWorks(ctx: BenchContext, big: BigCnf): FunctionWork[] {
+  const { namespace } = big.cnf;
+  const first = big.rules[0];
+  if (first === undefined) throw new Error("no rules");
+  const refOf = (rule: BigCnf["rules"][number]) => ({
+    apiVersion: RULE_API_VERSION,
+    kind: rule.kind,
+    namespace,
+    name: rule.name,
+  });
+  const none = async (): Promise<void> => {};
+  return [
+    {
+      fn: "reconcile-rule",
+      env: {},
+      first: async (url) => (await postObjectEvent(url, refOf(first))).status === 202,
+      prepare: none,
+      // The rules' first apply when no row before did it (cold-start does), else unchanged rules.
+      run: async (url) => {
+        const firstApply = !big.applied;
+        const replies = await perRule(big, async (rule) => {
+          const reply = await postObjectEvent(url, refOf(rule));
+          return reply.status === 202 ? null : `${reply.status} ${reply.detail}`;
+        });
+        const problems = await endStateProblems(big, ctx.cluster.adminClient());
+        if (replies.failures === 0 && problems.length === 0) big.applied = true;
+        const example = replies.example ?? problems[0];
+        return {
+          did: `an update event per rule (${int(big.rules.length)}, ${CONCURRENCY} at a time; ${firstApply ? "their first apply" : "applied before"})`,
+          failures: replies.failures + problems.length,
+          ...(example === undefined ? {} : { example }),
+        };
+      },
+    },
+    {
+      fn: "on-deployment-ready",
+      env: {},
+      // A Deployment that is not there, in a namespace without CNFs: the function's whole path
+      // (the event maps to a resync of its namespace) without the 1,000-rule work. In the big
+      // CNF's namespace the same event resyncs all 1,000 rules, and "idle" was that run's RSS.
+      first: async (url) =>
+        (
+          await postObjectEvent(url, {
+            apiVersion: "apps/v1",
+            kind: "Deployment",
+            namespace: EMPTY_NAMESPACE,
+            name: "no-such-cnf",
+          })
+        ).status === 202,
+      prepare: none,
+      run: async (url) => {
+        if (!big.applied) await applyAll(big, url, ctx.cluster.adminClient());
+        const run = await restartRun(ctx, big, url);
+        const problems = await endStateProblems(big, ctx.cluster.adminClient());
+        const last = run.replies.at(-1);
+        if (last?.status !== 202) problems.push(`${last?.status} ${last?.detail}`);
+        return {
+          did: `the CNF restart that re-applies all ${int(big.rules.length)} rules (${Math.round(run.ms)} ms)`,
+          failures: problems.length,
+          ...(problems[0] === undefined ? {} : { example: problems[0] }),
+        };
+      },
+    },
+    {
+      fn: "validate-admission",
+      env: {},
+      first: async (url) => (await postReview(url, reviewOf(namespace, first))).allowed,
+      prepare: none,
+      run: async (url) => ({
+        did: `a CREATE review per rule (${int(big.rules.length)}, ${CONCURRENCY} at a time)`,
+        ...(await perRule(big, async (rule) => {
+          const reply = await postReview(url, reviewOf(namespace, rule));
+          return reply.allowed ? null : reply.text.slice(0, 160);
+        })),
+      }),
+    },
+  ];
+}
+
+async function measure(ctx: BenchContext, work: FunctionWork, image: ImageRun): Promise<Measured> {
   const proc = await spawnFunctionServer({
-    logFile: path.join(ctx.workDir, `memory-${fn}.log`),
+    logFile: path.join(ctx.workDir, `memory-${work.fn}.log`),
     env: {
       KUBECONFIG: ctx.cluster.kubeconfigPath,
       LOG_LEVEL: "info",
       NODE_OPTIONS: image.nodeOptions,
-      FUNCTIONS: fn,
+      FUNCTIONS: work.fn,
+      ...work.env,
     },
     script: DIST_SERVER,
     nodeArgs: image.nodeArgs,
   });
   try {
-    await firstEvent(fn, proc, big);
+    const url = `${proc.url}/${work.fn}`;
+    await firstEvent(work, url);
     const idle = await proc.memory();
+    await work.prepare();
     const cpuBefore = await proc.cpuMs();
-    const share = await runShare(ctx, fn, proc, big);
+    const done = await work.run(url);
     const cpuMs = (await proc.cpuMs()) - cpuBefore;
     const after = await proc.memory();
-    return { fn, idleMb: idle.rssMb, afterMb: after.rssMb, peakMb: after.peakMb, cpuMs, share };
+    return {
+      fn: work.fn,
+      idleMb: idle.rssMb,
+      afterMb: after.rssMb,
+      peakMb: after.peakMb,
+      cpuMs,
+      work: done,
+    };
   } finally {
     await proc.stop();
   }
 }
-
-const FUNCTIONS: readonly FunctionName[] = [
-  "reconcile-rule",
-  "on-deployment-ready",
-  "validate-admission",
-  "egress-group-sync",
-];
 
 export async function benchMemory(ctx: BenchContext): Promise<RowResult[]> {
   const big = await bigCnf(ctx);
@@ -259,44 +256,70 @@ export async function benchMemory(ctx: BenchContext): Promise<RowResult[]> {
     nodeArgs: await dockerfileNodeArgs(),
   };
   await buildDist();
+  const world = await WorkWorld.create(ctx, ctx.quick ? QUICK_WORK : FULL_WORK);
   const results: Measured[] = [];
-  for (const fn of FUNCTIONS) results.push(await measure(ctx, fn, big, image));
+  try {
+    const works = [
+      ...ruleWorks(ctx, big),
+      egressWork(world),
+      netpolWork(world),
+      exportWork(world),
+      importWork(world),
+      peerHealthWork(world),
+      authzWork(world),
+    ];
+    for (const work of works) results.push(await measure(ctx, work, image));
+  } finally {
+    await world.close();
+  }
+  return [
+    memoryRow(
+      results,
+      `FUNCTIONS=<name> NODE_OPTIONS=${image.nodeOptions} node ${[...image.nodeArgs, DIST_SERVER].join(" ")}`,
+    ),
+  ];
+}
+
+/**
+ * The row from each function's measurement. An error when a function of the catalog was not
+ * measured, used no CPU for its work (/proc counts 10 ms ticks: 0 is next to nothing, as a
+ * resync of an empty cluster), or left a wrong end state: its "after" would not be after work.
+ */
+export function memoryRow(results: readonly Measured[], command: string): RowResult {
   const worstIdle = Math.max(...results.map((r) => r.idleMb));
   const worstAfter = Math.max(...results.map((r) => r.afterMb));
-  const failures = results.filter((r) => r.share.failures > 0);
-  const mb = (x: number): string => `${num(x, 0)}`;
-  return [
-    {
-      id: "function-memory",
-      metric: `one process per function (FUNCTIONS=<name> NODE_OPTIONS=${image.nodeOptions} node ${[...image.nodeArgs, DIST_SERVER].join(" ")}, as each function's pod runs it): RSS idle / after its share of the ${int(big.rules.length)}-rule run`,
-      target: `<= ${IDLE_TARGET_MB} MB / <= ${AFTER_RUN_TARGET_MB} MB each`,
-      measured: results.map((r) => `${r.fn} ${mb(r.idleMb)} / ${mb(r.afterMb)} MiB`).join("; "),
-      counts:
-        results
-          .map(
-            (r) => `${r.fn}: ${r.share.did}, ${int(r.cpuMs)} ms of CPU, peak ${mb(r.peakMb)} MiB`,
-          )
-          .join("; ") +
-        (failures.length > 0
-          ? `; FAILED: ${failures.map((r) => `${r.fn} ${r.share.failures} (e.g. ${r.share.example})`).join("; ")}`
-          : ""),
-      checks: [
-        atMost("idle RSS", worstIdle, IDLE_TARGET_MB),
-        atMost("RSS after the run", worstAfter, AFTER_RUN_TARGET_MB),
-      ],
-      values: Object.fromEntries(
-        results.flatMap((r) => [
-          [`${r.fn}.idleMb`, r.idleMb],
-          [`${r.fn}.afterMb`, r.afterMb],
-          [`${r.fn}.peakMb`, r.peakMb],
-          [`${r.fn}.cpuMs`, r.cpuMs],
-        ]),
-      ),
-      ...(failures.length > 0
-        ? {
-            error: `${failures.map((r) => r.fn).join(", ")}: replies were not the expected success`,
-          }
-        : {}),
-    },
+  const unmeasured = FUNCTION_CATALOG.map((f) => f.name).filter(
+    (name) => !results.some((r) => r.fn === name),
+  );
+  const problems = [
+    ...unmeasured.map((fn) => `${fn} not measured`),
+    ...results.filter((r) => r.cpuMs <= 0).map((r) => `${r.fn} did no work (0 ms of CPU)`),
+    ...results
+      .filter((r) => r.work.failures > 0)
+      .map((r) => `${r.fn}: ${r.work.failures} checks of its work failed (e.g. ${r.work.example})`),
   ];
+  const mb = (x: number): string => `${num(x, 0)}`;
+  return {
+    id: "function-memory",
+    metric: `one process per function, ${results.length} of ${FUNCTION_CATALOG.length} (${command}, as each function's pod runs it): RSS idle / after real work of its own`,
+    target: `<= ${IDLE_TARGET_MB} MB / <= ${AFTER_RUN_TARGET_MB} MB each`,
+    measured: results.map((r) => `${r.fn} ${mb(r.idleMb)} / ${mb(r.afterMb)} MiB`).join("; "),
+    counts:
+      results
+        .map((r) => `${r.fn}: ${r.work.did}, ${int(r.cpuMs)} ms of CPU, peak ${mb(r.peakMb)} MiB`)
+        .join("; ") + (problems.length > 0 ? `; FAILED: ${problems.join("; ")}` : ""),
+    checks: [
+      atMost("idle RSS", worstIdle, IDLE_TARGET_MB),
+      atMost("RSS after the work", worstAfter, AFTER_RUN_TARGET_MB),
+    ],
+    values: Object.fromEntries(
+      results.flatMap((r) => [
+        [`${r.fn}.idleMb`, r.idleMb],
+        [`${r.fn}.afterMb`, r.afterMb],
+        [`${r.fn}.peakMb`, r.peakMb],
+        [`${r.fn}.cpuMs`, r.cpuMs],
+      ]),
+    ),
+    ...(problems.length > 0 ? { error: problems.join("; ") } : {}),
+  };
 }

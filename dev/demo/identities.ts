@@ -1,7 +1,7 @@
 // The demo's processes run as the project's own least-privilege identities, not as the admin:
 // manifests/rbac is applied as it is, and each process gets a kubeconfig with a TokenRequest
 // token of its ServiceAccount. The functions share one process, so they share one account bound
-// to the three function roles: exactly the OpenFaaS Community Edition situation (docs/deploy.md).
+// to their roles (FUNCTION_ROLES): exactly the OpenFaaS Community Edition situation (docs/deploy.md).
 import { readFile, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import {

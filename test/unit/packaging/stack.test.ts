@@ -1,4 +1,4 @@
-// stack.yml, read as faas-cli reads it: provider, the four functions, a dockerfile template that
+// stack.yml, read as faas-cli reads it: provider, every function of the catalog, a dockerfile template that
 // exists locally (faas-cli would otherwise try to pull one), a handler that holds the Dockerfile,
 // a `copy` list that holds only what the Dockerfile copies,
 // and each function's spec as the manifests expect (openfaas-functions.ts).
