@@ -34,6 +34,8 @@ export * from "./plan-merge.js";
 export * from "./plan-events.js";
 export * from "./import-event.js";
 export * from "./plan-access.js";
+export * from "./plan-authz.js";
+export * from "./plan-policy-status.js";
 export * from "./authz.js";
 export * from "./plan-peer-health.js";
 export * from "./heartbeat.js";
