@@ -202,6 +202,8 @@ async function run(running: Running): Promise<void> {
         "clusterlink-import,clusterlink-peer-health,clusterlink-authz",
       CL_PEER_TLS_DIR: running.gateways.identityDir,
       CL_HEARTBEAT_TIMEOUT_MS: "1000",
+      // Plain HTTP here: the demo asks clusterlink-authz on Peer east's behalf (docs/clusterlink.md).
+      CL_AUTHZ_UNVERIFIED: "on-behalf-of-peer",
       LOG_LEVEL: process.env["LOG_LEVEL"] ?? "info",
     },
     path.join(work, "functions.log"),
@@ -348,7 +350,10 @@ async function clusterLinkPart(
     headers: { "content-type": "application/json" },
     body: JSON.stringify(demo.authzRequest()),
   });
-  say(`clusterlink-authz, ${demo.importNamespace} reading db: ${res.status} ${await res.text()}`);
+  say(
+    `clusterlink-authz, on Peer east's behalf, ${demo.importNamespace} reading db: ` +
+      `${res.status} ${await res.text()}`,
+  );
 }
 
 /** Set while --keep waits for Ctrl-C: the signal then ends the wait instead of interrupting. */
