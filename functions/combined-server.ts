@@ -2,7 +2,8 @@
  * The combined server, started by server.ts: every function (or those named in FUNCTIONS=a,b) at
  * POST /<name> (a lone function also at POST /) on PORT (default 8080), plus /_/health, /_/ready
  * and /metrics. TLS_CERT_FILE + TLS_KEY_FILE switch the listener to HTTPS (the admission webhook
- * needs it). SIGTERM closes gracefully.
+ * needs it); TLS_CLIENT_CA_FILE also asks clients for a certificate of that CA (clusterlink-authz
+ * decides from the verified one). SIGTERM closes gracefully.
  */
 import {
   Runtime,
@@ -26,7 +27,15 @@ const functions = await Promise.all(
 );
 const certFile = env["TLS_CERT_FILE"];
 const keyFile = env["TLS_KEY_FILE"];
-const tls: TlsOptions | undefined = certFile && keyFile ? { certFile, keyFile } : undefined;
+const clientCaFile = env["TLS_CLIENT_CA_FILE"];
+if (clientCaFile && !(certFile && keyFile))
+  throw new Error(
+    "TLS_CLIENT_CA_FILE needs TLS_CERT_FILE and TLS_KEY_FILE: client certificates need HTTPS",
+  );
+const tls: TlsOptions | undefined =
+  certFile && keyFile
+    ? { certFile, keyFile, ...(clientCaFile ? { clientCaFile } : {}) }
+    : undefined;
 const shutdownTimeoutMs = env["SHUTDOWN_TIMEOUT_MS"]
   ? Number(env["SHUTDOWN_TIMEOUT_MS"])
   : undefined;

@@ -180,9 +180,15 @@ export class ClusterLinkDemo {
     return lines;
   }
 
-  /** The request clusterlink-authz answers: the importing namespace reading the export. */
+  /**
+   * The request clusterlink-authz answers: Peer east's dataplane, for a client of the importing
+   * namespace, reading the export. The demo's functions speak plain HTTP, so it asks as the
+   * trusted in-cluster caller CL_AUTHZ_UNVERIFIED=on-behalf-of-peer allows, naming the Peer; the
+   * Peer's labels still come from its status.
+   */
   authzRequest(): unknown {
     return {
+      peer: "east",
       source: { [ATTRIBUTES.clientNamespace]: this.importNamespace },
       export: { name: "db", namespace: this.exportNamespace },
     };

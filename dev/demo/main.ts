@@ -193,7 +193,10 @@ async function clusterLinkPart(system: RunningSystem, functionsUrl: string): Pro
     headers: { "content-type": "application/json" },
     body: JSON.stringify(demo.authzRequest()),
   });
-  say(`clusterlink-authz, ${demo.importNamespace} reading db: ${res.status} ${await res.text()}`);
+  say(
+    `clusterlink-authz, on Peer east's behalf, ${demo.importNamespace} reading db: ` +
+      `${res.status} ${await res.text()}`,
+  );
 }
 
 /** Set while --keep waits for Ctrl-C: the signal then ends the wait instead of interrupting. */

@@ -147,6 +147,8 @@ export class RunningSystem {
         FUNCTIONS: SERVED_FUNCTIONS.join(","),
         CL_PEER_TLS_DIR: this.gateways.identityDir,
         CL_HEARTBEAT_TIMEOUT_MS: "1000",
+        // Plain HTTP here: the demo asks clusterlink-authz on Peer east's behalf (docs/clusterlink.md).
+        CL_AUTHZ_UNVERIFIED: "on-behalf-of-peer",
         LOG_LEVEL: logLevel,
       },
       path.join(work, "functions.log"),

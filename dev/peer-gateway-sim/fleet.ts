@@ -4,6 +4,8 @@
  * uses the Peer's name as TLS server name) and the client identity clusterlink-peer-health
  * presents; `identityDir` holds that identity as the mounted Secret would (ca.crt, tls.crt,
  * tls.key), and `strangerDir` an identity from another CA, which every gateway refuses.
+ * `issueIdentity` makes more from the fabric CA: a Peer's own certificate (as clusterlink-authz
+ * sees a remote dataplane), or a server certificate for another endpoint of the fabric.
  *
  * The control listener is plain HTTP on loopback, like the CNF simulator's /_sim/ paths:
  *   POST /_sim/gateways/<peer>/mode    {"mode": "healthy"|"fail"|"hang"|"silent"|"refuse", "status"?}
@@ -16,7 +18,11 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import * as z from "zod";
-import { createCertificateAuthority, issueCertificate } from "../control-plane/certs.js";
+import {
+  createCertificateAuthority,
+  issueCertificate,
+  type CertificateAuthority,
+} from "../control-plane/certs.js";
 import { gatewayModeSchema, PeerGateway, type GatewayModeInput } from "./server.js";
 
 export interface SimulatedPeer {
@@ -43,7 +49,31 @@ export class PeerGatewayFleet {
     readonly identityDir: string,
     /** The same files for a client of another CA: every gateway refuses its handshake. */
     readonly strangerDir: string,
+    private readonly fabric: { readonly ca: CertificateAuthority; readonly dir: string },
   ) {}
+
+  /**
+   * A new identity from the fabric CA, as a mounted Secret would hold it (ca.crt, tls.crt,
+   * tls.key): subject CN `name`, the DNS names and IPs given (default: `name` alone).
+   */
+  async issueIdentity(
+    name: string,
+    options: {
+      usage?: "client" | "server";
+      dnsNames?: readonly string[];
+      ips?: readonly string[];
+    } = {},
+  ): Promise<string> {
+    const pki = path.join(this.fabric.dir, "pki");
+    const cert = await issueCertificate(this.fabric.ca, pki, {
+      name: `issued-${name}`,
+      commonName: name,
+      dnsNames: options.dnsNames ?? [name],
+      ips: options.ips ?? [],
+      usage: options.usage ?? "client",
+    });
+    return writeIdentity(path.join(this.fabric.dir, "issued", name), this.fabric.ca.certPem, cert);
+  }
 
   static async start(options: PeerGatewayFleetOptions): Promise<PeerGatewayFleet> {
     const dir = options.dir ?? (await mkdtemp(path.join(os.tmpdir(), "peer-gateway-sim-")));
@@ -91,7 +121,7 @@ export class PeerGatewayFleet {
       void handleControl(gateways, req, res);
     });
     await new Promise<void>((resolve) => control.listen(0, options.host ?? "127.0.0.1", resolve));
-    return new PeerGatewayFleet(gateways, control, identityDir, strangerDir);
+    return new PeerGatewayFleet(gateways, control, identityDir, strangerDir, { ca, dir });
   }
 
   /** The gateway of a Peer; throws for a Peer the fleet does not simulate. */

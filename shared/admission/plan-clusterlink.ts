@@ -7,9 +7,9 @@
  * UPDATEs only, so a controller's metadata or status write is never blocked.
  */
 import type * as z from "zod";
-import { compileLabelSelector } from "../core/label-selector.js";
 import {
   accessPolicySpecSchema,
+  compileWorkloadItem,
   exportSpecSchema,
   importSpecSchema,
   peerSpecSchema,
@@ -52,14 +52,8 @@ function importProblems(spec: ImportSpec): string[] {
 function accessProblems(spec: AccessPolicySpec): string[] {
   return (["from", "to"] as const).flatMap((side) =>
     spec[side].flatMap((item, i) => {
-      const at = `spec.${side}[${i}]`;
-      const sets = item.workloadSets !== undefined;
-      const selector = item.workloadSelector !== undefined;
-      if (sets === selector)
-        return [`${at} must set exactly one of workloadSets and workloadSelector`];
-      if (!selector) return [];
-      const compiled = compileLabelSelector(item.workloadSelector, `${at}.workloadSelector`);
-      return compiled.ok ? [] : compiled.errors.map((e) => `${e.path}: ${e.message}`);
+      const compiled = compileWorkloadItem(item, `spec.${side}[${i}]`);
+      return compiled.kind === "invalid" ? compiled.problems : [];
     }),
   );
 }

@@ -1,96 +1,298 @@
 /**
- * clusterlink-authz's one entry: a decision request in (source attributes, the destination
- * export), the live PrivilegedAccessPolicies and the export namespace's AccessPolicies read,
- * and the decision of plan-access.ts out, naming the policy that decided.
+ * clusterlink-authz's one entry: a decision request in, what it names read from the API server,
+ * the decision of plan-authz.ts / plan-access.ts out, naming what decided. Who asks comes from
+ * the connection (`caller`: the verified client certificate), never from the body.
  *
- * Request: `{"source": {"client.clusterlink.net/namespace": "app", ...},
- *            "export": {"name": "db", "namespace": "data"}, "destination": {...}}`
- * Reply 200: `{"allowed": false, "action": "deny", "policy": "<default deny>", "tier": "default"}`;
- * 400 for a malformed request; 503 when the policies cannot be read. A policy whose spec does not
- * parse is left out and named in `ignored`.
+ * Ingress (exporting side), from a remote Peer's dataplane:
+ *   `{"export": {"name": "db", "namespace": "data"},
+ *     "source": {"client.clusterlink.net/namespace": "app", ...}}`
+ * Egress (importing side), from the local dataplane:
+ *   `{"import": {"name": "db", "namespace": "app"}, "client": {"ip": "10.1.2.3"},
+ *     "target": {"peer": "east", "exportName": "db", "exportNamespace": "data"}}` (target optional)
+ * Reply 200: `{"allowed": false, "direction": "ingress", "action": "deny", "policy": "<default deny>",
+ * "tier": "default", ...}`; 400 for a malformed request; 401 without a verified client
+ * certificate (unless CL_AUTHZ_UNVERIFIED=on-behalf-of-peer); 403 for a certificate that does not
+ * name one Peer; 503 when what decides cannot be read.
+ *
+ * Each policy read is also checked: one that cannot be evaluated gets `PolicyValid False` and a
+ * Warning Event, written only when that changes (plan-policy-status.ts).
  */
 import * as z from "zod";
 import type { Log } from "../core/context.js";
-import { clusterLinkResource, isKubeError, type KubeClient } from "../kube/index.js";
-import { accessPolicySpecSchema } from "../rules/clusterlink-kinds.js";
-import { ATTRIBUTES, decideAccess, type LivePolicy } from "./plan-access.js";
+import { isDnsSubdomain } from "../core/labels.js";
+import type { KubeObject } from "../core/objects.js";
+import {
+  clusterLinkResource,
+  isKubeError,
+  PODS,
+  type EventRecorder,
+  type KubeClient,
+} from "../kube/index.js";
+import { clusterLinkStatusSchema } from "../rules/clusterlink-kinds.js";
+import { observeExport, observeImport } from "./observed.js";
+import { compilePolicy, type AccessDecision, type LivePolicy } from "./plan-access.js";
+import {
+  clientOf,
+  ingressPeerName,
+  peerViewOf,
+  planEgress,
+  planIngress,
+  refuseUnverified,
+  type Caller,
+  type PeerView,
+  type Refusal,
+  type UnverifiedCallers,
+} from "./plan-authz.js";
+import { planPolicyStatus } from "./plan-policy-status.js";
+import { recordClusterLinkEvents } from "./record-events.js";
 
-const attributes = z.record(z.string(), z.string());
+const objectRef = z.strictObject({ name: z.string().min(1), namespace: z.string().min(1) });
 
-export const authzRequestSchema = z.object({
-  source: attributes,
-  export: z.object({ name: z.string().min(1), namespace: z.string().min(1) }),
-  destination: attributes.optional(),
+const clientAttributes = z.record(z.string(), z.string()).superRefine((attributes, ctx) => {
+  for (const key of Object.keys(attributes)) {
+    if (key.startsWith("client.clusterlink.net/")) continue;
+    ctx.addIssue({
+      code: "custom",
+      path: [key],
+      message:
+        "only client.clusterlink.net/ attributes are taken from a request: the Peer's come from its certificate and status, the Export's from the Export",
+    });
+  }
 });
-export type AuthzRequest = z.infer<typeof authzRequestSchema>;
+
+export const ingressRequestSchema = z.strictObject({
+  export: objectRef,
+  source: clientAttributes.default({}),
+  /** Only from an unverified caller trusted to ask on a Peer's behalf. */
+  peer: z.string().min(1).optional(),
+});
+
+export const egressRequestSchema = z.strictObject({
+  import: objectRef,
+  client: z.strictObject({ ip: z.union([z.ipv4(), z.ipv6()]) }),
+  target: z
+    .strictObject({
+      peer: z.string().min(1),
+      exportName: z.string().min(1),
+      exportNamespace: z.string().min(1),
+    })
+    .optional(),
+});
 
 export interface JsonReply {
   readonly status: number;
   readonly body: unknown;
 }
 
+export interface AuthzOptions {
+  /** Where Peers live (CL_NAMESPACE). */
+  readonly clNamespace: string;
+  readonly unverified: UnverifiedCallers;
+  /** Who asks, as the connection proves it; undefined when nothing does. */
+  readonly caller: Caller | undefined;
+  readonly now: string;
+  readonly events?: EventRecorder;
+}
+
+const PEERS = clusterLinkResource("Peer");
+const EXPORTS = clusterLinkResource("Export");
+const IMPORTS = clusterLinkResource("Import");
 const ACCESS_POLICIES = clusterLinkResource("AccessPolicy");
 const PRIVILEGED = clusterLinkResource("PrivilegedAccessPolicy");
 
-async function livePolicies(
-  kube: KubeClient,
-  namespace: string,
-): Promise<{ policies: LivePolicy[]; ignored: string[] }> {
+const badRequest = (error: z.ZodError): JsonReply => {
+  const message = error.issues
+    .map((i) => `${i.path.map(String).join(".") || "body"}: ${i.message}`)
+    .join("; ");
+  return { status: 400, body: { error: "bad-request", message } };
+};
+
+const refusal = (r: Refusal): JsonReply => ({
+  status: r.status,
+  body: { error: r.error, message: r.message },
+});
+
+interface ReadPolicy {
+  readonly live: LivePolicy;
+  readonly object: KubeObject;
+}
+
+async function readPolicies(kube: KubeClient, namespace: string): Promise<ReadPolicy[]> {
   const [privileged, namespaced] = await Promise.all([
     kube.list(PRIVILEGED),
     kube.list(ACCESS_POLICIES, { namespace }),
   ]);
-  const policies: LivePolicy[] = [];
-  const ignored: string[] = [];
-  for (const [objects, isPrivileged] of [
-    [privileged, true],
-    [namespaced, false],
-  ] as const) {
-    for (const object of objects) {
-      const ns = object.metadata.namespace ?? "";
-      const name = isPrivileged ? object.metadata.name : `${ns}/${object.metadata.name}`;
-      const spec = accessPolicySpecSchema.safeParse(object.spec);
-      if (spec.success)
-        policies.push({ name, privileged: isPrivileged, namespace: ns, spec: spec.data });
-      else ignored.push(name);
-    }
-  }
-  return { policies, ignored };
+  const read = (object: KubeObject, isPrivileged: boolean): ReadPolicy => {
+    const ns = object.metadata.namespace ?? "";
+    const name = isPrivileged ? object.metadata.name : `${ns}/${object.metadata.name}`;
+    const stored = { name, privileged: isPrivileged, namespace: ns, spec: object.spec };
+    return { live: compilePolicy(stored), object };
+  };
+  return [...privileged.map((o) => read(o, true)), ...namespaced.map((o) => read(o, false))];
+}
+
+/** PolicyValid on every policy read whose validity changed, and its Event; best-effort. */
+async function reportPolicies(
+  kube: KubeClient,
+  policies: readonly ReadPolicy[],
+  options: AuthzOptions,
+  log: Log,
+): Promise<void> {
+  await Promise.all(
+    policies.map(async ({ live, object }) => {
+      const stored = clusterLinkStatusSchema.safeParse(object.status ?? {});
+      const meta = object.metadata;
+      const plan = planPolicyStatus(
+        live,
+        stored.success ? stored.data : undefined,
+        meta.generation ?? 0,
+        options.now,
+      );
+      if (plan.write === null) return;
+      const type = live.privileged ? PRIVILEGED : ACCESS_POLICIES;
+      const key = { name: meta.name, namespace: live.namespace };
+      try {
+        await kube.patchStatus(type, key, plan.write, {
+          ...(meta.resourceVersion === undefined ? {} : { resourceVersion: meta.resourceVersion }),
+        });
+      } catch (error) {
+        // A conflict: another decision wrote it, or the spec changed; the next one re-checks.
+        if (!isKubeError(error, "conflict") && !isKubeError(error, "notFound"))
+          log.warn({ err: error, policy: live.name }, "policy status not written");
+        return;
+      }
+      await recordClusterLinkEvents(
+        options.events,
+        {
+          kind: live.privileged ? "PrivilegedAccessPolicy" : "AccessPolicy",
+          ...key,
+          uid: meta.uid ?? "",
+        },
+        plan.events,
+      );
+    }),
+  );
+}
+
+const decisionBody = (decision: AccessDecision): Record<string, unknown> => ({
+  allowed: decision.action === "allow",
+  ...decision,
+});
+
+async function peerView(
+  kube: KubeClient,
+  name: string,
+  clNamespace: string,
+): Promise<PeerView | undefined> {
+  if (!isDnsSubdomain(name)) return undefined;
+  const object = await kube.get(PEERS, { namespace: clNamespace, name });
+  return object === undefined ? undefined : peerViewOf(object);
+}
+
+async function decideIngress(
+  request: z.infer<typeof ingressRequestSchema>,
+  kube: KubeClient,
+  options: AuthzOptions,
+  log: Log,
+): Promise<JsonReply> {
+  const who = ingressPeerName(options.caller, request.peer, options.unverified);
+  if ("status" in who) return refusal(who);
+  const exportRef = request.export;
+  const [peer, exported, policies] = await Promise.all([
+    peerView(kube, who.peer, options.clNamespace),
+    kube.get(EXPORTS, exportRef),
+    readPolicies(kube, exportRef.namespace),
+  ]);
+  const decision = planIngress({
+    clNamespace: options.clNamespace,
+    peerName: who.peer,
+    peer,
+    exportRef,
+    export: exported === undefined ? undefined : observeExport(exported),
+    client: request.source,
+    policies: policies.map((p) => p.live),
+  });
+  await reportPolicies(kube, policies, options, log);
+  const subject = { peer: who.peer, export: `${exportRef.namespace}/${exportRef.name}` };
+  log.debug({ ...decision, ...subject }, "ingress access decided");
+  return {
+    status: 200,
+    body: { ...decisionBody(decision), direction: "ingress", ...subject },
+  };
+}
+
+async function decideEgress(
+  request: z.infer<typeof egressRequestSchema>,
+  kube: KubeClient,
+  options: AuthzOptions,
+  log: Log,
+): Promise<JsonReply> {
+  const refused = refuseUnverified(options.caller, options.unverified);
+  if (refused !== null) return refusal(refused);
+  const importRef = request.import;
+  const ip = request.client.ip;
+  const [imported, pods, policies] = await Promise.all([
+    kube.get(IMPORTS, importRef),
+    kube.list(PODS, { fieldSelector: `status.podIP=${ip}` }),
+    readPolicies(kube, importRef.namespace),
+  ]);
+  const observed = imported === undefined ? undefined : observeImport(imported);
+  const importSpec = observed?.spec.ok === true ? observed.spec.value : undefined;
+  const names = [...new Set((importSpec?.sources ?? []).map((s) => s.peer))];
+  const peers = new Map(
+    await Promise.all(
+      names.map(async (name) => [name, await peerView(kube, name, options.clNamespace)] as const),
+    ),
+  );
+  const client = clientOf(pods, ip);
+  const egress = planEgress({
+    importRef,
+    importSpec,
+    client,
+    chosen: request.target,
+    peers,
+    policies: policies.map((p) => p.live),
+  });
+  await reportPolicies(kube, policies, options, log);
+  const subject = {
+    import: `${importRef.namespace}/${importRef.name}`,
+    client: client.ok ? client.pod : ip,
+  };
+  log.debug({ ...egress.decision, ...subject }, "egress access decided");
+  return {
+    status: 200,
+    body: {
+      ...decisionBody(egress.decision),
+      direction: "egress",
+      ...subject,
+      ...(egress.source === undefined ? {} : { target: egress.source }),
+      ...(request.target === undefined && egress.sources.length > 0
+        ? {
+            sources: egress.sources.map((s) => ({ ...s.source, ...decisionBody(s.decision) })),
+          }
+        : {}),
+    },
+  };
 }
 
 export async function decideAccessRequest(
   body: unknown,
   kube: KubeClient,
   log: Log,
+  options: AuthzOptions,
 ): Promise<JsonReply> {
-  const parsed = authzRequestSchema.safeParse(body);
-  if (!parsed.success) {
-    const message = parsed.error.issues
-      .map((i) => `${i.path.join(".") || "body"}: ${i.message}`)
-      .join("; ");
-    return { status: 400, body: { error: "bad-request", message } };
-  }
-  const { source, export: exp, destination = {} } = parsed.data;
+  const egress = typeof body === "object" && body !== null && "import" in body;
   try {
-    const { policies, ignored } = await livePolicies(kube, exp.namespace);
-    const decision = decideAccess(policies, {
-      source,
-      destination: {
-        ...destination,
-        [ATTRIBUTES.exportName]: exp.name,
-        [ATTRIBUTES.exportNamespace]: exp.namespace,
-      },
-      namespace: exp.namespace,
-    });
-    log.debug({ ...decision, export: `${exp.namespace}/${exp.name}` }, "access decided");
-    return {
-      status: 200,
-      body: {
-        allowed: decision.action === "allow",
-        ...decision,
-        ...(ignored.length > 0 ? { ignored } : {}),
-      },
-    };
+    if (egress) {
+      const parsed = egressRequestSchema.safeParse(body);
+      return parsed.success
+        ? await decideEgress(parsed.data, kube, options, log)
+        : badRequest(parsed.error);
+    }
+    const parsed = ingressRequestSchema.safeParse(body);
+    return parsed.success
+      ? await decideIngress(parsed.data, kube, options, log)
+      : badRequest(parsed.error);
   } catch (error) {
     if (isKubeError(error))
       return { status: 503, body: { error: "unavailable", message: error.message } };

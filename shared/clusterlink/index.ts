@@ -7,7 +7,9 @@
  * the boundary (observed.ts); the pure plans: status with upstream's condition strings plus
  * Ready/Reconciling/Stalled (plan-status.ts), Export validity (plan-export.ts), port leases
  * derived from the Imports' spec.targetPort (plan-lease.ts), an Import's Services
- * (plan-import.ts), access decisions (plan-access.ts), a Peer's reachability from one
+ * (plan-import.ts), access decisions (plan-access.ts) for the Peer a verified certificate names
+ * and what must exist first (plan-authz.ts), a policy's PolicyValid (plan-policy-status.ts), a
+ * Peer's reachability from one
  * heartbeat with upstream's thresholds kept in status (plan-peer-health.ts); the I/O shells: one Import's writes
  * (apply-import.ts), leases asked per port (lease-by-port.ts), the mTLS heartbeat
  * (heartbeat.ts); one entry per function: syncExportEvent, syncImportEvent, syncPeerEvent,
@@ -34,6 +36,8 @@ export * from "./plan-merge.js";
 export * from "./plan-events.js";
 export * from "./import-event.js";
 export * from "./plan-access.js";
+export * from "./plan-authz.js";
+export * from "./plan-policy-status.js";
 export * from "./authz.js";
 export * from "./plan-peer-health.js";
 export * from "./heartbeat.js";

@@ -7,11 +7,16 @@
  * A policy matches when one of its `from` items selects the source attributes and one of its
  * `to` items selects the destination attributes. A workloadSelector is a label selector over
  * the attributes (keys as upstream names them, e.g. `client.clusterlink.net/namespace`,
- * `export.clusterlink.net/labels.app`); workloadSets are not supported upstream either and
- * select nothing, as does an invalid selector (admission refuses both).
+ * `export.clusterlink.net/labels.app`).
+ *
+ * What cannot be evaluated fails closed: an item that is invalid (admission was down) or names
+ * workloadSets (unsupported, upstream too), or a requirement on an attribute whose value is not
+ * known (a Peer's labels before its first heartbeat), makes a match "unknown". An unknown deny
+ * decides as a deny, for exactly the connections it could have matched, and says why; an
+ * unknown allow allows nothing.
  */
-import { compileLabelSelector, selectorMatches } from "../core/label-selector.js";
-import type { AccessPolicySpec } from "../rules/clusterlink-kinds.js";
+import { selectorMatches, type CompiledSelector } from "../core/label-selector.js";
+import { compileWorkloadItem } from "../rules/clusterlink-kinds.js";
 
 /** Upstream's attribute keys. */
 export const ATTRIBUTES = {
@@ -29,13 +34,36 @@ export const DEFAULT_DENY = "<default deny>";
 
 export type Attributes = Readonly<Record<string, string>>;
 
-export interface LivePolicy {
+/** A policy as listed: its spec as stored, not trusted to match the schema. */
+export interface StoredPolicy {
   /** "namespace/name" for an AccessPolicy, "name" for a PrivilegedAccessPolicy. */
   readonly name: string;
   readonly privileged: boolean;
   /** "" for a PrivilegedAccessPolicy. */
   readonly namespace: string;
-  readonly spec: AccessPolicySpec;
+  readonly spec: unknown;
+}
+
+type Item = { readonly selector: CompiledSelector } | { readonly unevaluable: true };
+
+/** A policy ready to decide with: every item compiled, and what could not be. */
+export interface LivePolicy {
+  readonly name: string;
+  readonly privileged: boolean;
+  readonly namespace: string;
+  /** A deny also when the stored action is neither: what it is cannot be trusted to be an allow. */
+  readonly action: "allow" | "deny";
+  readonly actionKnown: boolean;
+  readonly from: readonly Item[];
+  readonly to: readonly Item[];
+  /** Why (part of) the policy cannot be evaluated; empty when all of it can. */
+  readonly problems: readonly string[];
+}
+
+/** Attributes whose keys start with `prefix` have values nobody knows yet, and why. */
+export interface UnknownAttributes {
+  readonly prefix: string;
+  readonly why: string;
 }
 
 export interface AccessRequest {
@@ -43,57 +71,149 @@ export interface AccessRequest {
   readonly destination: Attributes;
   /** Namespace of the Import (egress side) or Export (ingress side): where AccessPolicies count. */
   readonly namespace: string;
+  readonly unknown?: readonly UnknownAttributes[];
 }
 
 export interface AccessDecision {
   readonly action: "allow" | "deny";
-  /** The deciding policy, or `<default deny>`. */
+  /** The deciding policy, `<default deny>`, or (plan-authz) what denied before any policy. */
   readonly policy: string;
-  readonly tier: "privileged" | "namespaced" | "default";
+  readonly tier: "privileged" | "namespaced" | "default" | "precondition";
+  /** A deny policy decided without being evaluated in full: it failed closed. */
+  readonly failedClosed?: true;
+  /** Why, when the policy name alone does not say it. */
+  readonly message?: string;
+  /** Policies that cannot be evaluated and could have applied to this connection. */
+  readonly unevaluable?: readonly string[];
 }
 
-type Items = AccessPolicySpec["from"];
+const UNEVALUABLE: Item = { unevaluable: true };
 
-function itemsSelect(items: Items, attributes: Attributes): boolean {
-  return items.some((item) => {
-    if (item.workloadSelector === undefined) return false;
-    const compiled = compileLabelSelector(item.workloadSelector, "workloadSelector");
-    return compiled.ok && selectorMatches(compiled.selector, attributes);
+function compileSide(value: unknown, path: string, problems: string[]): Item[] {
+  if (!Array.isArray(value)) {
+    problems.push(`${path}: a list of workloadSelector items is required`);
+    return [UNEVALUABLE];
+  }
+  return value.map((item: unknown, i) => {
+    const compiled = compileWorkloadItem(item, `${path}[${i}]`);
+    if (compiled.kind === "selector") return { selector: compiled.selector };
+    problems.push(...compiled.problems);
+    return UNEVALUABLE;
   });
 }
 
-export const policyMatches = (spec: AccessPolicySpec, request: AccessRequest): boolean =>
-  itemsSelect(spec.from, request.source) && itemsSelect(spec.to, request.destination);
+/**
+ * A policy as it can be evaluated. An action that is neither allow nor deny cannot be trusted
+ * to be an allow: it counts as a deny.
+ */
+export function compilePolicy(stored: StoredPolicy): LivePolicy {
+  const spec: Record<string, unknown> =
+    typeof stored.spec === "object" && stored.spec !== null
+      ? (stored.spec as Record<string, unknown>)
+      : {};
+  const problems: string[] = [];
+  const action = spec["action"];
+  if (action !== "allow" && action !== "deny")
+    problems.push(`spec.action: ${JSON.stringify(action) ?? "absent"} is neither allow nor deny`);
+  const from = compileSide(spec["from"], "spec.from", problems);
+  const to = compileSide(spec["to"], "spec.to", problems);
+  const { name, privileged, namespace } = stored;
+  return {
+    name,
+    privileged,
+    namespace,
+    action: action === "allow" ? "allow" : "deny",
+    actionKnown: action === "allow" || action === "deny",
+    from,
+    to,
+    problems,
+  };
+}
 
-/** Deny before allow; within one action, the first by name, so the answer names one policy. */
-function decideTier(policies: readonly LivePolicy[], request: AccessRequest): LivePolicy | null {
-  const matching = policies
-    .filter((p) => policyMatches(p.spec, request))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return (
-    matching.find((p) => p.spec.action === "deny") ??
-    matching.find((p) => p.spec.action === "allow") ??
-    null
-  );
+type Match = "yes" | "no" | "unknown";
+
+function itemMatch(
+  item: Item,
+  attributes: Attributes,
+  unknown: readonly UnknownAttributes[],
+): Match {
+  if (!("selector" in item)) return "unknown";
+  const { selector } = item;
+  if (selector.kind === "nothing") return "no";
+  const isUnknown = (key: string): boolean => unknown.some((u) => key.startsWith(u.prefix));
+  const known = selector.requirements.filter((r) => !isUnknown(r.key));
+  if (!selectorMatches({ kind: "requirements", requirements: known }, attributes)) return "no";
+  return known.length === selector.requirements.length ? "yes" : "unknown";
+}
+
+function sideMatch(
+  items: readonly Item[],
+  attributes: Attributes,
+  unknown: readonly UnknownAttributes[],
+): Match {
+  const matches = items.map((item) => itemMatch(item, attributes, unknown));
+  return matches.includes("yes") ? "yes" : matches.includes("unknown") ? "unknown" : "no";
+}
+
+export function policyMatch(policy: LivePolicy, request: AccessRequest): Match {
+  const unknown = request.unknown ?? [];
+  const from = sideMatch(policy.from, request.source, unknown);
+  if (from === "no") return "no";
+  const to = sideMatch(policy.to, request.destination, unknown);
+  if (to === "no") return "no";
+  return from === "yes" && to === "yes" && policy.actionKnown ? "yes" : "unknown";
+}
+
+const byName = (a: LivePolicy, b: LivePolicy): number =>
+  a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+
+function failedClosedMessage(policy: LivePolicy, request: AccessRequest): string {
+  if (policy.problems.length > 0)
+    return `deny policy ${policy.name} cannot be evaluated, so it denies what it could match: ${policy.problems.join("; ")}`;
+  const why = (request.unknown ?? []).map((u) => u.why).join("; ");
+  return `deny policy ${policy.name} may match: ${why}`;
+}
+
+/**
+ * Deny before allow; a definite deny before one that failed closed; within one kind, the first
+ * by name, so the answer names one policy whatever the listing order.
+ */
+function decideTier(
+  policies: readonly LivePolicy[],
+  request: AccessRequest,
+  tier: "privileged" | "namespaced",
+): AccessDecision | null {
+  const matched = [...policies]
+    .sort(byName)
+    .map((policy) => ({ policy, match: policyMatch(policy, request) }));
+  const first = (action: "allow" | "deny", match: Match): LivePolicy | undefined =>
+    matched.find((m) => m.policy.action === action && m.match === match)?.policy;
+  const deny = first("deny", "yes");
+  if (deny !== undefined) return { action: "deny", policy: deny.name, tier };
+  const maybeDeny = first("deny", "unknown");
+  if (maybeDeny !== undefined) {
+    const message = failedClosedMessage(maybeDeny, request);
+    return { action: "deny", policy: maybeDeny.name, tier, failedClosed: true, message };
+  }
+  const allow = first("allow", "yes");
+  return allow === undefined ? null : { action: "allow", policy: allow.name, tier };
 }
 
 export function decideAccess(
   policies: readonly LivePolicy[],
   request: AccessRequest,
 ): AccessDecision {
-  const privileged = decideTier(
-    policies.filter((p) => p.privileged),
-    request,
-  );
-  if (privileged !== null) {
-    return { action: privileged.spec.action, policy: privileged.name, tier: "privileged" };
-  }
-  const namespaced = decideTier(
-    policies.filter((p) => !p.privileged && p.namespace === request.namespace),
-    request,
-  );
-  if (namespaced !== null) {
-    return { action: namespaced.spec.action, policy: namespaced.name, tier: "namespaced" };
-  }
-  return { action: "deny", policy: DEFAULT_DENY, tier: "default" };
+  const privileged = policies.filter((p) => p.privileged);
+  const namespaced = policies.filter((p) => !p.privileged && p.namespace === request.namespace);
+  const decision = decideTier(privileged, request, "privileged") ??
+    decideTier(namespaced, request, "namespaced") ?? {
+      action: "deny",
+      policy: DEFAULT_DENY,
+      tier: "default",
+    };
+  const unevaluable = [...privileged, ...namespaced]
+    .filter((p) => p.problems.length > 0 && policyMatch(p, request) !== "no")
+    .map((p) => p.name)
+    .sort();
+  return unevaluable.length === 0 ? decision : { ...decision, unevaluable };
 }

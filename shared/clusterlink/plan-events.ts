@@ -19,6 +19,12 @@ export const CLUSTERLINK_EVENT_REASONS = {
   },
   ExportInvalid: { type: "Warning", means: "the Export's Service or port is not there" },
   ExportVerified: { type: "Normal", means: "the Export is valid again (or for the first time)" },
+  PolicyInvalid: {
+    type: "Warning",
+    means:
+      "an (Privileged)AccessPolicy cannot be evaluated: a deny fails closed, an allow allows nothing",
+  },
+  PolicyValid: { type: "Normal", means: "an (Privileged)AccessPolicy can be evaluated again" },
 } as const;
 
 export type ClusterLinkEventReason = keyof typeof CLUSTERLINK_EVENT_REASONS;
@@ -56,6 +62,12 @@ const TRANSITIONS: Readonly<Record<string, Transition>> = {
         ? null
         : event("ExportVerified", after.message || "the Export's Service is there")
       : event("ExportInvalid", after.message),
+  PolicyValid: (before, after) =>
+    after.status === "True"
+      ? before === undefined
+        ? null
+        : event("PolicyValid", "the policy can be evaluated again")
+      : event("PolicyInvalid", after.message),
 };
 
 /**

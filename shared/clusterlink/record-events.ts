@@ -7,7 +7,8 @@ import type { EventRecorder } from "../kube/index.js";
 import type { PlannedClusterLinkEvent } from "./plan-events.js";
 
 export interface ClusterLinkObjectRef {
-  readonly kind: "Peer" | "Export" | "Import";
+  readonly kind: "Peer" | "Export" | "Import" | "AccessPolicy" | "PrivilegedAccessPolicy";
+  /** "" for a cluster-scoped object. */
   readonly namespace: string;
   readonly name: string;
   readonly uid: string;

@@ -30,6 +30,10 @@ function prefixProblem(prefix: string): string | null {
   return null;
 }
 
+/** An object name most kinds accept (DNS-1123 subdomain, at most 253 characters). */
+export const isDnsSubdomain = (name: string): boolean =>
+  name.length <= PREFIX_MAX_LENGTH && DNS1123_SUBDOMAIN.test(name);
+
 /** Why `key` is not a valid label key ("[prefix/]name"), or null when it is. */
 export function labelKeyProblem(key: string): string | null {
   const parts = key.split("/");

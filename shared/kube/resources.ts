@@ -239,7 +239,7 @@ export function clusterLinkResource(kind: ClusterLinkKind): ResourceType {
     kind,
     plural,
     namespaced,
-    statusSubresource: kind === "Peer" || kind === "Export" || kind === "Import",
+    statusSubresource: true,
     schema: kubeObjectSchema,
   };
 }

@@ -10,6 +10,7 @@
  * Ready/Reconciling/Stalled conditions beside upstream's own condition types.
  */
 import * as z from "zod";
+import { compileLabelSelector, type CompiledSelector } from "../core/label-selector.js";
 import { conditionTimingFields } from "./common.js";
 import { labelSelectorSchema } from "./egress-kinds.js";
 
@@ -176,3 +177,41 @@ export const accessPolicySpecSchema = z
   })
   .describe("Allows or denies connections between workloads.");
 export type AccessPolicySpec = z.infer<typeof accessPolicySpecSchema>;
+
+/**
+ * One from/to item of a policy, compiled: its selector; `unsupported` for workloadSets (upstream's
+ * field, admitted, but nothing resolves the sets); `invalid` with what to fix.
+ */
+export type WorkloadItemCompilation =
+  | { readonly kind: "selector"; readonly selector: CompiledSelector }
+  | { readonly kind: "unsupported" | "invalid"; readonly problems: readonly string[] };
+
+/**
+ * Compiles one from/to item as stored (not trusted to match the schema): exactly one of
+ * workloadSets and workloadSelector, and a valid selector. Admission refuses what is `invalid`;
+ * clusterlink-authz evaluates what admission missed or admitted.
+ */
+export function compileWorkloadItem(item: unknown, path: string): WorkloadItemCompilation {
+  const parsed = workloadSetOrSelectorSchema.safeParse(item);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map(
+      (i) => `${[path, ...i.path.map(String)].join(".")}: ${i.message}`,
+    );
+    return { kind: "invalid", problems };
+  }
+  const { workloadSets, workloadSelector } = parsed.data;
+  if ((workloadSets === undefined) === (workloadSelector === undefined)) {
+    const problems = [`${path} must set exactly one of workloadSets and workloadSelector`];
+    return { kind: "invalid", problems };
+  }
+  if (workloadSelector === undefined) {
+    const problems = [
+      `${path}.workloadSets: not supported (upstream neither), use a workloadSelector`,
+    ];
+    return { kind: "unsupported", problems };
+  }
+  const compiled = compileLabelSelector(workloadSelector, `${path}.workloadSelector`);
+  return compiled.ok
+    ? { kind: "selector", selector: compiled.selector }
+    : { kind: "invalid", problems: compiled.errors.map((e) => `${e.path}: ${e.message}`) };
+}

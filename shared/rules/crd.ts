@@ -268,6 +268,14 @@ const AGE_COLUMN: PrinterColumn = {
   jsonPath: ".metadata.creationTimestamp",
 };
 
+/** clusterlink-authz writes PolicyValid only on a policy it found it cannot evaluate (or fixed). */
+const POLICY_COLUMNS: readonly PrinterColumn[] = [
+  { name: "Action", type: "string", jsonPath: ".spec.action" },
+  conditionColumn("Valid", "PolicyValid", "status"),
+  conditionColumn("Reason", "PolicyValid", "reason"),
+  AGE_COLUMN,
+];
+
 /** Prefixed so `kubectl get` never confuses them with another project's Peer or Export. */
 const CLUSTERLINK_SHORT_NAMES: Readonly<Record<ClusterLinkKind, string>> = {
   Peer: "clpeer",
@@ -342,14 +350,14 @@ export const CLUSTERLINK_CRDS: readonly CrdDefinition[] = [
   clusterLinkCrd(
     "AccessPolicy",
     "AccessPolicy allows or denies connections to and from workloads of its namespace.",
-    { spec: accessPolicySpecSchema },
-    [{ name: "Action", type: "string", jsonPath: ".spec.action" }, AGE_COLUMN],
+    { spec: accessPolicySpecSchema, status: clusterLinkStatusSchema },
+    POLICY_COLUMNS,
   ),
   clusterLinkCrd(
     "PrivilegedAccessPolicy",
     "PrivilegedAccessPolicy is a cluster-wide AccessPolicy, evaluated before every AccessPolicy.",
-    { spec: accessPolicySpecSchema },
-    [{ name: "Action", type: "string", jsonPath: ".spec.action" }, AGE_COLUMN],
+    { spec: accessPolicySpecSchema, status: clusterLinkStatusSchema },
+    POLICY_COLUMNS,
   ),
 ];
 

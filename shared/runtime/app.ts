@@ -9,11 +9,18 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import type { TLSSocket } from "node:tls";
 import { IntakeError } from "../events/errors.js";
 import { isJsonMediaType, parseContentType } from "../events/content-type.js";
 import { parseIntake } from "../events/parse.js";
 import type { IntakeEvent } from "../events/types.js";
-import type { CallCounters, EventFunction, JsonFunction, SdewanFunction } from "./function.js";
+import type {
+  CallCounters,
+  CallerIdentity,
+  EventFunction,
+  JsonFunction,
+  SdewanFunction,
+} from "./function.js";
 import { OUTCOME_TABLE, type Outcome } from "../core/outcome.js";
 import { readBody } from "./body.js";
 import {
@@ -392,6 +399,7 @@ async function serveJson(
     log,
     calls,
     signal: requestSignal(res, runtime),
+    caller: callerOf(req),
   });
   const seconds = (performance.now() - started) / 1000;
   const outcome = `http-${reply.status}`;
@@ -400,6 +408,26 @@ async function serveJson(
   if (reply.errorId === undefined) log.info(fields, `answered ${reply.status}`);
   else log.error({ ...fields, err: reply.thrown, errorId: reply.errorId }, "handler threw");
   sendJson(res, reply.status, reply.headers, reply.body);
+}
+
+/** The identity the connection proves: a client certificate the TLS server verified. */
+function callerOf(req: Request): CallerIdentity {
+  const socket = req.socket as Partial<TLSSocket>;
+  if (socket.encrypted !== true || socket.getPeerCertificate === undefined)
+    return { verified: false, names: [] };
+  const cert = socket.getPeerCertificate();
+  if (Object.keys(cert).length === 0) return { verified: false, names: [] };
+  if (socket.authorized !== true) {
+    const problem = socket.authorizationError?.message ?? "not verified";
+    return { verified: false, names: [], problem };
+  }
+  const dns = (cert.subjectaltname ?? "")
+    .split(", ")
+    .filter((san) => san.startsWith("DNS:"))
+    .map((san) => san.slice(4));
+  const cn = cert.subject?.CN;
+  const commonNames = cn === undefined ? [] : Array.isArray(cn) ? cn : [cn];
+  return { verified: true, names: dns.length > 0 ? dns : commonNames };
 }
 
 function readJsonBody(req: Request, raw: Buffer | undefined): unknown {

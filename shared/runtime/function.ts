@@ -18,6 +18,21 @@ export interface HandlerContext {
   readonly signal: AbortSignal;
   /** Gauges a function sets from what it computed (the runtime's metrics); absent in some tests. */
   readonly metrics?: FunctionMetrics;
+  /** Who is calling, as the connection proves it (JSON functions; absent in some tests). */
+  readonly caller?: CallerIdentity;
+}
+
+/**
+ * The caller as its TLS connection proves it, never as the request says. `verified` only when
+ * the server asked for client certificates (TlsOptions.clientCaFile) and the one presented
+ * chains to that CA.
+ */
+export interface CallerIdentity {
+  readonly verified: boolean;
+  /** The verified certificate's DNS subject alternative names, else its subject CN. */
+  readonly names: readonly string[];
+  /** Why a presented certificate was not verified (OpenSSL's reason). */
+  readonly problem?: string;
 }
 
 /** A CloudEvent-triggered function: reconcile-rule, on-deployment-ready, egress-group-sync. */

@@ -11,9 +11,17 @@ import type { FunctionApp } from "./app.js";
 import type { Logger } from "./log.js";
 import type { Runtime } from "./runtime.js";
 
-export type TlsOptions =
+export type TlsOptions = (
   | { readonly certFile: string; readonly keyFile: string }
-  | { readonly cert: string | Buffer; readonly key: string | Buffer };
+  | { readonly cert: string | Buffer; readonly key: string | Buffer }
+) & {
+  /**
+   * Ask every client for a certificate and verify it against this CA (PEM file). The handshake
+   * still completes without one, so health probes work and a JSON function answers 401 with the
+   * reason; a JsonFunction sees the verified identity in `ctx.caller`.
+   */
+  readonly clientCaFile?: string;
+};
 
 export interface ServeOptions {
   /** 0 picks a free port. */
@@ -49,7 +57,11 @@ export function createServer(app: FunctionApp, tls?: TlsOptions): Server {
     "certFile" in tls
       ? { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }
       : { cert: tls.cert, key: tls.key };
-  return createHttpsServer(material, app);
+  const clients =
+    tls.clientCaFile === undefined
+      ? {}
+      : { requestCert: true, rejectUnauthorized: false, ca: readFileSync(tls.clientCaFile) };
+  return createHttpsServer({ ...material, ...clients }, app);
 }
 
 export async function startServer(

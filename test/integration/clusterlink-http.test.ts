@@ -1,11 +1,11 @@
 // The ClusterLink functions served by the runtime (createFunctionApp) and driven over HTTP as
 // Knative's ApiServerSource and the connector send: an Import event in binary Reference mode, an
 // Export event in structured Resource mode, a Stalled Export answered 422, an unknown kind 400,
-// and a decision request to clusterlink-authz.
+// and decision requests to clusterlink-authz without a client certificate.
 import request from "supertest";
 import { createClusterLinkAuthz } from "../../functions/clusterlink-authz/index.js";
 import { createFunctionApp, createLogger, Runtime } from "../../shared/runtime/index.js";
-import { ClusterLinkWorld } from "./clusterlink-harness.js";
+import { ClusterLinkWorld, DEFAULT_PEER } from "./clusterlink-harness.js";
 
 const world = new ClusterLinkWorld();
 const runtime = new Runtime({ logger: createLogger({ level: "silent" }) });
@@ -75,13 +75,31 @@ describe("ClusterLink functions over HTTP", () => {
     expect((await binary(importApp, "dev.knative.apiserver.ref.add", ref)).status).toBe(400);
   });
 
-  it("clusterlink-authz answers a decision request with 200 and the deciding policy", async () => {
+  it("clusterlink-authz over plain HTTP: 401 without a client certificate", async () => {
     const app = createFunctionApp(createClusterLinkAuthz({ kube: () => world.kube }), runtime);
     const reply = await request(app)
       .post("/")
       .set("content-type", "application/json")
       .send(JSON.stringify({ source: {}, export: { name: "api", namespace: ns } }));
+    expect(reply.status).toBe(401);
+    expect(reply.body).toMatchObject({ error: "unauthenticated" });
+  });
+
+  it("clusterlink-authz with CL_AUTHZ_UNVERIFIED=on-behalf-of-peer: decides for the Peer named, from its status", async () => {
+    const env = { CL_NAMESPACE: world.clNamespace, CL_AUTHZ_UNVERIFIED: "on-behalf-of-peer" };
+    const fn = createClusterLinkAuthz({ kube: () => world.kube, env });
+    const app = createFunctionApp(fn, runtime);
+    const ask = (body: unknown) =>
+      request(app).post("/").set("content-type", "application/json").send(JSON.stringify(body));
+    const exportRef = { name: "api", namespace: ns };
+    expect((await ask({ export: exportRef })).status).toBe(400);
+    const reply = await ask({ export: exportRef, peer: DEFAULT_PEER });
     expect(reply.status).toBe(200);
-    expect(reply.body).toMatchObject({ allowed: false, policy: "<default deny>" });
+    expect(reply.body).toMatchObject({
+      allowed: false,
+      policy: "<default deny>",
+      peer: DEFAULT_PEER,
+      direction: "ingress",
+    });
   });
 });

@@ -12,7 +12,14 @@ import {
   NAMESPACES,
   SERVICES,
 } from "../../shared/kube/index.js";
-import { ClusterLinkWorld, EXPORTS, IMPORTS, objectEvent, PEERS } from "./clusterlink-harness.js";
+import {
+  ClusterLinkWorld,
+  DEFAULT_PEER,
+  EXPORTS,
+  IMPORTS,
+  objectEvent,
+  PEERS,
+} from "./clusterlink-harness.js";
 import { identityFrom, refusal } from "./support/identity.js";
 
 jest.setTimeout(60_000);
@@ -146,10 +153,13 @@ function exportRef(name: string) {
   };
 }
 
-describe("clusterlink-authz reads with exactly manifests/rbac/clusterlink-authz.yaml", () => {
-  it("answers a decision from the live policies, and is refused (403) any write", async () => {
+describe("clusterlink-authz runs with exactly manifests/rbac/clusterlink-authz.yaml", () => {
+  it("answers a decision from what it names, and is refused (403) every write but a policy's status", async () => {
     const { kube } = await identityFrom("clusterlink-authz.yaml");
-    const fn = createClusterLinkAuthz({ kube: () => kube });
+    const fn = createClusterLinkAuthz({
+      kube: () => kube,
+      env: { CL_NAMESPACE: world.clNamespace },
+    });
     const reply = await fn.handle(
       { source: {}, export: { name: "db", namespace: ns } },
       {
@@ -157,14 +167,26 @@ describe("clusterlink-authz reads with exactly manifests/rbac/clusterlink-authz.
         log: silent,
         calls: { api: 0, cnf: 0 },
         signal: new AbortController().signal,
+        caller: { verified: true, names: [DEFAULT_PEER] },
       },
     );
-    expect(reply).toMatchObject({ status: 200, body: { allowed: false } });
+    expect(reply).toMatchObject({ status: 200, body: { allowed: false, peer: DEFAULT_PEER } });
+    const policies = clusterLinkResource("AccessPolicy");
     const policy = {
       metadata: { name: "p", namespace: ns },
       spec: { action: "allow", from: [], to: [] },
     };
-    expect(await refusal(kube.create(clusterLinkResource("AccessPolicy"), policy))).toBe(
+    expect(await refusal(kube.create(policies, policy))).toBe("forbidden 403");
+    await world.kube.create(policies, policy);
+    const key = { namespace: ns, name: "p" };
+    expect(await refusal(kube.mergePatch(policies, key, { spec: { action: "deny" } }))).toBe(
+      "forbidden 403",
+    );
+    const peer = { namespace: world.clNamespace, name: DEFAULT_PEER };
+    expect(await refusal(kube.patchStatus(PEERS, peer, { labels: { forged: "yes" } }))).toBe(
+      "forbidden 403",
+    );
+    expect(await refusal(kube.patchStatus(EXPORTS, { namespace: ns, name: "db" }, {}))).toBe(
       "forbidden 403",
     );
   });
