@@ -8,6 +8,7 @@ import { open, writeFile } from "node:fs/promises";
 import https from "node:https";
 import path from "node:path";
 import { stringify } from "yaml";
+import type { RunningSystem } from "./system.js";
 
 /** Our identities' group: every process of the system runs as a ServiceAccount there. */
 const OUR_GROUP = "system:serviceaccounts:sdewan-system";
@@ -209,4 +210,60 @@ export function restReport(
     .filter(isWrite)
     .map((r) => `  WRITE ${r.user} ${r.verb} ${r.resource} ${r.object} -> ${r.code}`);
   return [`at rest for ${seconds.toFixed(0)} s:`, ...rows, ...users, ...writes].join("\n");
+}
+
+interface Snapshot {
+  readonly work: Map<string, FunctionWork>;
+  readonly auditEnd: number;
+  readonly at: number;
+}
+
+async function snapshot(system: RunningSystem): Promise<Snapshot> {
+  const samples = [
+    ...(await scrape(system.functionsUrl)),
+    ...(await scrape(system.webhookUrl, system.webhookCaPem)),
+  ];
+  const { end } = await readAudit(auditLogPath(system.workDir ?? ""), 0);
+  return { work: functionWork(samples), auditEnd: end, at: Date.now() };
+}
+
+export interface RestMeasurement {
+  readonly seconds: number;
+  readonly work: Map<string, FunctionWork>;
+  readonly requests: AuditedRequest[];
+  readonly report: string;
+}
+
+/**
+ * Waits until the system is quiet (a `quietMs` window in which every function handled nothing
+ * but resyncs; the last echoes of convergence delivered), then measures `seconds` at rest. The
+ * system's control plane must write the audit log (`auditArgs`).
+ */
+export async function measureAtRest(
+  system: RunningSystem,
+  seconds: number,
+  options: { readonly quietMs?: number; readonly settleTimeoutMs?: number } = {},
+): Promise<RestMeasurement> {
+  const quietMs = options.quietMs ?? 3_000;
+  const deadline = Date.now() + (options.settleTimeoutMs ?? 120_000);
+  let last = await snapshot(system);
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, quietMs));
+    const now = await snapshot(system);
+    const busy = [...workBetween(last.work, now.work)].filter(([, w]) => w.events > w.resyncs);
+    last = now;
+    if (busy.length === 0) break;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `the system did not settle: still handling ${busy.map(([fn]) => fn).join(", ")}`,
+      );
+    }
+  }
+  const before = await snapshot(system);
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  const after = await snapshot(system);
+  const { requests } = await readAudit(auditLogPath(system.workDir ?? ""), before.auditEnd);
+  const measured = (after.at - before.at) / 1000;
+  const work = workBetween(before.work, after.work);
+  return { seconds: measured, work, requests, report: restReport(measured, work, requests) };
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run demo [-- --keep]`: the project's main job on one machine. Starts a local control
+ * `npm run demo [-- --keep] [-- --at-rest[=60]]`: the project's main job on one machine. Starts a local control
  * plane (dev/control-plane; builds it first if needed), two CNF simulators as the pods of CNF
  * Deployment cnf-1, the functions (`functions/server.ts`), the admission webhook (HTTPS) and the
  * connector as child processes, applies manifests/samples, waits until every rule reports
@@ -18,6 +18,7 @@ import { promisify } from "node:util";
 import { repoRoot } from "../control-plane/binaries.js";
 import type { RuleRow } from "./cluster.js";
 import { RunningSystem } from "./system.js";
+import { auditArgs, measureAtRest } from "./at-rest.js";
 import {
   prometheusBinary,
   startPrometheus,
@@ -26,6 +27,9 @@ import {
 } from "../prometheus/index.js";
 
 const keep = process.argv.includes("--keep");
+/** `--at-rest[=seconds]`: after the heal, measure what the system does while nothing changes. */
+const atRestArg = process.argv.find((a) => a === "--at-rest" || a.startsWith("--at-rest="));
+const atRestSeconds = atRestArg === undefined ? 0 : Number(atRestArg.split("=")[1] ?? 60);
 const started = Date.now();
 const seconds = (from: number): string => `${((Date.now() - from) / 1000).toFixed(1)} s`;
 const say = (line: string): void => console.log(`[demo ${seconds(started).padStart(7)}] ${line}`);
@@ -101,6 +105,8 @@ async function run(running: Running): Promise<void> {
     // Resyncs every 30 s so a look around sees them; the heartbeat tick keeps its 1 s.
     resync: (route, shipped) => (route === "clusterlink-peer-health" ? shipped : "30s"),
     logLevel: process.env["LOG_LEVEL"] ?? "info",
+    // The API server's audit log of our identities: --at-rest reads what they wrote.
+    apiserverArgs: auditArgs,
   });
   const cluster = system.demoCluster();
   const namespace = system.namespace;
@@ -141,6 +147,11 @@ async function run(running: Running): Promise<void> {
   await cluster.restartCnfPod(0);
   await cluster.waitConverged(namespace, 120_000, (pending) => say(`healing: ${pending}`));
   say(`healed ${seconds(restartAt)} after the restart: every rule is back on both pods`);
+
+  if (atRestSeconds > 0) {
+    say(`at rest: nothing changes for ${atRestSeconds} s; measuring what still runs`);
+    console.log(`\n${(await measureAtRest(system, atRestSeconds)).report}\n`);
+  }
 
   if (running.prometheus !== undefined) {
     const firing = (await running.prometheus.alerts()).map(

@@ -11,17 +11,7 @@ import { parseAllDocuments } from "yaml";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { repoRoot } from "../../dev/control-plane/binaries.js";
-import {
-  auditArgs,
-  auditLogPath,
-  functionWork,
-  isWrite,
-  readAudit,
-  restReport,
-  scrape,
-  workBetween,
-  type FunctionWork,
-} from "../../dev/demo/at-rest.js";
+import { auditArgs, isWrite, measureAtRest, type FunctionWork } from "../../dev/demo/at-rest.js";
 import { RunningSystem, SERVED_FUNCTIONS } from "../../dev/demo/system.js";
 import { NETPOL_ENDPOINTS } from "../../shared/kube/index.js";
 import {
@@ -66,52 +56,6 @@ async function converge(system: RunningSystem): Promise<void> {
   );
 }
 
-interface Snapshot {
-  readonly work: Map<string, FunctionWork>;
-  readonly auditEnd: number;
-  readonly at: number;
-}
-
-async function snapshot(system: RunningSystem, auditFrom: number): Promise<Snapshot> {
-  const samples = [
-    ...(await scrape(system.functionsUrl)),
-    ...(await scrape(system.webhookUrl, system.webhookCaPem)),
-  ];
-  const { end } = await readAudit(auditLogPath(system.workDir ?? ""), auditFrom);
-  return { work: functionWork(samples), auditEnd: end, at: Date.now() };
-}
-
-/**
- * Waits until the system is quiet (no event but resyncs for a few seconds), then measures
- * REST_SECONDS at rest; returns what each function did and what our identities wrote.
- */
-async function measureAtRest(system: RunningSystem) {
-  const file = auditLogPath(system.workDir ?? "");
-  // Settled: the last echoes of convergence delivered (a 3 s window with nothing but resyncs).
-  let last = await snapshot(system, 0);
-  await waitFor(
-    "the system to settle after convergence",
-    async () => {
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
-      const now = await snapshot(system, last.auditEnd);
-      const moved = [...workBetween(last.work, now.work)].filter(([, w]) => w.events > w.resyncs);
-      last = now;
-      return moved.length === 0
-        ? undefined
-        : `still handling: ${moved.map(([fn]) => fn).join(", ")}`;
-    },
-    120_000,
-    0,
-  );
-  const before = await snapshot(system, 0);
-  await new Promise((resolve) => setTimeout(resolve, REST_SECONDS * 1000));
-  const after = await snapshot(system, 0);
-  const { requests } = await readAudit(file, before.auditEnd);
-  const seconds = (after.at - before.at) / 1000;
-  const work = workBetween(before.work, after.work);
-  return { work, requests, seconds, report: restReport(seconds, work, requests) };
-}
-
 function expectOnlyResyncs(work: ReadonlyMap<string, FunctionWork>): void {
   const extra = [...work]
     .filter(([, w]) => w.events !== w.resyncs)
@@ -137,7 +81,7 @@ describe("a converged system at rest, through the connector", () => {
 
   it(`handles only resyncs for ${REST_SECONDS} s and writes nothing`, async () => {
     try {
-      const { work, requests, seconds, report } = await measureAtRest(system);
+      const { work, requests, seconds, report } = await measureAtRest(system, REST_SECONDS);
       process.stderr.write(`${report}\n`);
       expectOnlyResyncs(work);
       // Resyncs every 10 s (the heartbeat tick every 1 s): a bound a runaway would break.
@@ -219,7 +163,7 @@ const apiServerSources = (): string[] =>
 
     it(`handles only the pings for ${REST_SECONDS} s and writes nothing`, async () => {
       try {
-        const { work, requests, seconds, report } = await measureAtRest(system);
+        const { work, requests, seconds, report } = await measureAtRest(system, REST_SECONDS);
         process.stderr.write(`through Knative's adapters, ${report}\n`);
         expectOnlyResyncs(work);
         for (const [fn, w] of work) {
