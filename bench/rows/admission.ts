@@ -70,7 +70,6 @@ const memoryReader: AdmissionReader = {
       deleting: false,
       spec: POLICY_SPEC,
     }),
-  listRules: () => Promise.resolve([]),
   listRoleBindings: (namespace) =>
     Promise.resolve([
       {
@@ -97,7 +96,6 @@ function countingReader(inner: AdmissionReader, counts: Map<string, number>): Ad
     listCnfDeployments: (...args) =>
       count("listCnfDeployments", () => inner.listCnfDeployments(...args)),
     getRule: (...args) => count("getRule", () => inner.getRule(...args)),
-    listRules: (...args) => count("listRules", () => inner.listRules(...args)),
     listRoleBindings: (...args) => count("listRoleBindings", () => inner.listRoleBindings(...args)),
     listClusterRoleBindings: (...args) =>
       count("listClusterRoleBindings", () => inner.listClusterRoleBindings(...args)),

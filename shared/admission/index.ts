@@ -15,7 +15,7 @@
  *
  * Policies, in the order they run (first denial wins):
  *   rules:       bucket-permission, immutable-purpose, rule-spec, rule-dependencies,
- *                cnf-networks, referenced-by-rules
+ *                cnf-networks (a DELETE is reviewed for its bucket only, ADR 0010)
  *   Deployments: immutable-purpose, one-cnf-per-purpose
  * Objects without the `sdewan-bucket-type` label are governed by RBAC alone.
  *

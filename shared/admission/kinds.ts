@@ -6,7 +6,6 @@ import {
   ALL_RULE_KINDS,
   RULE_GROUP,
   isRuleKind,
-  kindsReferencing,
   parseNfnNetworkAnnotation,
   type NetworkInterfaceMap,
   type NetworkUse,
@@ -49,8 +48,6 @@ export interface AdmissionKinds {
   find(kind: string): AdmissionRuleKind | undefined;
   /** The network map from a CNF Deployment's `k8s.plugin.opnfv.org/nfn-network` annotation. */
   parseNfnNetworks(annotation: string | undefined): ParsedNetworks;
-  /** Kinds whose specs can reference `kind`: the only ones listed when such an object is deleted. */
-  referrerKindsOf(kind: string): readonly AdmissionRuleKind[];
 }
 
 function viewOf(entry: RuleKindEntry): AdmissionRuleKind {
@@ -81,6 +78,4 @@ export const ruleKinds: AdmissionKinds = {
       return { ok: false, problem: messageOf(error) };
     }
   },
-  referrerKindsOf: (kind) =>
-    isRuleKind(kind) ? kindsReferencing(kind).flatMap((entry) => VIEWS.get(entry.kind) ?? []) : [],
 };

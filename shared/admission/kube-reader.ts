@@ -128,11 +128,6 @@ export function kubeAdmissionReader(kube: KubeClient): AdmissionReader {
         );
         return object === undefined ? null : observedRule(kind.kind, object);
       }),
-    listRules: (kind, namespace, consistency) =>
-      shared(consistency, ["rules", kind.kind, namespace], async () => {
-        const list = await kube.list(ruleResource(kind), { namespace, ...readFrom(consistency) });
-        return list.map((object) => observedRule(kind.kind, object));
-      }),
     listRoleBindings: (namespace, consistency) =>
       shared(consistency, ["rolebindings", namespace], async () => {
         const list = await kube.list(ROLE_BINDINGS, { namespace, ...readFrom(consistency) });

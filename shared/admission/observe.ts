@@ -12,9 +12,8 @@
  *     re-reads references when it applies (DependencyMissing).
  *   - RBAC bindings and roles: a cached grant may have been revoked since. The API server's own
  *     RBAC authorizer decides from informer caches, so it honours a revocation no sooner.
- * Lists whose missing items allow (the referrers of an object being deleted, the CNF Deployments
- * of a purpose) are always consistent: a client that created a referrer or a CNF and then sends
- * the next request must have it judged with what it created.
+ * The list whose missing items allow (the CNF Deployments of a purpose) is always consistent: a
+ * client that created a CNF and then sends the next request must have it judged with it.
  */
 import { planAdmission, type ObservationPlan } from "./plan-admission.js";
 import {
@@ -55,11 +54,6 @@ export interface AdmissionReader {
     name: string,
     consistency?: ReadConsistency,
   ): Promise<ObservedRule | null>;
-  listRules(
-    kind: AdmissionRuleKind,
-    namespace: string,
-    consistency?: ReadConsistency,
-  ): Promise<ObservedRule[]>;
   listRoleBindings(namespace: string, consistency?: ReadConsistency): Promise<Binding[]>;
   listClusterRoleBindings(consistency?: ReadConsistency): Promise<Binding[]>;
   /** A Role or ClusterRole, or null when it does not exist. */
@@ -68,12 +62,7 @@ export interface AdmissionReader {
 
 /** True when the plan needs no API reads at all (the snapshot is then EMPTY_SNAPSHOT). */
 export function readsNothing(plan: ObservationPlan): boolean {
-  return (
-    plan.cnfPurpose === undefined &&
-    plan.referencedObjects.length === 0 &&
-    plan.referrerKinds.length === 0 &&
-    !plan.rbac
-  );
+  return plan.cnfPurpose === undefined && plan.referencedObjects.length === 0 && !plan.rbac;
 }
 
 async function observeRbac(
@@ -108,7 +97,7 @@ export async function observeAdmission(
 ): Promise<AdmissionSnapshot> {
   const { namespace } = plan;
   const noRbac: RbacSnapshot = { roleBindings: [], clusterRoleBindings: [], roles: [] };
-  const [cnfDeployments, referenced, referrers, rbac] = await Promise.all([
+  const [cnfDeployments, referenced, rbac] = await Promise.all([
     plan.cnfPurpose === undefined
       ? Promise.resolve([])
       : reader.listCnfDeployments(namespace, plan.cnfPurpose, "consistent"),
@@ -120,13 +109,11 @@ export async function observeAdmission(
           : reader.getRule(entry, namespace, name, consistency);
       }),
     ),
-    Promise.all(plan.referrerKinds.map((kind) => reader.listRules(kind, namespace, "consistent"))),
     plan.rbac ? observeRbac(reader, namespace, user, consistency) : Promise.resolve(noRbac),
   ]);
   return {
     cnfDeployments,
     referencedObjects: referenced.filter((rule): rule is ObservedRule => rule !== null),
-    referrerCandidates: referrers.flat(),
     rbac,
   };
 }
@@ -167,9 +154,6 @@ export function countingReader(reader: AdmissionReader, calls: { api: number }):
     getRule: count(
       (kind: AdmissionRuleKind, ns: string, name: string, consistency?: ReadConsistency) =>
         reader.getRule(kind, ns, name, consistency),
-    ),
-    listRules: count((kind: AdmissionRuleKind, ns: string, consistency?: ReadConsistency) =>
-      reader.listRules(kind, ns, consistency),
     ),
     listRoleBindings: count((ns: string, consistency?: ReadConsistency) =>
       reader.listRoleBindings(ns, consistency),

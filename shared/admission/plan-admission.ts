@@ -13,7 +13,6 @@ import { planImmutablePurpose, planOneCnfPerPurpose } from "./plan-purpose.js";
 import {
   needsCnfNetworks,
   planCnfNetworks,
-  planReferencedBy,
   planRuleDependencies,
   planRuleSpec,
   referencesToCheck,
@@ -48,8 +47,6 @@ export interface ObservationPlan {
   readonly cnfPurpose?: string | undefined;
   /** Get each of these rule objects in the namespace (missing ones are fine). */
   readonly referencedObjects: readonly { readonly kind: string; readonly name: string }[];
-  /** List these kinds in the namespace to find referrers of the object being deleted. */
-  readonly referrerKinds: readonly AdmissionRuleKind[];
   /** Read RoleBindings (namespace), ClusterRoleBindings, then the roles they grant the user. */
   readonly rbac: boolean;
 }
@@ -57,15 +54,10 @@ export interface ObservationPlan {
 const NOTHING: ObservationPlan = {
   namespace: "",
   referencedObjects: [],
-  referrerKinds: [],
   rbac: false,
 };
 
-function ruleObservation(
-  request: AdmissionRequest,
-  rule: AdmissionRuleKind,
-  kinds: AdmissionKinds,
-): ObservationPlan {
+function ruleObservation(request: AdmissionRequest, rule: AdmissionRuleKind): ObservationPlan {
   const checksNetworks = needsCnfNetworks(request, rule);
   const purpose = labelOf(request.object, PURPOSE_LABEL);
   const unique = new Map(
@@ -79,7 +71,6 @@ function ruleObservation(
     namespace: request.namespace,
     cnfPurpose: checksNetworks ? purpose : undefined,
     referencedObjects,
-    referrerKinds: request.operation === "DELETE" ? kinds.referrerKindsOf(rule.kind) : [],
     rbac: needsRbac(request),
   };
 }
@@ -89,7 +80,7 @@ export function planObservation(
   kinds: AdmissionKinds = ruleKinds,
 ): ObservationPlan {
   const subject = classifyRequest(request, kinds);
-  if (subject.type === "rule") return ruleObservation(request, subject.rule, kinds);
+  if (subject.type === "rule") return ruleObservation(request, subject.rule);
   if (subject.type === "cnf" && request.operation !== "DELETE") {
     const cnfPurpose = labelOf(request.object, PURPOSE_LABEL);
     return { ...NOTHING, namespace: request.namespace, cnfPurpose };
@@ -150,6 +141,5 @@ export function planAdmission(
     () => purposeWarning(request),
     () => planRuleDependencies(request, rule, snapshot.referencedObjects),
     () => planCnfNetworks(request, rule, kinds, snapshot.cnfDeployments),
-    () => planReferencedBy(request, kinds, snapshot.referrerCandidates),
   ]);
 }

@@ -33,14 +33,11 @@ export interface AdmissionSnapshot {
   readonly cnfDeployments: readonly ObservedCnf[];
   /** The objects a created/updated rule references that exist; a missing one is simply absent. */
   readonly referencedObjects: readonly ObservedRule[];
-  /** On DELETE: rules of every kind that can reference the deleted object, in its namespace. */
-  readonly referrerCandidates: readonly ObservedRule[];
   readonly rbac: RbacSnapshot;
 }
 
 export const EMPTY_SNAPSHOT: AdmissionSnapshot = {
   cnfDeployments: [],
   referencedObjects: [],
-  referrerCandidates: [],
   rbac: { roleBindings: [], clusterRoleBindings: [], roles: [] },
 };

@@ -10,7 +10,6 @@ export const POLICY = {
   immutablePurpose: "immutable-purpose",
   ruleSpec: "rule-spec",
   ruleDependencies: "rule-dependencies",
-  referencedByRules: "referenced-by-rules",
   cnfNetworks: "cnf-networks",
   oneCnfPerPurpose: "one-cnf-per-purpose",
   supportedKinds: "supported-kinds",

@@ -98,7 +98,6 @@ it("answers one review in well under the webhook timeout, in-process and through
         deleting: false,
         spec: policySpec,
       }),
-    listRules: () => Promise.resolve([]),
     listRoleBindings: () => Promise.resolve([]),
     listClusterRoleBindings: () => Promise.resolve([]),
     getRole: () => Promise.resolve(null),

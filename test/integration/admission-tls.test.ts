@@ -20,7 +20,6 @@ import { clusterInfo } from "./support/cluster.js";
 const nothingToRead: AdmissionReader = {
   listCnfDeployments: () => Promise.resolve([]),
   getRule: () => Promise.resolve(null),
-  listRules: () => Promise.resolve([]),
   listRoleBindings: () => Promise.resolve([]),
   listClusterRoleBindings: () => Promise.resolve([]),
   getRole: () => Promise.resolve(null),

@@ -17,7 +17,6 @@ const none = () => Promise.resolve([]);
 const reader: AdmissionReader = {
   listCnfDeployments: none,
   getRule: () => Promise.resolve(null),
-  listRules: none,
   listRoleBindings: none,
   listClusterRoleBindings: none,
   getRole: () => Promise.resolve(null),

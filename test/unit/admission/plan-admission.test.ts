@@ -277,74 +277,32 @@ describe("cnf-networks: names must be attached to the CNF, when it exists", () =
   });
 });
 
-describe("referenced-by-rules on DELETE", () => {
-  const deleteZone = (labels = cnfA) =>
+describe("DELETE of a rule (ADR 0010)", () => {
+  const deleteZone = (labels: Record<string, string> = cnfA) =>
     requestOf({
       operation: "DELETE",
       kind: "FirewallZone",
       oldObject: objectOf("lan", labels, specs.zone),
+      username: "mallory",
     });
 
-  it("denies deleting a zone that live rules use, listing the referrers", () => {
-    const candidates = [
-      observed("FirewallForwarding", "fwd1", specs.forwarding),
-      observed("FirewallRule", "allow-http", { src: "lan", target: "ACCEPT", proto: "tcp" }),
-      observed("FirewallSNAT", "snat1", { dest: "wan", src_dip: "1.2.3.4" }),
-    ];
-    const verdict = planAdmission(deleteZone(), snapshot({ referrerCandidates: candidates }));
-    expect(verdict).toMatchObject({ allowed: false, code: 409, policy: "referenced-by-rules" });
-    expect(message(verdict)).toContain(
-      'FirewallForwarding "fwd1" (spec.src), FirewallRule "allow-http" (spec.src)',
-    );
-    expect(message(verdict)).not.toContain("snat1");
-  });
-
-  it.each([
-    ["being deleted", { deleting: true }],
-    ["of another purpose", { purpose: "cnf-b" }],
-  ])("ignores a referrer that is %s", (_title, extra) => {
-    const candidates = [observed("FirewallForwarding", "fwd1", specs.forwarding, extra)];
-    expect(planAdmission(deleteZone(), snapshot({ referrerCandidates: candidates })).allowed).toBe(
-      true,
-    );
-  });
-
-  it("lists only the kinds that can reference the deleted kind", () => {
-    const kinds = planObservation(deleteZone())
-      .referrerKinds.map((k) => k.kind)
-      .sort();
-    expect(kinds).toEqual(["FirewallDNAT", "FirewallForwarding", "FirewallRule", "FirewallSNAT"]);
-    const forMwan3Rule = planObservation(
-      requestOf({
-        operation: "DELETE",
-        kind: "Mwan3Rule",
-        oldObject: objectOf("r1", cnfA, specs.rule),
-      }),
-    );
-    expect(forMwan3Rule.referrerKinds).toEqual([]);
-  });
-
-  it("denies deleting an Mwan3Policy or IpsecProposal still in use", () => {
-    const policyDelete = requestOf({
-      operation: "DELETE",
-      kind: "Mwan3Policy",
-      oldObject: objectOf("balance1", cnfA, specs.policy),
+  it("is allowed while live rules still reference it, reading nothing: its finalizer holds it", () => {
+    expect(planObservation(deleteZone())).toMatchObject({
+      referencedObjects: [],
+      rbac: false,
+      cnfPurpose: undefined,
     });
-    const byRule = planAdmission(
-      policyDelete,
-      snapshot({ referrerCandidates: [observed("Mwan3Rule", "r1", specs.rule)] }),
-    );
-    expect(message(byRule)).toContain('Mwan3Rule "r1" (spec.policy)');
-    const proposalDelete = requestOf({
-      operation: "DELETE",
-      kind: "IpsecProposal",
-      oldObject: objectOf("esp1", cnfA, specs.proposal),
+    expect(planAdmission(deleteZone(), snapshot({})).allowed).toBe(true);
+  });
+
+  it("in a bucket, is the bucket policy's alone", () => {
+    const labelled = deleteZone({ ...cnfA, "sdewan-bucket-type": "basic" });
+    expect(planObservation(labelled)).toMatchObject({ referencedObjects: [], rbac: true });
+    expect(planAdmission(labelled, snapshot({}))).toMatchObject({
+      allowed: false,
+      code: 403,
+      policy: "bucket-permission",
     });
-    const byHost = planAdmission(
-      proposalDelete,
-      snapshot({ referrerCandidates: [observed("IpsecHost", "host1", specs.host)] }),
-    );
-    expect(message(byHost)).toContain('IpsecHost "host1" (spec.connections[0].crypto_proposal[0])');
   });
 });
 
