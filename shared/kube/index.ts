@@ -83,6 +83,13 @@ export { formatLabelSelector } from "./selectors.js";
 export type { LabelSelectorInput } from "./selectors.js";
 export { planFinalizers } from "./plan-finalizers.js";
 export { retryOnConflict } from "./retry.js";
+export {
+  eachObject,
+  kubeFailureOutcome,
+  OBJECT_FAILED_REASON,
+  settleObject,
+} from "./each-object.js";
+export type { EachObjectOptions, SettleObjectOptions } from "./each-object.js";
 export { cachedThenConsistent, readOptions } from "./freshness.js";
 export type { ReadFreshness } from "./freshness.js";
 export { EVENTS, NO_EVENTS, eventName, kubeEventRecorder } from "./event-recorder.js";
