@@ -1,0 +1,100 @@
+// One bad object never breaks the others (issue 24, section 3), for the ClusterLink functions'
+// resyncs: an object that cannot be handled is reported on itself (a condition where its status
+// can be written, an Event, a log line naming it) and skipped; the other objects converge, and
+// the resync is answered 202, never 500.
+//
+// The bad objects are what a cluster really holds with the webhook down or a policy in force: an
+// Import named `my.db` (a valid object name, not a valid Service name), stored before the CRD's
+// name rule existed (support/unvalidated.ts); objects whose writes a ValidatingAdmissionPolicy
+// refuses (support/refuse-writes.ts).
+import {
+  importLabels,
+  LEASED_PORT_ANNOTATION,
+  systemServiceName,
+} from "../../shared/clusterlink/index.js";
+import { EVENTS, SERVICES, type KubeObject } from "../../shared/kube/index.js";
+import { ClusterLinkWorld, DEFAULT_PEER, IMPORTS } from "./clusterlink-harness.js";
+import { storeUnvalidated } from "./support/unvalidated.js";
+
+const world = new ClusterLinkWorld();
+const CL = world.clNamespace;
+
+beforeAll(() => world.setUp());
+
+interface Recorded extends KubeObject {
+  reason?: string;
+  note?: string;
+  type?: string;
+  regarding?: { kind?: string; name?: string };
+}
+
+async function eventsOn(namespace: string, kind: string, name: string): Promise<Recorded[]> {
+  const all = (await world.kube.list(EVENTS, { namespace })) as Recorded[];
+  return all.filter((e) => e.regarding?.kind === kind && e.regarding.name === name);
+}
+
+const importConditions = (ns: string, name: string) => world.conditions(IMPORTS, ns, name);
+
+describe("clusterlink-import: an Import named my.db (not a Service name) stored with the webhook down", () => {
+  let ns: string;
+  /** A port it held from before (spec.targetPort with our annotation): it must be released. */
+  const heldPort = 40_000 + Math.floor(Math.random() * 9_000);
+
+  beforeAll(async () => {
+    ns = await world.namespace("badname");
+    await world.importOf(ns, "db", { port: 5432 });
+    await storeUnvalidated("imports", {
+      apiVersion: "clusterlink.net/v1alpha1",
+      kind: "Import",
+      metadata: {
+        name: "my.db",
+        namespace: ns,
+        annotations: { [LEASED_PORT_ANNOTATION]: String(heldPort) },
+      },
+      spec: {
+        port: 5432,
+        targetPort: heldPort,
+        lbScheme: "round-robin",
+        sources: [{ peer: DEFAULT_PEER, exportName: "db", exportNamespace: "data" }],
+      },
+    });
+    // What an Import whose delete was lost left behind: the resync's sweep must still run.
+    await world.kube.create(SERVICES, {
+      metadata: {
+        name: "gone",
+        namespace: ns,
+        labels: importLabels({ namespace: ns, name: "gone" }),
+      },
+      spec: { type: "ExternalName", externalName: "gone.example" },
+    });
+  });
+
+  it("the resync answers 202: the good Import converges, the orphan is swept, my.db is Stalled", async () => {
+    expect(await world.resync(world.importer)).toMatchObject({ kind: "done" });
+    expect((await importConditions(ns, "db"))["Ready"]).toMatchObject({ status: "True" });
+    expect(await world.getService(ns, "db")).toBeDefined();
+    expect(await world.getService(ns, "gone")).toBeUndefined();
+    const stalled = (await importConditions(ns, "my.db"))["Stalled"];
+    expect(stalled).toMatchObject({ status: "True", reason: "InvalidName" });
+    expect(stalled?.message).toMatch(/'my\.db'.*DNS-1035.*recreate .*'my-db'/);
+  });
+
+  it("it keeps no port and no Service, and says so once in an Event", async () => {
+    const stored = await world.kube.get(IMPORTS, { namespace: ns, name: "my.db" });
+    expect((stored?.spec as { targetPort?: number }).targetPort ?? 0).toBe(0);
+    expect(stored?.metadata.annotations?.[LEASED_PORT_ANNOTATION]).toBeUndefined();
+    const system = systemServiceName({ namespace: ns, name: "my.db" }, CL);
+    expect(await world.getService(CL, system)).toBeUndefined();
+    expect(await world.resync(world.importer)).toMatchObject({ kind: "done" });
+    const events = await eventsOn(ns, "Import", "my.db");
+    expect(events.map((e) => [e.type, e.reason])).toEqual([["Warning", "InvalidName"]]);
+    expect(events[0]?.note).toMatch(/my\.db/);
+  });
+
+  it("its own event is answered 422 InvalidName (permanent, not redelivered), not 500", async () => {
+    expect(await world.importEvent(ns, "my.db", "update")).toMatchObject({
+      kind: "permanent",
+      code: "InvalidName",
+    });
+  });
+});
