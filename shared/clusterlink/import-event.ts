@@ -63,6 +63,7 @@ import { grantedPort } from "./plan-import.js";
 import { planLeases, type LeaseClaim, type LeaseDecision } from "./plan-lease.js";
 import { SERVICE_NAME_LABEL, SLICE_MANAGED_BY_LABEL } from "./plan-merge.js";
 import { planSources, SOURCES_CONDITION } from "./plan-sources.js";
+import { planStatus, reconcileConditions } from "./plan-status.js";
 
 const isMerge = (imp: ObservedImport): boolean => imp.labels[MERGE_LABEL] === "true";
 
@@ -78,6 +79,26 @@ const importRegarding = (imp: ObservedImport): EventRegarding => ({
   name: imp.name,
   uid: imp.uid,
 });
+
+/**
+ * What an Import that could not be settled is told beside eachObject's Event: Ready False with
+ * why, Stalled (or Reconciling, for what a retry may fix). Re-read: its lease may have been written.
+ */
+async function recordSkipped(
+  kube: KubeClient,
+  key: ImportKey,
+  outcome: Outcome,
+  options: RoundOptions,
+): Promise<void> {
+  const live = await kube.get(IMPORTS, key);
+  if (live === undefined || outcome.kind === "done") return;
+  const imp = observeImport(live);
+  const kind = outcome.kind === "retry" ? "reconciling" : "stalled";
+  const wanted = reconcileConditions({ kind, reason: "ReconcileFailed", message: outcome.reason });
+  const status = planStatus(imp.status, wanted, imp.generation, options.now);
+  if (status.write === null) return;
+  await kube.patchStatus(IMPORTS, imp, status.write, { resourceVersion: imp.resourceVersion });
+}
 
 /**
  * The resync's sweep: every Service with our labels whose Import is gone (a lost delete), and
@@ -217,7 +238,13 @@ async function round(
       if (port !== null) settledPorts.set(key, port);
       return outcome;
     },
-    { regarding: importRegarding, log: options.log, events: options.events, rethrow: raced },
+    {
+      regarding: importRegarding,
+      log: options.log,
+      events: options.events,
+      rethrow: raced,
+      onFailure: (imp, outcome) => recordSkipped(kube, imp, outcome, options),
+    },
   );
   const outcomes = new Map(settling.map((imp, i) => [keyOf(imp), settled[i] ?? done("")]));
   return { leased, outcomes };

@@ -6,21 +6,35 @@
  *
  * Outcomes: done when every status is written (an unreachable Peer is a state, not a failure);
  * retry when the client certificate cannot be read (the Peers say so) or on API errors;
- * malformed for events of other kinds.
+ * malformed for events of other kinds. A Peer whose status cannot be written is reported on
+ * itself (an Event) and skipped: the others are written, the answer stays 202.
  */
 import type { Log } from "../core/context.js";
-import { done, malformed, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
+import {
+  batchOutcome,
+  done,
+  malformed,
+  retryLater,
+  worstOutcome,
+  type Outcome,
+} from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
   clusterLinkResource,
+  eachObject,
   isKubeError,
   type EventRecorder,
+  type EventRegarding,
   type KubeClient,
   type KubeObject,
 } from "../kube/index.js";
 import { planClusterLinkEvents } from "./plan-events.js";
 import { recordClusterLinkEvents } from "./record-events.js";
-import { peerSpecSchema, peerStatusSchema } from "../rules/clusterlink-kinds.js";
+import {
+  CLUSTERLINK_API_VERSION,
+  peerSpecSchema,
+  peerStatusSchema,
+} from "../rules/clusterlink-kinds.js";
 import { heartbeat, InvalidPeerTlsError, type PeerTls } from "./heartbeat.js";
 import { planPeerHealth, type HeartbeatMemory } from "./plan-peer-health.js";
 import { planStatus, reconcileConditions, type WantedCondition } from "./plan-status.js";
@@ -136,6 +150,14 @@ async function ignorePeer(
   return done(`Peer ${peer.metadata.namespace ?? ""}/${peer.metadata.name} ignored: ${message}`);
 }
 
+const peerRegarding = (peer: KubeObject): EventRegarding => ({
+  apiVersion: CLUSTERLINK_API_VERSION,
+  kind: "Peer",
+  namespace: peer.metadata.namespace ?? "",
+  name: peer.metadata.name,
+  uid: peer.metadata.uid ?? "",
+});
+
 async function peersOf(
   kube: KubeClient,
   event: IntakeEvent,
@@ -181,9 +203,15 @@ export async function syncPeerEvent(
       await Promise.all(inside.map((p) => writeStatus(kube, p, conditions, {}, options)));
       return retryLater(message, 30);
     }
-    const checked = await Promise.all(inside.map((p) => checkPeer(kube, p, tls, options)));
+    // All at once, each on its own: a Peer whose status cannot be written is reported and skipped.
+    const checked = await eachObject(inside, (p) => checkPeer(kube, p, tls, options), {
+      regarding: peerRegarding,
+      log,
+      events: options.events,
+      concurrency: inside.length,
+    });
     log.debug({ peers: inside.length }, "peers heartbeaten");
-    return worstOutcome([...ignored, ...checked]);
+    return batchOutcome([...ignored, ...checked]);
   } catch (error) {
     if (isKubeError(error) && (error.retryable || error.code === "forbidden"))
       return retryLater(error.message);

@@ -12,8 +12,11 @@ import {
   LEASED_PORT_ANNOTATION,
   systemServiceName,
 } from "../../shared/clusterlink/index.js";
-import { EVENTS, SERVICES, type KubeObject } from "../../shared/kube/index.js";
-import { ClusterLinkWorld, DEFAULT_PEER, IMPORTS } from "./clusterlink-harness.js";
+import { PeerGatewayFleet } from "../../dev/peer-gateway-sim/index.js";
+import { createClusterLinkPeerHealth } from "../../functions/clusterlink-peer-health/index.js";
+import { clusterLinkResource, EVENTS, SERVICES, type KubeObject } from "../../shared/kube/index.js";
+import { ClusterLinkWorld, DEFAULT_PEER, EXPORTS, IMPORTS } from "./clusterlink-harness.js";
+import { refuseWrites } from "./support/refuse-writes.js";
 import { storeUnvalidated } from "./support/unvalidated.js";
 
 const world = new ClusterLinkWorld();
@@ -96,5 +99,151 @@ describe("clusterlink-import: an Import named my.db (not a Service name) stored 
       kind: "permanent",
       code: "InvalidName",
     });
+  });
+});
+
+describe("clusterlink-import: an Import whose Service the API server refuses (a policy)", () => {
+  let ns: string;
+  let removePolicy: () => Promise<void>;
+
+  beforeAll(async () => {
+    ns = await world.namespace("refused-svc");
+    let probes = 0;
+    removePolicy = await refuseWrites({
+      name: `no-blocked-services-${ns}`,
+      resources: [{ apiGroups: [""], resources: ["services"], operations: ["CREATE"] }],
+      admits: "!object.metadata.name.startsWith('blocked')",
+      message: "this namespace takes no Service named blocked*",
+      namespace: ns,
+      probe: async () => {
+        probes += 1;
+        const probe = await world
+          .service(ns, `blocked-probe-${probes}`, [80])
+          .then(() => false)
+          .catch(() => true);
+        return probe;
+      },
+    });
+    await world.importOf(ns, "blocked", { port: 80 });
+    await world.importOf(ns, "fine", { port: 80 });
+  });
+  afterAll(() => removePolicy());
+
+  it("the resync answers 202: the other Import converges, the refused one is reported on itself", async () => {
+    expect(await world.resync(world.importer)).toMatchObject({ kind: "done" });
+    expect((await importConditions(ns, "fine"))["Ready"]).toMatchObject({ status: "True" });
+    expect(await world.getService(ns, "fine")).toBeDefined();
+    expect(await world.getService(ns, "blocked")).toBeUndefined();
+    expect((await importConditions(ns, "blocked"))["Stalled"]).toMatchObject({
+      status: "True",
+      reason: "ReconcileFailed",
+      message: expect.stringMatching(/this namespace takes no Service named blocked/) as unknown,
+    });
+    const events = await eventsOn(ns, "Import", "blocked");
+    expect(events.map((e) => [e.type, e.reason])).toContainEqual(["Warning", "ReconcileFailed"]);
+  });
+});
+
+describe("clusterlink-export: an Export whose status the API server refuses (a policy)", () => {
+  let ns: string;
+  let removePolicy: () => Promise<void>;
+
+  beforeAll(async () => {
+    ns = await world.namespace("refused-export");
+    await world.service(ns, "fine", [5432]);
+    await world.service(ns, "blocked", [5432]);
+    await world.exportOf(ns, "fine", { port: 5432 });
+    await world.exportOf(ns, "blocked", { port: 5432 });
+    await world.exportOf(ns, "probe", { port: 5432 });
+    let probes = 0;
+    removePolicy = await refuseWrites({
+      name: `frozen-export-status-${ns}`,
+      resources: [
+        { apiGroups: ["clusterlink.net"], resources: ["exports/status"], operations: ["UPDATE"] },
+      ],
+      admits: "!(object.metadata.name in ['blocked', 'probe'])",
+      message: "this Export's status is frozen",
+      namespace: ns,
+      probe: async () => {
+        probes += 1;
+        const condition = {
+          type: "Probe",
+          status: "True",
+          reason: "Probe",
+          message: String(probes),
+          lastTransitionTime: new Date().toISOString(),
+        };
+        return world.kube
+          .patchStatus(EXPORTS, { namespace: ns, name: "probe" }, { conditions: [condition] })
+          .then(() => false)
+          .catch(() => true);
+      },
+    });
+  });
+  afterAll(() => removePolicy());
+
+  it("the resync answers 202: the other Export is verified, the refused one is reported on itself", async () => {
+    expect(await world.resync(world.exporter)).toMatchObject({ kind: "done" });
+    expect((await world.conditions(EXPORTS, ns, "fine"))["ExportValid"]).toMatchObject({
+      status: "True",
+    });
+    const events = await eventsOn(ns, "Export", "blocked");
+    expect(events.map((e) => [e.type, e.reason])).toEqual([["Warning", "ReconcileFailed"]]);
+    expect(events[0]?.note).toMatch(/this Export's status is frozen/);
+  });
+});
+
+describe("clusterlink-peer-health: a Peer whose status the API server refuses (a policy)", () => {
+  let clNs: string;
+  let fleet: PeerGatewayFleet;
+  let removePolicy: () => Promise<void>;
+  const PEERS = clusterLinkResource("Peer");
+
+  beforeAll(async () => {
+    // Its own ClusterLink namespace: a peer-health resync heartbeats every Peer there.
+    clNs = await world.namespace("cl-refused-peer");
+    fleet = await PeerGatewayFleet.start({ peers: [{ name: "fine" }, { name: "blocked" }] });
+    for (const name of ["fine", "blocked", "probe"]) {
+      const port = fleet.gateway(name === "probe" ? "fine" : name).port;
+      await world.kube.create(PEERS, {
+        metadata: { name, namespace: clNs },
+        spec: { gateways: [{ host: "127.0.0.1", port }] },
+      });
+    }
+    let probes = 0;
+    removePolicy = await refuseWrites({
+      name: `frozen-peer-status-${clNs}`,
+      resources: [
+        { apiGroups: ["clusterlink.net"], resources: ["peers/status"], operations: ["UPDATE"] },
+      ],
+      admits: "!(object.metadata.name in ['blocked', 'probe'])",
+      message: "this Peer's status is frozen",
+      namespace: clNs,
+      probe: async () => {
+        probes += 1;
+        return world.kube
+          .patchStatus(PEERS, { namespace: clNs, name: "probe" }, { consecutiveFailures: probes })
+          .then(() => false)
+          .catch(() => true);
+      },
+    });
+    await world.kube.delete(PEERS, { namespace: clNs, name: "probe" });
+  });
+  afterAll(async () => {
+    await removePolicy();
+    await fleet.close();
+  });
+
+  it("the resync answers 202: the other Peer is heartbeaten, the refused one is reported on itself", async () => {
+    const fn = createClusterLinkPeerHealth({
+      kube: () => world.kube,
+      env: { CL_NAMESPACE: clNs, CL_PEER_TLS_DIR: fleet.identityDir },
+    });
+    expect(await world.resync(fn)).toMatchObject({ kind: "done" });
+    expect((await world.conditions(PEERS, clNs, "fine"))["PeerReachable"]).toMatchObject({
+      status: "True",
+    });
+    const events = await eventsOn(clNs, "Peer", "blocked");
+    expect(events.map((e) => [e.type, e.reason])).toEqual([["Warning", "ReconcileFailed"]]);
   });
 });
