@@ -14,15 +14,32 @@ import {
 } from "../../shared/clusterlink/index.js";
 import { PeerGatewayFleet } from "../../dev/peer-gateway-sim/index.js";
 import { createClusterLinkPeerHealth } from "../../functions/clusterlink-peer-health/index.js";
-import { clusterLinkResource, EVENTS, SERVICES, type KubeObject } from "../../shared/kube/index.js";
+import {
+  clusterLinkResource,
+  EVENTS,
+  SERVICES,
+  type KubeClient,
+  type KubeObject,
+} from "../../shared/kube/index.js";
+import type { EventFunction } from "../../shared/runtime/function.js";
 import { ClusterLinkWorld, DEFAULT_PEER, EXPORTS, IMPORTS } from "./clusterlink-harness.js";
+import { identityFrom } from "./support/identity.js";
 import { refuseWrites } from "./support/refuse-writes.js";
 import { storeUnvalidated } from "./support/unvalidated.js";
 
 const world = new ClusterLinkWorld();
 const CL = world.clNamespace;
+/** Each function runs with exactly its manifests/rbac role: what it reports, it may write. */
+let importer: EventFunction;
+let exporter: EventFunction;
+let peerHealthKube: KubeClient;
 
-beforeAll(() => world.setUp());
+beforeAll(async () => {
+  await world.setUp();
+  importer = world.instance("import", (await identityFrom("clusterlink-import.yaml")).kube);
+  exporter = world.instance("export", (await identityFrom("clusterlink-export.yaml")).kube);
+  peerHealthKube = (await identityFrom("clusterlink-peer-health.yaml")).kube;
+});
 
 interface Recorded extends KubeObject {
   reason?: string;
@@ -73,7 +90,7 @@ describe("clusterlink-import: an Import named my.db (not a Service name) stored 
   });
 
   it("the resync answers 202: the good Import converges, the orphan is swept, my.db is Stalled", async () => {
-    expect(await world.resync(world.importer)).toMatchObject({ kind: "done" });
+    expect(await world.resync(importer)).toMatchObject({ kind: "done" });
     expect((await importConditions(ns, "db"))["Ready"]).toMatchObject({ status: "True" });
     expect(await world.getService(ns, "db")).toBeDefined();
     expect(await world.getService(ns, "gone")).toBeUndefined();
@@ -88,14 +105,14 @@ describe("clusterlink-import: an Import named my.db (not a Service name) stored 
     expect(stored?.metadata.annotations?.[LEASED_PORT_ANNOTATION]).toBeUndefined();
     const system = systemServiceName({ namespace: ns, name: "my.db" }, CL);
     expect(await world.getService(CL, system)).toBeUndefined();
-    expect(await world.resync(world.importer)).toMatchObject({ kind: "done" });
+    expect(await world.resync(importer)).toMatchObject({ kind: "done" });
     const events = await eventsOn(ns, "Import", "my.db");
     expect(events.map((e) => [e.type, e.reason])).toEqual([["Warning", "InvalidName"]]);
     expect(events[0]?.note).toMatch(/my\.db/);
   });
 
   it("its own event is answered 422 InvalidName (permanent, not redelivered), not 500", async () => {
-    expect(await world.importEvent(ns, "my.db", "update")).toMatchObject({
+    expect(await world.importEvent(ns, "my.db", "update", importer)).toMatchObject({
       kind: "permanent",
       code: "InvalidName",
     });
@@ -130,7 +147,7 @@ describe("clusterlink-import: an Import whose Service the API server refuses (a 
   afterAll(() => removePolicy());
 
   it("the resync answers 202: the other Import converges, the refused one is reported on itself", async () => {
-    expect(await world.resync(world.importer)).toMatchObject({ kind: "done" });
+    expect(await world.resync(importer)).toMatchObject({ kind: "done" });
     expect((await importConditions(ns, "fine"))["Ready"]).toMatchObject({ status: "True" });
     expect(await world.getService(ns, "fine")).toBeDefined();
     expect(await world.getService(ns, "blocked")).toBeUndefined();
@@ -183,7 +200,7 @@ describe("clusterlink-export: an Export whose status the API server refuses (a p
   afterAll(() => removePolicy());
 
   it("the resync answers 202: the other Export is verified, the refused one is reported on itself", async () => {
-    expect(await world.resync(world.exporter)).toMatchObject({ kind: "done" });
+    expect(await world.resync(exporter)).toMatchObject({ kind: "done" });
     expect((await world.conditions(EXPORTS, ns, "fine"))["ExportValid"]).toMatchObject({
       status: "True",
     });
@@ -236,7 +253,7 @@ describe("clusterlink-peer-health: a Peer whose status the API server refuses (a
 
   it("the resync answers 202: the other Peer is heartbeaten, the refused one is reported on itself", async () => {
     const fn = createClusterLinkPeerHealth({
-      kube: () => world.kube,
+      kube: () => peerHealthKube,
       env: { CL_NAMESPACE: clNs, CL_PEER_TLS_DIR: fleet.identityDir },
     });
     expect(await world.resync(fn)).toMatchObject({ kind: "done" });

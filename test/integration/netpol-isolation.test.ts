@@ -3,7 +3,9 @@
 // a policy engine or a quota would) sits beside a Pod of the same policy. The refused table is
 // reported on its Pod and skipped; the other Pod's table is written; the resync answers 202.
 import { EVENTS, NETPOL_ENDPOINTS, type KubeObject } from "../../shared/kube/index.js";
+import type { EventFunction } from "../../shared/runtime/function.js";
 import { NetpolWorld } from "./netpol-harness.js";
+import { identityFrom } from "./support/identity.js";
 import { refuseWrites } from "./support/refuse-writes.js";
 
 const world = new NetpolWorld();
@@ -20,7 +22,11 @@ interface Recorded extends KubeObject {
 const endpointNames = async (): Promise<string[]> =>
   (await world.kube.list(NETPOL_ENDPOINTS, { namespace: ns })).map((t) => t.metadata.name).sort();
 
+/** network-policy-sync with exactly its manifests/rbac role: what it reports, it may write. */
+let fn: EventFunction;
+
 beforeAll(async () => {
+  fn = world.instance((await identityFrom("network-policy-sync.yaml")).kube);
   ns = await world.namespace("isolation");
   await world.policy(ns, "web-ingress", {
     podSelector: { matchLabels: { app: "web" } },
@@ -60,7 +66,7 @@ beforeAll(async () => {
 afterAll(() => removePolicy());
 
 it("the resync answers 202: the other Pod's table is written, the refused one is reported on its Pod", async () => {
-  expect(await world.send(world.resyncEvent())).toMatchObject({ kind: "done" });
+  expect(await world.send(world.resyncEvent(), fn)).toMatchObject({ kind: "done" });
   expect(await endpointNames()).toEqual(["fine"]);
   const events = ((await world.kube.list(EVENTS, { namespace: ns })) as Recorded[]).filter(
     (e) => e.regarding?.kind === "Pod" && e.regarding.name === "blocked",
