@@ -35,7 +35,7 @@ import {
 import type { LeaseClaim, LeaseDecision } from "./plan-lease.js";
 import { peersNamedBy, type PeerReading } from "./plan-sources.js";
 import { planStatus } from "./plan-status.js";
-import { peerStatusSchema } from "../rules/clusterlink-kinds.js";
+import { importNameProblem, peerStatusSchema } from "../rules/clusterlink-kinds.js";
 
 export const IMPORTS = clusterLinkResource("Import");
 const PEERS = clusterLinkResource("Peer");
@@ -53,8 +53,11 @@ export interface ImportEventOptions {
 
 export const keyOf = (k: ImportKey): string => `${k.namespace}/${k.name}`;
 
+/** An Import no Service can be named after claims no port (plan-import.ts: InvalidName). */
+const nameBarred = (imp: ObservedImport): boolean => importNameProblem(imp.name) !== null;
+
 export function leaseClaimOf(imp: ObservedImport): LeaseClaim | null {
-  if (imp.deleting || !imp.spec.ok) return null;
+  if (imp.deleting || !imp.spec.ok || nameBarred(imp)) return null;
   const targetPort = imp.spec.value.targetPort ?? 0;
   return {
     key: keyOf(imp),
@@ -81,6 +84,25 @@ export async function writeLease(
   const written = await kube.replace(IMPORTS, {
     ...raw,
     metadata: { ...raw.metadata, name: imp.name, namespace: imp.namespace, annotations },
+    spec,
+  });
+  return observeImport(written);
+}
+
+/**
+ * A port we leased an Import whose name bars it (leased before that was checked) is given back:
+ * its spec says no port again, and our annotation goes, in one write guarded by resourceVersion.
+ */
+async function releaseBarredLease(kube: KubeClient, imp: ObservedImport): Promise<ObservedImport> {
+  const port = imp.spec.ok ? (imp.spec.value.targetPort ?? 0) : 0;
+  if (!nameBarred(imp) || port === 0 || imp.annotations[LEASED_PORT_ANNOTATION] !== String(port)) {
+    return imp;
+  }
+  const { [LEASED_PORT_ANNOTATION]: _released, ...annotations } = imp.annotations;
+  const { targetPort: _port, ...spec } = imp.raw.spec as Record<string, unknown>;
+  const written = await kube.replace(IMPORTS, {
+    ...imp.raw,
+    metadata: { ...imp.raw.metadata, name: imp.name, namespace: imp.namespace, annotations },
     spec,
   });
   return observeImport(written);
@@ -272,7 +294,9 @@ export async function settleImport(
   const { fromOwnEvent } = how;
   // The Peers are read alongside the lease write and the slices: none depends on the others.
   const [imp, peers, slices] = await Promise.all([
-    decision?.kind === "lease" ? writeLease(kube, observed, decision.port) : observed,
+    decision?.kind === "lease"
+      ? writeLease(kube, observed, decision.port)
+      : releaseBarredLease(kube, observed),
     how.peers ?? readPeers(kube, peerNamesOf(observed), options.clNamespace),
     slicesMatter(observed) ? findSlices(kube, observed, options.clNamespace) : undefined,
   ]);

@@ -10,22 +10,36 @@ import { isDeepStrictEqual } from "node:util";
  *
  * Outcomes: done when every status is written (an unreachable Peer is a state, not a failure);
  * retry when the client certificate cannot be read (the Peers say so) or on API errors;
- * malformed for events of other kinds.
+ * malformed for events of other kinds. A Peer whose status cannot be written is reported on
+ * itself (an Event) and skipped: the others are written, the answer stays 202.
  */
 import type { Log } from "../core/context.js";
-import { done, malformed, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
+import {
+  batchOutcome,
+  done,
+  malformed,
+  retryLater,
+  worstOutcome,
+  type Outcome,
+} from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
   clusterLinkResource,
+  eachObject,
   isKubeError,
   readOptions,
   type EventRecorder,
+  type EventRegarding,
   type KubeClient,
   type KubeObject,
 } from "../kube/index.js";
 import { planClusterLinkEvents } from "./plan-events.js";
 import { recordClusterLinkEvents } from "./record-events.js";
-import { peerSpecSchema, peerStatusSchema } from "../rules/clusterlink-kinds.js";
+import {
+  CLUSTERLINK_API_VERSION,
+  peerSpecSchema,
+  peerStatusSchema,
+} from "../rules/clusterlink-kinds.js";
 import { heartbeat, InvalidPeerTlsError, type PeerTls } from "./heartbeat.js";
 import {
   DEFAULT_HEARTBEAT_CADENCE,
@@ -176,6 +190,15 @@ async function ignorePeer(
   return done(`Peer ${peer.metadata.namespace ?? ""}/${peer.metadata.name} ignored: ${message}`);
 }
 
+const peerRegarding = (peer: KubeObject): EventRegarding => ({
+  apiVersion: CLUSTERLINK_API_VERSION,
+  kind: "Peer",
+  namespace: peer.metadata.namespace ?? "",
+  name: peer.metadata.name,
+  uid: peer.metadata.uid ?? "",
+});
+
+
 /**
  * Whether a Peer's status already answers for its spec: it was heartbeaten at this generation.
  * Its update events are then our own status writes (or label edits), not a reason to probe.
@@ -264,9 +287,15 @@ export async function syncPeerEvent(
       return ignored.length === 0 ? done(skipped ?? "no Peer to check") : worstOutcome(ignored);
     const tls = await readTls(kube, inside, options);
     if ("retry" in tls) return tls.retry;
-    const checked = await Promise.all(inside.map((p) => checkPeer(kube, p, tls.tls, options)));
+    // All at once, each on its own: a Peer whose status cannot be written is reported and skipped.
+    const checked = await eachObject(inside, (p) => checkPeer(kube, p, tls.tls, options), {
+      regarding: peerRegarding,
+      log,
+      events: options.events,
+      concurrency: inside.length,
+    });
     log.debug({ peers: inside.length }, "peers heartbeaten");
-    return worstOutcome([...ignored, ...checked]);
+    return batchOutcome([...ignored, ...checked]);
   } catch (error) {
     if (isKubeError(error) && (error.retryable || error.code === "forbidden"))
       return retryLater(error.message);

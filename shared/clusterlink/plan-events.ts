@@ -17,6 +17,10 @@ export const CLUSTERLINK_EVENT_REASONS = {
     type: "Warning",
     means: "a Service the Import needs is someone else's, or missing (merge mode)",
   },
+  InvalidName: {
+    type: "Warning",
+    means: "no Service can take the Import's name: recreate it under a DNS-1035 label",
+  },
   ExportInvalid: { type: "Warning", means: "the Export's Service or port is not there" },
   ExportVerified: { type: "Normal", means: "the Export is valid again (or for the first time)" },
   PolicyInvalid: {
@@ -46,6 +50,9 @@ const event = (reason: ClusterLinkEventReason, note: string): PlannedClusterLink
   note,
 });
 
+/** The reason of both Import conditions when its name cannot name a Service (plan-import.ts). */
+const INVALID_NAME = "InvalidName";
+
 /** Upstream's condition types and the Event each transition of theirs is reported as. */
 const TRANSITIONS: Readonly<Record<string, Transition>> = {
   PeerReachable: (_before, after) =>
@@ -53,9 +60,13 @@ const TRANSITIONS: Readonly<Record<string, Transition>> = {
       ? event("PeerReachable", "a gateway answered the heartbeat")
       : event("PeerUnreachable", after.message || "no gateway answers the heartbeat"),
   ImportTargetPortValid: (_before, after) =>
-    after.status === "True" ? null : event("PortConflict", after.message),
+    after.status === "True" || after.reason === INVALID_NAME
+      ? null
+      : event("PortConflict", after.message),
   ImportServiceValid: (_before, after) =>
-    after.status === "True" ? null : event("ServiceConflict", after.message),
+    after.status === "True"
+      ? null
+      : event(after.reason === INVALID_NAME ? "InvalidName" : "ServiceConflict", after.message),
   ExportValid: (before, after) =>
     after.status === "True"
       ? before === undefined
@@ -83,7 +94,9 @@ export function planClusterLinkEvents(
   const stored = new Map((before?.conditions ?? []).map((c) => [c.type, c]));
   // Upstream sets ImportServiceValid False with the same message when the port fails: one
   // problem, one Event (PortConflict).
-  const portFailed = after.some((c) => c.type === "ImportTargetPortValid" && c.status === "False");
+  const portFailed = after.some(
+    (c) => c.type === "ImportTargetPortValid" && c.status === "False" && c.reason !== INVALID_NAME,
+  );
   const events: PlannedClusterLinkEvent[] = [];
   for (const condition of after) {
     const transition = TRANSITIONS[condition.type];

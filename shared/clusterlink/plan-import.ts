@@ -1,10 +1,11 @@
 /**
  * Pure: what one Import's Services and conditions should be (reference B.3), given its lease
  * decision and the Services found where it wants them. Beyond upstream: an Import that cannot be
- * served (bad spec, port conflict, a name taken by someone else's Service) keeps none of its
- * Services, so nothing of an invalid Import lingers.
+ * served (a name no Service can take, bad spec, port conflict, a name taken by someone else's
+ * Service) keeps none of its Services, so nothing of an invalid Import lingers.
  */
 import type { Service } from "../core/objects.js";
+import { importNameProblem } from "../rules/clusterlink-kinds.js";
 import type { ObservedImport } from "./observed.js";
 import {
   DATAPLANE_SELECTOR,
@@ -42,7 +43,8 @@ export type ServiceWrite =
   | { readonly action: "update"; readonly service: DesiredService }
   | { readonly action: "delete"; readonly ref: ServiceRef };
 
-export type ImportProblem = "InvalidSpec" | "PortConflict" | "ServiceConflict" | "ServiceNotFound";
+export type ImportProblem =
+  "InvalidName" | "InvalidSpec" | "PortConflict" | "ServiceConflict" | "ServiceNotFound";
 
 export interface ImportPlan {
   readonly writes: readonly ServiceWrite[];
@@ -153,6 +155,25 @@ function failed(
       portCondition,
       { type: "ImportServiceValid", status: "False", reason: "Error", message },
       ...reconcileConditions({ kind: "stalled", reason, message }),
+    ],
+  };
+}
+
+/**
+ * An Import whose name no Service can take (stored with the webhook down, or before the CRD's
+ * rule): no lease, no Service, and one reason on all three conditions, so its Event says what to
+ * fix rather than a port or Service conflict.
+ */
+function invalidName(cleanup: ServiceWrite[], message: string, slices?: FoundSlices): ImportPlan {
+  const invalid = { status: "False", reason: "InvalidName", message } as const;
+  return {
+    writes: cleanup,
+    sliceWrites: removeCopies(slices),
+    problem: { reason: "InvalidName", message },
+    conditions: [
+      { type: "ImportTargetPortValid", ...invalid },
+      { type: "ImportServiceValid", ...invalid },
+      ...reconcileConditions({ kind: "stalled", reason: "InvalidName", message }),
     ],
   };
 }
@@ -293,6 +314,8 @@ function planUnlessInvalid(input: ImportPlanInput): ImportPlan {
     reason: "Error",
     message,
   });
+  const nameProblem = importNameProblem(imp.name);
+  if (nameProblem !== null) return invalidName(cleanup, nameProblem, slices);
   if (!imp.spec.ok) {
     return failed(cleanup, "InvalidSpec", imp.spec.message, portError(imp.spec.message), slices);
   }

@@ -6,7 +6,16 @@
  * Knows nothing of HTTP or of the Kubernetes client: kube-store.ts implements NetpolStore.
  */
 import pLimit from "p-limit";
-import { NO_EVENTS, type EventRecorder, type ReadFreshness } from "../kube/index.js";
+import type { Log } from "../core/context.js";
+import { done, type Outcome } from "../core/outcome.js";
+import {
+  eachObject,
+  isKubeError,
+  NO_EVENTS,
+  type EventRecorder,
+  type EventRegarding,
+  type ReadFreshness,
+} from "../kube/index.js";
 import { applyPodEventFast } from "./apply-pod-event.js";
 import { planTableEvents } from "./plan-events.js";
 import type { NetpolEventResult, NetpolStore } from "./store.js";
@@ -51,6 +60,8 @@ export interface NetpolApplyOptions {
    * Default "consistent".
    */
   readonly freshness?: ReadFreshness;
+  /** Where a table that could not be written is reported (eachObject). Default: silent. */
+  readonly log?: Log;
 }
 
 /** Events per delivery at most: a policy edit over a large namespace must not become a storm. */
@@ -119,6 +130,51 @@ function write(store: NetpolStore, w: TableWrite): Promise<void> {
   }
 }
 
+/** A concurrent writer changed, created or deleted a table: the whole recompute runs again. */
+const raced = (error: unknown): boolean =>
+  isKubeError(error, "conflict") || isKubeError(error, "notFound");
+
+const SILENT: Log = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+
+/** The object a table stands for: its Pod (endpoint table) or its NetworkPolicy (peer set). */
+function tableRegarding(w: TableWrite): EventRegarding {
+  const table = w.action === "delete" ? w.stored : w.desired;
+  const pod = table.kind === "endpoint";
+  return {
+    apiVersion: pod ? "v1" : "networking.k8s.io/v1",
+    kind: pod ? "Pod" : "NetworkPolicy",
+    namespace: table.namespace,
+    name: table.name,
+  };
+}
+
+/**
+ * One phase's writes, bounded: a table the API server refuses is reported on its Pod or policy
+ * and skipped (eachObject), the others are written; a race is the recompute's.
+ */
+function writeEach(
+  phase: readonly TableWrite[],
+  limit: Limit,
+  writeTable: (w: TableWrite) => Promise<void>,
+  options: NetpolApplyOptions,
+): Promise<Outcome[]> {
+  return eachObject(
+    phase,
+    (w) =>
+      limit(async () => {
+        await writeTable(w);
+        return done(w.action);
+      }),
+    {
+      regarding: tableRegarding,
+      log: options.log ?? SILENT,
+      events: options.events,
+      rethrow: raced,
+      concurrency: phase.length,
+    },
+  );
+}
+
 export async function applyNetpolTrigger(
   trigger: NetpolTrigger,
   store: NetpolStore,
@@ -155,9 +211,14 @@ export async function applyNetpolTrigger(
     planTableWrites("endpoint", scope.endpoints, desired, storedEndpoints),
   ];
   const writes = { create: 0, replace: 0, delete: 0 };
+  const failures: Outcome[] = [];
   for (const phase of phases) {
-    await Promise.all(phase.map((w) => limit(() => writeTable(w))));
-    for (const w of phase) writes[w.action] += 1;
+    const outcomes = await writeEach(phase, limit, writeTable, options);
+    phase.forEach((w, i) => {
+      const outcome = outcomes[i] ?? done("");
+      if (outcome.kind === "done") writes[w.action] += 1;
+      else failures.push(outcome);
+    });
   }
   const problems = [
     ...unreadable,
@@ -172,5 +233,6 @@ export async function applyNetpolTrigger(
     writes,
     problems,
     path: fullBecause === null ? "full" : `full: ${fullBecause}`,
+    failures,
   };
 }

@@ -6,11 +6,12 @@
  * so racing instances converge: the loser re-reads, finds the table as it wanted, writes nothing.
  *
  * Outcomes: done (with counts) when every table in scope is as compiled, problems included (they
- * are recorded on the tables; redelivery cannot help); retry on API errors and after repeated
- * races; malformed for events of other kinds.
+ * are recorded on the tables; redelivery cannot help), and when a table the API server refuses
+ * was reported on its Pod or policy and skipped (apply-event.ts); retry on API errors and after
+ * repeated races; malformed for events of other kinds.
  */
 import type { Log } from "../core/context.js";
-import { done, malformed, retryLater, type Outcome } from "../core/outcome.js";
+import { batchOutcome, done, malformed, retryLater, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/types.js";
 import {
   cachedThenConsistent,
@@ -66,11 +67,12 @@ export async function syncNetpolEvent(
       (freshness) =>
         applyNetpolTrigger(classified.trigger, store, {
           freshness,
+          log,
           ...(options.events === undefined ? {} : { events: options.events }),
         }),
     );
     log.debug({ writes: result.writes }, "netpol tables recomputed");
-    return done(summary(result));
+    return batchOutcome([...(result.failures ?? []), done(summary(result))]);
   } catch (error) {
     if (raced(error)) return retryLater((error as Error).message);
     if (isKubeError(error) && (error.retryable || error.code === "forbidden")) {

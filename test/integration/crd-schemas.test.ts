@@ -14,6 +14,7 @@ import {
   desiredPeerSetTable,
 } from "../../shared/netpol/index.js";
 import { endpoint, newNamespace } from "./support/cluster.js";
+import { storeUnvalidated } from "./support/unvalidated.js";
 
 const CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
@@ -390,5 +391,46 @@ describe("the API server refuses what the Mwan3Policy schema forbids", () => {
     const refused = await patchStatus(created.body as KubeObject, { conditions: [condition] });
     expect(refused.status).toBe(422);
     expect(causes(refused.body)).toEqual([["FieldValueNotSupported", "status.conditions[0].type"]]);
+  });
+});
+
+describe("the Import CRD refuses a name its Services cannot take, on create only", () => {
+  const imp = (name: string): KubeObject => ({
+    apiVersion: kindInfo("Import").apiVersion,
+    kind: "Import",
+    metadata: { name, namespace },
+    spec: { port: 5432, sources: [{ peer: "east", exportName: "db", exportNamespace: "data" }] },
+  });
+
+  it.each(["my.db", "1db"])("refuses %s with what the name must be", async (name) => {
+    const refused = await create(imp(name));
+    expect(refused.status).toBe(422);
+    expect((refused.body as Status).message).toMatch(/import name must be a DNS-1035 label/);
+  });
+
+  it("admits a DNS-1035 label", async () => {
+    expect((await create(imp("my-db"))).status).toBe(201);
+  });
+
+  it("an Import stored before the rule still takes status and spec writes", async () => {
+    const old = imp("old.db");
+    await storeUnvalidated(kindInfo("Import").crd.plural, {
+      ...old,
+      metadata: { name: "old.db", namespace },
+    });
+    const condition = {
+      type: "Stalled",
+      status: "True",
+      reason: "InvalidName",
+      message: "recreate it",
+      lastTransitionTime: "2026-01-01T00:00:00Z",
+    };
+    expect((await patchStatus(old, { conditions: [condition] })).status).toBe(200);
+    const res = await apiRequest(endpoint(), `${collection(kindInfo("Import"))}/old.db`, {
+      method: "PATCH",
+      contentType: "application/merge-patch+json",
+      body: JSON.stringify({ spec: { port: 5433 } }),
+    });
+    expect(res.status).toBe(200);
   });
 });

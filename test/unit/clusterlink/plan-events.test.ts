@@ -55,6 +55,15 @@ it.each([
     ["Warning ServiceConflict"],
   ],
   [
+    "a name no Service can take: one Event that says so, not a port conflict",
+    undefined,
+    [
+      { ...c("ImportTargetPortValid", "False", "recreate it"), reason: "InvalidName" },
+      { ...c("ImportServiceValid", "False", "recreate it"), reason: "InvalidName" },
+    ],
+    ["Warning InvalidName"],
+  ],
+  [
     "Ready and the rest are not reported",
     undefined,
     [c("Ready", "False"), c("Stalled", "True")],
