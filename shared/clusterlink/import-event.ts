@@ -24,6 +24,7 @@ import {
   retryOnConflict,
   SERVICES,
   type KubeClient,
+  type KubeObject,
 } from "../kube/index.js";
 import {
   importOfLabels,
@@ -34,6 +35,7 @@ import {
   type ImportKey,
 } from "./names.js";
 import {
+  deleteIfStill,
   IMPORTS,
   keyOf,
   leaseClaimOf,
@@ -66,18 +68,26 @@ async function sweepOrphans(kube: KubeClient, imports: readonly ObservedImport[]
     kube.list(SERVICES, { labelSelector: { [MANAGED_BY_LABEL]: MANAGED_BY } }),
     kube.list(ENDPOINT_SLICES, { labelSelector: { [SLICE_MANAGED_BY_LABEL]: MANAGED_BY } }),
   ]);
-  let removed = 0;
-  for (const svc of ours) {
+  // Each delete is of the version whose labels were checked (deleteIfStill): a Service relabelled
+  // or replaced since the list is decided again, never removed on the list's word.
+  const orphanService = (svc: KubeObject): boolean => {
     const owner = importOfLabels(svc.metadata.labels);
-    if (owner === undefined || live.has(keyOf(owner))) continue;
-    const ref = { namespace: svc.metadata.namespace ?? "", name: svc.metadata.name };
-    if (await kube.delete(SERVICES, ref)) removed += 1;
+    return owner !== undefined && !live.has(keyOf(owner));
+  };
+  const orphanCopy = (copy: KubeObject): boolean => {
+    const labels = copy.metadata.labels ?? {};
+    const owner = {
+      namespace: copy.metadata.namespace ?? "",
+      name: labels[SERVICE_NAME_LABEL] ?? "",
+    };
+    return labels[SLICE_MANAGED_BY_LABEL] === MANAGED_BY && !merging.has(keyOf(owner));
+  };
+  let removed = 0;
+  for (const svc of ours.filter(orphanService)) {
+    if (await deleteIfStill(kube, SERVICES, svc, orphanService)) removed += 1;
   }
-  for (const copy of copies) {
-    const namespace = copy.metadata.namespace ?? "";
-    const owner = copy.metadata.labels?.[SERVICE_NAME_LABEL] ?? "";
-    if (merging.has(keyOf({ namespace, name: owner }))) continue;
-    if (await kube.delete(ENDPOINT_SLICES, { namespace, name: copy.metadata.name })) removed += 1;
+  for (const copy of copies.filter(orphanCopy)) {
+    if (await deleteIfStill(kube, ENDPOINT_SLICES, copy, orphanCopy)) removed += 1;
   }
   return removed;
 }
