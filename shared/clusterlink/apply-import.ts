@@ -15,7 +15,7 @@ import {
   type KubeObject,
   type ResourceType,
 } from "../kube/index.js";
-import { planClusterLinkEvents } from "./plan-events.js";
+import { planClusterLinkEvents, planSourceEvents } from "./plan-events.js";
 import { recordClusterLinkEvents } from "./record-events.js";
 import { LEASED_PORT_ANNOTATION, MERGE_LABEL, ownedBy, type ImportKey } from "./names.js";
 import {
@@ -34,7 +34,7 @@ import {
   type ServiceWrite,
 } from "./plan-import.js";
 import type { LeaseClaim, LeaseDecision } from "./plan-lease.js";
-import { peersNamedBy, type PeerReading } from "./plan-sources.js";
+import { peersNamedBy, planSources, type PeerReading } from "./plan-sources.js";
 import { planStatus } from "./plan-status.js";
 import { peerStatusSchema } from "../rules/clusterlink-kinds.js";
 
@@ -226,20 +226,35 @@ export interface Settled {
 async function writeStatusAndEvents(
   kube: KubeClient,
   imp: ObservedImport,
-  conditions: ImportPlan["conditions"],
+  next: {
+    readonly conditions: ImportPlan["conditions"];
+    /** The Peers the plan read: what the sources' Events are planned from. */
+    readonly peers: ReadonlyMap<string, PeerReading>;
+  },
   options: ImportEventOptions,
   decision: LeaseDecision | undefined,
 ): Promise<"unchanged" | "status written"> {
-  const status = planStatus(imp.status, conditions, imp.generation, options.now);
+  const status = planStatus(imp.status, next.conditions, imp.generation, options.now);
   if (status.write !== null) {
     await kube.patchStatus(IMPORTS, imp, status.write, { resourceVersion: imp.resourceVersion });
   }
   const leased = decision?.kind === "lease" ? decision.port : undefined;
   if (status.write !== null || leased !== undefined) {
+    const sources = imp.spec.ok ? (imp.spec.value.sources ?? []) : undefined;
     await recordClusterLinkEvents(
       options.events,
       { kind: "Import", namespace: imp.namespace, name: imp.name, uid: imp.uid },
-      planClusterLinkEvents(imp.status, conditions, leased),
+      [
+        ...planClusterLinkEvents(imp.status, next.conditions, leased),
+        // Only a written status can hold a new transition of the sources (their report changed).
+        ...(status.write === null || sources === undefined
+          ? []
+          : planSourceEvents(
+              imp.status,
+              sources,
+              planSources(sources, next.peers, options.clNamespace),
+            )),
+      ],
     );
   }
   return status.write === null ? "unchanged" : "status written";
@@ -321,7 +336,8 @@ export async function settleImport(
   if (plan === undefined || plan.problem !== null || !(await createdAll(kube, plan.writes))) {
     plan = await planAndApply(how.found === PRESUMED_ABSENT ? undefined : how.found);
   }
-  const written = await writeStatusAndEvents(kube, imp, plan.conditions, options, decision);
+  const next = { conditions: plan.conditions, peers };
+  const written = await writeStatusAndEvents(kube, imp, next, options, decision);
   return settledAs(`Import ${keyOf(imp)}`, plan, written, fromOwnEvent);
 }
 
