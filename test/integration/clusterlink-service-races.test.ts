@@ -46,7 +46,7 @@ function expectUsersOwn(svc: Service | undefined): void {
   expect(svc?.metadata.labels?.[MANAGED_BY_LABEL]).toBeUndefined();
   expect(svc?.metadata.labels).toEqual({ app: "users-own" });
   expect(svc?.spec?.type).toBe("ClusterIP");
-  expect(svc?.spec?.selector).toEqual({ app: "users-own" });
+  expect(svc?.spec?.selector).toEqual({ app: svc?.metadata.name });
   expect(svc?.spec?.ports?.map((p) => p.port)).toEqual([8080]);
 }
 
