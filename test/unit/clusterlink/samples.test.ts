@@ -67,3 +67,9 @@ it("the Peers are in the default ClusterLink namespace, and the Import's sources
   const sources = (imported?.value["spec"] as { sources: { peer: string }[] }).sources;
   expect(sources.map((s) => s.peer).sort()).toEqual(peers.map(nameOf).sort());
 });
+
+it("applied together in one namespace, the Import's Service does not take the exported Service's name", () => {
+  const named = (kind: string) => CLUSTERLINK_SAMPLES.filter((d) => kindOf(d) === kind).map(nameOf);
+  // An Export's Service is named like the Export; an Import makes a Service named like itself.
+  expect(named("Import").filter((name) => named("Export").includes(name))).toEqual([]);
+});
