@@ -32,6 +32,8 @@ export function createClusterLinkPeerHealth(given: Partial<FunctionDeps> = {}): 
         clNamespace: clusterLinkNamespace(deps.env),
         tls: () => readPeerTls(dir),
         timeoutMs: positiveIntFromEnv(deps.env, "CL_HEARTBEAT_TIMEOUT_MS", 2000),
+        // sdewan_clusterlink_peer_unreachable, which SdewanClusterLinkPeerUnreachable watches.
+        onPeersChecked: (peers, complete) => ctx.metrics?.setPeersReachable(peers, complete),
       }),
   };
 }

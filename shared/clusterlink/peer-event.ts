@@ -35,6 +35,14 @@ export interface PeerEventOptions {
   readonly timeoutMs: number;
   /** Where transitions an operator must see are recorded (plan-events.ts). */
   readonly events?: EventRecorder;
+  /**
+   * Told each heartbeaten Peer's reachability (the function's metrics). `complete`: every Peer of
+   * the ClusterLink namespace was heartbeaten (a resync).
+   */
+  readonly onPeersChecked?: (
+    peers: readonly { readonly peer: string; readonly reachable: boolean }[],
+    complete: boolean,
+  ) => void;
 }
 
 function memoryOf(status: unknown): HeartbeatMemory {
@@ -91,6 +99,7 @@ async function checkPeer(
   peer: KubeObject,
   tls: PeerTls,
   options: PeerEventOptions,
+  seen: Map<string, boolean>,
 ): Promise<Outcome> {
   const ref = `Peer ${peer.metadata.namespace ?? ""}/${peer.metadata.name}`;
   const spec = peerSpecSchema.safeParse(peer.spec ?? {});
@@ -98,6 +107,7 @@ async function checkPeer(
   const before = memoryOf(peer.status);
   const beat = await heartbeat(peer.metadata.name, gateways, tls, options.timeoutMs);
   const plan = planPeerHealth(before, beat, options.now);
+  seen.set(peer.metadata.name, plan.reachable);
   const ready = plan.reachable
     ? reconcileConditions({ kind: "ready", reason: "Reachable", message: "" })
     : reconcileConditions({
@@ -119,6 +129,21 @@ async function checkPeer(
     options,
   );
   return done(`${ref} ${plan.reachable ? "reachable" : "unreachable"}`);
+}
+
+/** Every Peer heartbeaten at once; their reachability reported when all are done. */
+async function checkAll(
+  kube: KubeClient,
+  peers: readonly KubeObject[],
+  tls: PeerTls,
+  options: PeerEventOptions,
+  complete: boolean,
+): Promise<Outcome[]> {
+  const seen = new Map<string, boolean>();
+  const checked = await Promise.all(peers.map((p) => checkPeer(kube, p, tls, options, seen)));
+  const reachability = [...seen].map(([peer, reachable]) => ({ peer, reachable }));
+  options.onPeersChecked?.(reachability, complete);
+  return checked;
 }
 
 async function ignorePeer(
@@ -181,7 +206,7 @@ export async function syncPeerEvent(
       await Promise.all(inside.map((p) => writeStatus(kube, p, conditions, {}, options)));
       return retryLater(message, 30);
     }
-    const checked = await Promise.all(inside.map((p) => checkPeer(kube, p, tls, options)));
+    const checked = await checkAll(kube, inside, tls, options, event.type === "resync");
     log.debug({ peers: inside.length }, "peers heartbeaten");
     return worstOutcome([...ignored, ...checked]);
   } catch (error) {

@@ -172,5 +172,9 @@ export async function applyNetpolTrigger(
     writes,
     problems,
     path: fullBecause === null ? "full" : `full: ${fullBecause}`,
+    failingClosed: {
+      ingress: compiled.endpoints.filter((e) => e.spec.ingress.failClosed).length,
+      egress: compiled.endpoints.filter((e) => e.spec.egress.failClosed).length,
+    },
   };
 }

@@ -44,4 +44,9 @@ export interface NetpolEventResult {
   readonly problems: readonly string[];
   /** "pod": the Pod-only path; else the full recompute, and why a Pod event needed it. */
   readonly path: "pod" | "full" | `full: ${string}`;
+  /**
+   * Endpoint tables failing closed per direction, across the cluster: set by the full recompute,
+   * which compiles every table (the Pod path sees one Pod and leaves it out).
+   */
+  readonly failingClosed?: { readonly ingress: number; readonly egress: number };
 }
