@@ -24,6 +24,8 @@ export function createNetworkPolicySync(given: Partial<NetworkPolicySyncDeps> = 
         ...(given.maxRaceAttempts ? { maxRaceAttempts: given.maxRaceAttempts } : {}),
         // Transitions an operator must see, on the Pod or NetworkPolicy (plan-events.ts).
         events: eventRecorder(deps, "network-policy-sync", ctx.calls),
+        // sdewan_netpol_endpoints_fail_closed, which SdewanNetpolFailClosed watches.
+        onFailingClosed: (count) => ctx.metrics?.setNetpolFailingClosed(count),
       }),
   };
 }

@@ -34,6 +34,7 @@ import {
   SERVICES,
   type EventRegarding,
   type KubeClient,
+  type KubeObject,
 } from "../kube/index.js";
 import { CLUSTERLINK_API_VERSION } from "../rules/clusterlink-kinds.js";
 import {
@@ -45,6 +46,7 @@ import {
   type ImportKey,
 } from "./names.js";
 import {
+  deleteIfStill,
   IMPORTS,
   keyOf,
   leaseClaimOf,
@@ -116,26 +118,34 @@ async function sweepOrphans(
     kube.list(SERVICES, { labelSelector: { [MANAGED_BY_LABEL]: MANAGED_BY } }),
     kube.list(ENDPOINT_SLICES, { labelSelector: { [SLICE_MANAGED_BY_LABEL]: MANAGED_BY } }),
   ]);
+  // Each delete is of the version whose labels were checked (deleteIfStill): a Service relabelled
+  // or replaced since the list is decided again, never removed on the list's word.
+  const orphanService = (svc: KubeObject): boolean => {
+    const owner = importOfLabels(svc.metadata.labels);
+    return owner !== undefined && !live.has(keyOf(owner));
+  };
+  const orphanCopy = (copy: KubeObject): boolean => {
+    const labels = copy.metadata.labels ?? {};
+    const owner = {
+      namespace: copy.metadata.namespace ?? "",
+      name: labels[SERVICE_NAME_LABEL] ?? "",
+    };
+    return labels[SLICE_MANAGED_BY_LABEL] === MANAGED_BY && !merging.has(keyOf(owner));
+  };
   const orphans = [
     ...ours
-      .filter((svc) => {
-        const owner = importOfLabels(svc.metadata.labels);
-        return owner !== undefined && !live.has(keyOf(owner));
-      })
-      .map((svc) => ({ type: SERVICES, object: svc })),
+      .filter(orphanService)
+      .map((object) => ({ type: SERVICES, object, still: orphanService })),
     ...copies
-      .filter((copy) => {
-        const owner = copy.metadata.labels?.[SERVICE_NAME_LABEL] ?? "";
-        return !merging.has(keyOf({ namespace: copy.metadata.namespace ?? "", name: owner }));
-      })
-      .map((copy) => ({ type: ENDPOINT_SLICES, object: copy })),
+      .filter(orphanCopy)
+      .map((object) => ({ type: ENDPOINT_SLICES, object, still: orphanCopy })),
   ];
   return eachObject(
     orphans,
-    async ({ type, object }) => {
-      const ref = { namespace: object.metadata.namespace ?? "", name: object.metadata.name };
-      return (await kube.delete(type, ref)) ? done("removed") : done("already gone");
-    },
+    async ({ type, object, still }) =>
+      (await deleteIfStill(kube, type, object, still))
+        ? done("removed")
+        : done("not an orphan now"),
     {
       regarding: ({ type, object }) => ({
         apiVersion: apiVersionOf(type),

@@ -5,6 +5,8 @@
  * that see one transition record one Event (the recorder names it by object, reason and note,
  * and counts a repeat in its series).
  */
+import type { ImportSpec } from "../rules/clusterlink-kinds.js";
+import { listedUnusable, SOURCES_CONDITION, type SourcesPlan } from "./plan-sources.js";
 import type { StoredStatus, WantedCondition } from "./plan-status.js";
 
 /** The closed catalogue of Event reasons on ClusterLink objects; docs/clusterlink.md lists them. */
@@ -20,6 +22,14 @@ export const CLUSTERLINK_EVENT_REASONS = {
   InvalidName: {
     type: "Warning",
     means: "no Service can take the Import's name: recreate it under a DNS-1035 label",
+  },
+  SourceUnusable: {
+    type: "Warning",
+    means: "a source of the Import turned unusable: its Peer is unreachable or missing",
+  },
+  SourcesReachable: {
+    type: "Normal",
+    means: "every source of the Import is usable again",
   },
   ExportInvalid: { type: "Warning", means: "the Export's Service or port is not there" },
   ExportVerified: { type: "Normal", means: "the Export is valid again (or for the first time)" },
@@ -110,4 +120,29 @@ export function planClusterLinkEvents(
     events.push(event("PortLeased", `dataplane target port ${leasedPort} leased`));
   }
   return events;
+}
+
+/**
+ * An Import's sources: one Warning when sources turn unusable (their Peer unreachable or
+ * missing), naming only those that were usable per the stored status, and one Normal when every
+ * source is usable again. From the stored condition against the plan, so a redelivery, or a
+ * Peer's message changing while it stays down, records nothing.
+ */
+export function planSourceEvents(
+  before: StoredStatus | undefined,
+  sources: NonNullable<ImportSpec["sources"]>,
+  after: SourcesPlan,
+): PlannedClusterLinkEvent[] {
+  const stored = before?.conditions?.find((c) => c.type === SOURCES_CONDITION);
+  const known = listedUnusable(stored, sources);
+  const turned = after.unusable.filter((u) => !known.has(u.source));
+  if (turned.length > 0) {
+    const what = turned.length === 1 ? "a source" : `${turned.length} sources`;
+    const note = `${what} turned unusable: ${turned.map((u) => u.problem).join("; ")}`;
+    return [event("SourceUnusable", note)];
+  }
+  if (after.condition.status === "True" && stored?.status === "False") {
+    return [event("SourcesReachable", `all ${after.total} sources usable again`)];
+  }
+  return [];
 }

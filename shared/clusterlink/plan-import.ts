@@ -38,10 +38,19 @@ export interface DesiredService extends ServiceRef {
   };
 }
 
+/**
+ * Update and delete carry the resourceVersion of the Service they were decided on (read, labels
+ * checked): the API server refuses them (409) if the Service changed since, so a Service that is
+ * no longer ours (replaced, relabelled) is never overwritten or deleted on a stale read.
+ */
 export type ServiceWrite =
   | { readonly action: "create"; readonly service: DesiredService }
-  | { readonly action: "update"; readonly service: DesiredService }
-  | { readonly action: "delete"; readonly ref: ServiceRef };
+  | {
+      readonly action: "update";
+      readonly service: DesiredService;
+      readonly resourceVersion: string;
+    }
+  | { readonly action: "delete"; readonly ref: ServiceRef; readonly resourceVersion: string };
 
 export type ImportProblem =
   "InvalidName" | "InvalidSpec" | "PortConflict" | "ServiceConflict" | "ServiceNotFound";
@@ -124,6 +133,8 @@ export function serviceMatches(found: Service, want: DesiredService): boolean {
   );
 }
 
+const versionOf = (found: Service): string => found.metadata.resourceVersion ?? "";
+
 /** Delete what of ours is there: the cleanup of an Import that cannot be served. */
 function removeOwn(
   key: ImportKey,
@@ -132,10 +143,10 @@ function removeOwn(
 ): ServiceWrite[] {
   const writes: ServiceWrite[] = [];
   if (found.system !== undefined && ownedBy(found.system.metadata.labels, key)) {
-    writes.push({ action: "delete", ref: refs.system });
+    writes.push({ action: "delete", ref: refs.system, resourceVersion: versionOf(found.system) });
   }
   if (refs.user !== null && found.user !== undefined && ownedBy(found.user.metadata.labels, key)) {
-    writes.push({ action: "delete", ref: refs.user });
+    writes.push({ action: "delete", ref: refs.user, resourceVersion: versionOf(found.user) });
   }
   return writes;
 }
@@ -193,7 +204,9 @@ function writeFor(
 ): ServiceWrite | "conflict" | null {
   if (found === undefined) return { action: "create", service: want };
   if (!ownedBy(found.metadata.labels, key)) return "conflict";
-  return serviceMatches(found, want) ? null : { action: "update", service: want };
+  return serviceMatches(found, want)
+    ? null
+    : { action: "update", service: want, resourceVersion: versionOf(found) };
 }
 
 export interface ImportPlanInput {

@@ -234,5 +234,9 @@ export async function applyNetpolTrigger(
     problems,
     path: fullBecause === null ? "full" : `full: ${fullBecause}`,
     failures,
+    failingClosed: {
+      ingress: compiled.endpoints.filter((e) => e.spec.ingress.failClosed).length,
+      egress: compiled.endpoints.filter((e) => e.spec.egress.failClosed).length,
+    },
   };
 }

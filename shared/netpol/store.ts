@@ -47,4 +47,9 @@ export interface NetpolEventResult {
   readonly path: "pod" | "full" | `full: ${string}`;
   /** Tables that could not be written: each reported on its Pod or policy, and skipped. */
   readonly failures?: readonly Outcome[];
+  /**
+   * Endpoint tables failing closed per direction, across the cluster: set by the full recompute,
+   * which compiles every table (the Pod path sees one Pod and leaves it out).
+   */
+  readonly failingClosed?: { readonly ingress: number; readonly egress: number };
 }

@@ -29,6 +29,8 @@ export interface NetpolEventOptions {
   readonly maxRaceAttempts?: number;
   /** Kubernetes Events on Pods and NetworkPolicies (plan-events.ts). Default: none. */
   readonly events?: EventRecorder;
+  /** Told the cluster's count of tables failing closed after a recompute of every table. */
+  readonly onFailingClosed?: (count: NonNullable<NetpolEventResult["failingClosed"]>) => void;
 }
 
 function summary(result: NetpolEventResult): string {
@@ -72,6 +74,7 @@ export async function syncNetpolEvent(
         }),
     );
     log.debug({ writes: result.writes }, "netpol tables recomputed");
+    if (result.failingClosed !== undefined) options.onFailingClosed?.(result.failingClosed);
     return batchOutcome([...(result.failures ?? []), done(summary(result))]);
   } catch (error) {
     if (raced(error)) return retryLater((error as Error).message);

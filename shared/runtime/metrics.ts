@@ -23,6 +23,18 @@ export interface CnfSyncCount {
   readonly notInSync: number;
 }
 
+/** A ClusterLink Peer as its last heartbeat left it. */
+export interface PeerReachability {
+  readonly peer: string;
+  readonly reachable: boolean;
+}
+
+/** Endpoint tables (Pods) whose ingress or egress denies everything: more rule bits than fit. */
+export interface FailingClosedCount {
+  readonly ingress: number;
+  readonly egress: number;
+}
+
 /** What a function may report besides its outcome (HandlerContext.metrics). */
 export interface FunctionMetrics {
   /**
@@ -30,6 +42,14 @@ export interface FunctionMetrics {
    * CNF of the cluster (a cluster-wide resync), so CNFs not listed are forgotten.
    */
   setRulesNotInSync(counts: readonly CnfSyncCount[], complete: boolean): void;
+  /**
+   * Sets sdewan_clusterlink_peer_unreachable for the Peers just heartbeaten (one series per Peer
+   * of the ClusterLink namespace: as many as the site administrator made). `complete`: every
+   * Peer of it (a resync), so Peers not listed (deleted) are forgotten.
+   */
+  setPeersReachable(peers: readonly PeerReachability[], complete: boolean): void;
+  /** Sets sdewan_netpol_endpoints_fail_closed from a recompute that compiled every table. */
+  setNetpolFailingClosed(count: FailingClosedCount): void;
 }
 
 export class RuntimeMetrics implements FunctionMetrics {
@@ -42,6 +62,8 @@ export class RuntimeMetrics implements FunctionMetrics {
   private readonly kubeEvents: Counter<"function" | "result">;
   private readonly cnfFailures: Counter<"function" | "reason">;
   private readonly rulesNotInSync: Gauge<"namespace" | "cnf">;
+  private readonly peerUnreachable: Gauge<"peer">;
+  private readonly netpolFailClosed: Gauge<"direction">;
   readonly inFlight: Gauge;
 
   constructor(options: { readonly defaultMetrics?: boolean } = {}) {
@@ -83,6 +105,18 @@ export class RuntimeMetrics implements FunctionMetrics {
       labelNames: ["namespace", "cnf"],
       registers,
     });
+    this.peerUnreachable = new Gauge({
+      name: "sdewan_clusterlink_peer_unreachable",
+      help: "1 while a ClusterLink Peer is unreachable (PeerReachable False after upstream's thresholds), 0 while reachable, per Peer of the ClusterLink namespace, as its last heartbeat left it",
+      labelNames: ["peer"],
+      registers,
+    });
+    this.netpolFailClosed = new Gauge({
+      name: "sdewan_netpol_endpoints_fail_closed",
+      help: "Pods whose ingress or egress enforcement table fails closed (more than 64 rule bits: all traffic of that direction denied), after the last recompute of every table",
+      labelNames: ["direction"],
+      registers,
+    });
     this.intakeErrors = new Counter({
       name: "sdewan_intake_errors_total",
       help: "Requests refused before any function ran, by intake error code",
@@ -120,6 +154,16 @@ export class RuntimeMetrics implements FunctionMetrics {
     if (complete) this.rulesNotInSync.reset();
     for (const { namespace, cnf, notInSync } of counts)
       this.rulesNotInSync.set({ namespace, cnf }, notInSync);
+  }
+
+  setPeersReachable(peers: readonly PeerReachability[], complete: boolean): void {
+    if (complete) this.peerUnreachable.reset();
+    for (const { peer, reachable } of peers) this.peerUnreachable.set({ peer }, reachable ? 0 : 1);
+  }
+
+  setNetpolFailingClosed({ ingress, egress }: FailingClosedCount): void {
+    this.netpolFailClosed.set({ direction: "ingress" }, ingress);
+    this.netpolFailClosed.set({ direction: "egress" }, egress);
   }
 
   recordIntakeError(fn: string, code: string): void {

@@ -7,7 +7,11 @@ import { randomBytes } from "node:crypto";
 import { apiRequest, type ApiResponse } from "../../dev/control-plane/api.js";
 import { applyCrds, type Crd, readCrdDir } from "../../dev/control-plane/crds.js";
 import { defaultCrdDir } from "../../dev/control-plane/control-plane.js";
-import { MANIFEST_SAMPLES, SEED_SAMPLES } from "../unit/rules/yaml-docs.js";
+import {
+  CLUSTERLINK_SAMPLES as CLUSTERLINK_MANIFEST_SAMPLES,
+  MANIFEST_SAMPLES,
+  SEED_SAMPLES,
+} from "../unit/rules/yaml-docs.js";
 import {
   compileObjects,
   desiredEndpointTable,
@@ -276,6 +280,7 @@ const CLUSTERLINK_SAMPLES = [
 const SAMPLES = [
   ...SEED_SAMPLES,
   ...MANIFEST_SAMPLES,
+  ...CLUSTERLINK_MANIFEST_SAMPLES,
   EGRESS_GROUP_SAMPLE,
   ...netpolTableSamples(),
   ...CLUSTERLINK_SAMPLES,

@@ -32,7 +32,7 @@ const HELD: LeaseDecision = { kind: "held", port: 30000 };
 const svc = (namespace: string, name: string, labels: Record<string, string> = {}): Service => ({
   apiVersion: "v1",
   kind: "Service",
-  metadata: { name, namespace, labels },
+  metadata: { name, namespace, labels, resourceVersion: "41" },
   spec: { type: "ClusterIP", ports: [{ port: 80 }] },
 });
 const cond = (plan: ImportPlan, type: string) => plan.conditions.find((c) => c.type === type);
@@ -119,8 +119,13 @@ describe("planImport", () => {
       user: svc("app", "db"),
     };
     const plan = planImport({ imp: imp(), decision: HELD, found, clNamespace: CL, peers: EAST_UP });
+    // Deleted as read: the API server refuses it if the Service changed since (not ours then?).
     expect(plan.writes).toEqual([
-      { action: "delete", ref: { namespace: CL, name: systemServiceName(key, CL) } },
+      {
+        action: "delete",
+        ref: { namespace: CL, name: systemServiceName(key, CL) },
+        resourceVersion: "41",
+      },
     ]);
     expect(cond(plan, "ImportServiceValid")).toMatchObject({
       status: "False",
@@ -180,6 +185,21 @@ describe("planImport", () => {
       peers: EAST_UP,
     });
     expect(plan.writes).toEqual([]);
+  });
+
+  it("a Service of ours that differs is updated at the version read (a precondition, not a blind write)", () => {
+    const key = { namespace: "app", name: "db" };
+    const found = {
+      system: svc(CL, systemServiceName(key, CL), importLabels(key)),
+      user: svc("app", "db", importLabels(key)),
+    };
+    const plan = planImport({ imp: imp(), decision: HELD, found, clNamespace: CL, peers: EAST_UP });
+    expect(
+      plan.writes.map((w) => [w.action, "resourceVersion" in w ? w.resourceVersion : ""]),
+    ).toEqual([
+      ["update", "41"],
+      ["update", "41"],
+    ]);
   });
 });
 
