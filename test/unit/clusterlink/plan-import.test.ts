@@ -223,7 +223,11 @@ describe("an Import whose name no Service can take (stored with the webhook down
       expect(plan.problem?.reason).toBe("InvalidName");
       expect(plan.problem?.message).toMatch(/cannot name its Services.*recreate it as '[a-z]/);
       expect(plan.writes).toEqual([
-        { action: "delete", ref: { namespace: CL, name: systemServiceName(key, CL) } },
+        {
+          action: "delete",
+          ref: { namespace: CL, name: systemServiceName(key, CL) },
+          resourceVersion: expect.any(String),
+        },
       ]);
       for (const type of ["ImportTargetPortValid", "ImportServiceValid"]) {
         expect(cond(plan, type)).toMatchObject({ status: "False", reason: "InvalidName" });
