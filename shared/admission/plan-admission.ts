@@ -8,6 +8,7 @@ import { ruleKey } from "../rules/index.js";
 import { ruleKinds, type AdmissionKinds, type AdmissionRuleKind } from "./kinds.js";
 import { PURPOSE_LABEL, describeObject, labelOf } from "./objects.js";
 import { needsRbac, planBucketPermission } from "./plan-bucket-permission.js";
+import { planCnfUniqueNames, uniqueNamesToCheck } from "./plan-cnf-names.js";
 import { CLUSTERLINK_ADMISSION_KINDS, planClusterLinkSpec } from "./plan-clusterlink.js";
 import { planImmutablePurpose, planOneCnfPerPurpose } from "./plan-purpose.js";
 import {
@@ -20,6 +21,7 @@ import {
 } from "./plan-rule.js";
 import type { AdmissionRequest } from "./review.js";
 import type { AdmissionSnapshot } from "./snapshot.js";
+import { planSecretAccess, secretsToCheck } from "./plan-secret-access.js";
 import { POLICY, allow, deny, type Verdict } from "./verdict.js";
 
 export type AdmissionSubject =
@@ -52,6 +54,10 @@ export interface ObservationPlan {
   readonly referrerKinds: readonly AdmissionRuleKind[];
   /** Read RoleBindings (namespace), ClusterRoleBindings, then the roles they grant the user. */
   readonly rbac: boolean;
+  /** List these kinds in the namespace: rules whose CNF-unique names may clash with the object's. */
+  readonly uniqueNameKinds: readonly AdmissionRuleKind[];
+  /** Ask the API server whether the requesting user may get each of these Secrets. */
+  readonly secretNames: readonly string[];
 }
 
 const NOTHING: ObservationPlan = {
@@ -59,6 +65,8 @@ const NOTHING: ObservationPlan = {
   referencedObjects: [],
   referrerKinds: [],
   rbac: false,
+  uniqueNameKinds: [],
+  secretNames: [],
 };
 
 function ruleObservation(
@@ -81,6 +89,9 @@ function ruleObservation(
     referencedObjects,
     referrerKinds: request.operation === "DELETE" ? kinds.referrerKindsOf(rule.kind) : [],
     rbac: needsRbac(request),
+    uniqueNameKinds:
+      uniqueNamesToCheck(request, rule).length > 0 ? kinds.uniqueNameKindsOf(rule.kind) : [],
+    secretNames: secretsToCheck(request, rule),
   };
 }
 
@@ -149,7 +160,9 @@ export function planAdmission(
     () => planRuleSpec(request, rule),
     () => purposeWarning(request),
     () => planRuleDependencies(request, rule, snapshot.referencedObjects),
+    () => planSecretAccess(request, rule, snapshot.secretAccess),
     () => planCnfNetworks(request, rule, kinds, snapshot.cnfDeployments),
+    () => planCnfUniqueNames(request, rule, kinds, snapshot.cnfPeers),
     () => planReferencedBy(request, kinds, snapshot.referrerCandidates),
   ]);
 }

@@ -12,6 +12,8 @@ export const POLICY = {
   ruleDependencies: "rule-dependencies",
   referencedByRules: "referenced-by-rules",
   cnfNetworks: "cnf-networks",
+  cnfUniqueNames: "cnf-unique-names",
+  secretAccess: "secret-access",
   oneCnfPerPurpose: "one-cnf-per-purpose",
   supportedKinds: "supported-kinds",
   clusterLinkSpec: "clusterlink-spec",
