@@ -78,8 +78,13 @@ async function tokenFor(namespace: string, name: string): Promise<string> {
   return token;
 }
 
+export interface AdmissionHarnessOptions {
+  /** Changes the shipped ClusterRole before it is bound, e.g. to prove what a grant is for. */
+  readonly role?: (role: V1ClusterRole) => V1ClusterRole;
+}
+
 /** The webhook's identity: a service account bound to the ClusterRole manifests/webhook ships. */
-async function webhookIdentity(id: string): Promise<KubeConfig> {
+async function webhookIdentity(id: string, options: AdmissionHarnessOptions): Promise<KubeConfig> {
   const text = await readFile(path.join(repo, "manifests/webhook/rbac.yaml"), "utf8");
   const documents = parseAllDocuments(text).map((doc) => doc.toJS() as V1ClusterRole);
   const role = documents.find((doc) => doc.kind === "ClusterRole");
@@ -87,7 +92,8 @@ async function webhookIdentity(id: string): Promise<KubeConfig> {
   const namespace = await newNamespace(`admission-identity-${id}`);
   const name = `validate-admission-${id}`;
   const rbac = adminKubeConfig().makeApiClient(RbacAuthorizationV1Api);
-  await rbac.createClusterRole({ body: { ...role, metadata: { name } } });
+  const granted = options.role === undefined ? role : options.role(role);
+  await rbac.createClusterRole({ body: { ...granted, metadata: { name } } });
   await rbac.createClusterRoleBinding({
     body: {
       metadata: { name },
@@ -131,7 +137,9 @@ async function waitForWebhook(namespace: string): Promise<void> {
   );
 }
 
-export async function startAdmissionHarness(): Promise<AdmissionHarness> {
+export async function startAdmissionHarness(
+  options: AdmissionHarnessOptions = {},
+): Promise<AdmissionHarness> {
   const id = randomBytes(4).toString("hex");
   const certDir = await mkdtemp(path.join(clusterInfo().dir, "admission-"));
   const ca = await createCertificateAuthority(certDir, `admission-test-ca-${id}`);
@@ -141,7 +149,7 @@ export async function startAdmissionHarness(): Promise<AdmissionHarness> {
     usage: "server",
     ips: ["127.0.0.1"],
   });
-  const reader = kubeAdmissionReader(createKubeClient(await webhookIdentity(id)));
+  const reader = kubeAdmissionReader(createKubeClient(await webhookIdentity(id, options)));
   const runtime = new Runtime({
     logger: createLogger({ level: process.env["LOG_LEVEL"] ?? "silent" }),
   });

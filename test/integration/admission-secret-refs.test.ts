@@ -132,3 +132,27 @@ describe("Secret references need the author's own right to read the Secret", () 
     expect((await rules(alice, ns).patch("IpsecSite", "site1", elsewhere)).ok).toBe(true);
   });
 });
+
+describe("when the API server cannot answer whether the author may read the Secret", () => {
+  let withoutReviews: AdmissionHarness;
+  beforeAll(async () => {
+    // The shipped role without its subjectaccessreviews grant: every review is refused.
+    withoutReviews = await startAdmissionHarness({
+      role: (role) => ({
+        ...role,
+        rules: (role.rules ?? []).filter((r) => !r.resources?.includes("subjectaccessreviews")),
+      }),
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await withoutReviews?.close();
+  });
+
+  it("denies the reference (fails closed) and says why, even for a user who may read it", async () => {
+    const ns = await tenant();
+    await withoutReviews.cover(ns);
+    const message = deniedBy(await rules(bob, ns).create(site("site1", "app-db")), "secret-access");
+    expect(message).toContain('whether "bob" may get Secret "app-db" could not be checked');
+    expect(message).toContain('cannot create resource "subjectaccessreviews"');
+  });
+});
