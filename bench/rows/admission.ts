@@ -70,6 +70,7 @@ const memoryReader: AdmissionReader = {
       deleting: false,
       spec: POLICY_SPEC,
     }),
+  listRules: () => Promise.resolve([]),
   listRoleBindings: (namespace) =>
     Promise.resolve([
       {
@@ -83,6 +84,7 @@ const memoryReader: AdmissionReader = {
   listClusterRoleBindings: () => Promise.resolve([]),
   getRole: (key) =>
     Promise.resolve({ ...key, bucketPermission: JSON.stringify({ "*": ["app-intent"] }) }),
+  mayGetSecret: () => Promise.resolve(true),
 };
 
 /** A reader that counts its calls by method, around `inner`. */
@@ -96,10 +98,12 @@ function countingReader(inner: AdmissionReader, counts: Map<string, number>): Ad
     listCnfDeployments: (...args) =>
       count("listCnfDeployments", () => inner.listCnfDeployments(...args)),
     getRule: (...args) => count("getRule", () => inner.getRule(...args)),
+    listRules: (...args) => count("listRules", () => inner.listRules(...args)),
     listRoleBindings: (...args) => count("listRoleBindings", () => inner.listRoleBindings(...args)),
     listClusterRoleBindings: (...args) =>
       count("listClusterRoleBindings", () => inner.listClusterRoleBindings(...args)),
     getRole: (...args) => count("getRole", () => inner.getRole(...args)),
+    mayGetSecret: (...args) => count("mayGetSecret", () => inner.mayGetSecret(...args)),
   };
 }
 

@@ -8,6 +8,7 @@ import { ruleKey } from "../rules/index.js";
 import { ruleKinds, type AdmissionKinds, type AdmissionRuleKind } from "./kinds.js";
 import { PURPOSE_LABEL, describeObject, labelOf } from "./objects.js";
 import { needsRbac, planBucketPermission } from "./plan-bucket-permission.js";
+import { planCnfUniqueNames, uniqueNamesToCheck } from "./plan-cnf-names.js";
 import { CLUSTERLINK_ADMISSION_KINDS, planClusterLinkSpec } from "./plan-clusterlink.js";
 import { planImmutablePurpose, planOneCnfPerPurpose } from "./plan-purpose.js";
 import {
@@ -19,6 +20,7 @@ import {
 } from "./plan-rule.js";
 import type { AdmissionRequest } from "./review.js";
 import type { AdmissionSnapshot } from "./snapshot.js";
+import { planSecretAccess, secretsToCheck } from "./plan-secret-access.js";
 import { POLICY, allow, deny, type Verdict } from "./verdict.js";
 
 export type AdmissionSubject =
@@ -49,15 +51,25 @@ export interface ObservationPlan {
   readonly referencedObjects: readonly { readonly kind: string; readonly name: string }[];
   /** Read RoleBindings (namespace), ClusterRoleBindings, then the roles they grant the user. */
   readonly rbac: boolean;
+  /** List these kinds in the namespace: rules whose CNF-unique names may clash with the object's. */
+  readonly uniqueNameKinds: readonly AdmissionRuleKind[];
+  /** Ask the API server whether the requesting user may get each of these Secrets. */
+  readonly secretNames: readonly string[];
 }
 
 const NOTHING: ObservationPlan = {
   namespace: "",
   referencedObjects: [],
   rbac: false,
+  uniqueNameKinds: [],
+  secretNames: [],
 };
 
-function ruleObservation(request: AdmissionRequest, rule: AdmissionRuleKind): ObservationPlan {
+function ruleObservation(
+  request: AdmissionRequest,
+  rule: AdmissionRuleKind,
+  kinds: AdmissionKinds,
+): ObservationPlan {
   const checksNetworks = needsCnfNetworks(request, rule);
   const purpose = labelOf(request.object, PURPOSE_LABEL);
   const unique = new Map(
@@ -72,6 +84,9 @@ function ruleObservation(request: AdmissionRequest, rule: AdmissionRuleKind): Ob
     cnfPurpose: checksNetworks ? purpose : undefined,
     referencedObjects,
     rbac: needsRbac(request),
+    uniqueNameKinds:
+      uniqueNamesToCheck(request, rule).length > 0 ? kinds.uniqueNameKindsOf(rule.kind) : [],
+    secretNames: secretsToCheck(request, rule),
   };
 }
 
@@ -80,7 +95,7 @@ export function planObservation(
   kinds: AdmissionKinds = ruleKinds,
 ): ObservationPlan {
   const subject = classifyRequest(request, kinds);
-  if (subject.type === "rule") return ruleObservation(request, subject.rule);
+  if (subject.type === "rule") return ruleObservation(request, subject.rule, kinds);
   if (subject.type === "cnf" && request.operation !== "DELETE") {
     const cnfPurpose = labelOf(request.object, PURPOSE_LABEL);
     return { ...NOTHING, namespace: request.namespace, cnfPurpose };
@@ -140,6 +155,8 @@ export function planAdmission(
     () => planRuleSpec(request, rule),
     () => purposeWarning(request),
     () => planRuleDependencies(request, rule, snapshot.referencedObjects),
+    () => planSecretAccess(request, rule, snapshot.secretAccess),
     () => planCnfNetworks(request, rule, kinds, snapshot.cnfDeployments),
+    () => planCnfUniqueNames(request, rule, kinds, snapshot.cnfPeers),
   ]);
 }

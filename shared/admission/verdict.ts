@@ -11,6 +11,8 @@ export const POLICY = {
   ruleSpec: "rule-spec",
   ruleDependencies: "rule-dependencies",
   cnfNetworks: "cnf-networks",
+  cnfUniqueNames: "cnf-unique-names",
+  secretAccess: "secret-access",
   oneCnfPerPurpose: "one-cnf-per-purpose",
   supportedKinds: "supported-kinds",
   clusterLinkSpec: "clusterlink-spec",

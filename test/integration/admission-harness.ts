@@ -88,8 +88,15 @@ async function tokenFor(namespace: string, name: string): Promise<string> {
   return token;
 }
 
+export interface AdmissionHarnessOptions {
+  /** Changes the shipped ClusterRole before it is bound, e.g. to prove what a grant is for. */
+  readonly role?: (role: V1ClusterRole) => V1ClusterRole;
+  /** Reach the webhook through a WebhookGate, to make it slow or down in a test. */
+  readonly gate?: boolean;
+}
+
 /** The webhook's identity: a service account bound to the ClusterRole manifests/webhook ships. */
-async function webhookIdentity(id: string): Promise<KubeConfig> {
+async function webhookIdentity(id: string, options: AdmissionHarnessOptions): Promise<KubeConfig> {
   const text = await readFile(path.join(repo, "manifests/webhook/rbac.yaml"), "utf8");
   const documents = parseAllDocuments(text).map((doc) => doc.toJS() as V1ClusterRole);
   const role = documents.find((doc) => doc.kind === "ClusterRole");
@@ -97,7 +104,8 @@ async function webhookIdentity(id: string): Promise<KubeConfig> {
   const namespace = await newNamespace(`admission-identity-${id}`);
   const name = `validate-admission-${id}`;
   const rbac = adminKubeConfig().makeApiClient(RbacAuthorizationV1Api);
-  await rbac.createClusterRole({ body: { ...role, metadata: { name } } });
+  const granted = options.role === undefined ? role : options.role(role);
+  await rbac.createClusterRole({ body: { ...granted, metadata: { name } } });
   await rbac.createClusterRoleBinding({
     body: {
       metadata: { name },
@@ -141,11 +149,6 @@ async function waitForWebhook(namespace: string): Promise<void> {
   );
 }
 
-export interface AdmissionHarnessOptions {
-  /** Reach the webhook through a WebhookGate, to make it slow or down in a test. */
-  readonly gate?: boolean;
-}
-
 export async function startAdmissionHarness(
   options: AdmissionHarnessOptions = {},
 ): Promise<AdmissionHarness> {
@@ -158,7 +161,7 @@ export async function startAdmissionHarness(
     usage: "server",
     ips: ["127.0.0.1"],
   });
-  const reader = kubeAdmissionReader(createKubeClient(await webhookIdentity(id)));
+  const reader = kubeAdmissionReader(createKubeClient(await webhookIdentity(id, options)));
   const runtime = new Runtime({
     logger: createLogger({ level: process.env["LOG_LEVEL"] ?? "silent" }),
   });

@@ -98,9 +98,11 @@ it("answers one review in well under the webhook timeout, in-process and through
         deleting: false,
         spec: policySpec,
       }),
+    listRules: () => Promise.resolve([]),
     listRoleBindings: () => Promise.resolve([]),
     listClusterRoleBindings: () => Promise.resolve([]),
     getRole: () => Promise.resolve(null),
+    mayGetSecret: () => Promise.resolve(false),
   };
   const pure = createValidateAdmission({ reader: () => memory });
   const liveReader = kubeAdmissionReader(createKubeClient(admin));

@@ -20,9 +20,11 @@ import { clusterInfo } from "./support/cluster.js";
 const nothingToRead: AdmissionReader = {
   listCnfDeployments: () => Promise.resolve([]),
   getRule: () => Promise.resolve(null),
+  listRules: () => Promise.resolve([]),
   listRoleBindings: () => Promise.resolve([]),
   listClusterRoleBindings: () => Promise.resolve([]),
   getRole: () => Promise.resolve(null),
+  mayGetSecret: () => Promise.resolve(false),
 };
 
 function servedCertificate(port: number, caPem: string): Promise<PeerCertificate> {

@@ -104,7 +104,7 @@ describe("the bad values of issue 17, at admission", () => {
         authentication_method: "psk",
         pre_shared_key: "k",
         crypto_proposal: ["p1"],
-        connections: [],
+        connections: [{ name: "c1", conn_type: "tunnel", mode: "start" }],
       },
       "spec.remote",
     ],

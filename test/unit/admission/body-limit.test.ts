@@ -17,9 +17,11 @@ const none = () => Promise.resolve([]);
 const reader: AdmissionReader = {
   listCnfDeployments: none,
   getRule: () => Promise.resolve(null),
+  listRules: none,
   listRoleBindings: none,
   listClusterRoleBindings: none,
   getRole: () => Promise.resolve(null),
+  mayGetSecret: () => Promise.resolve(false),
 };
 
 /** The webhook behind a runtime with the default (1 MiB) event limit, as the combined server runs it. */

@@ -31,6 +31,10 @@ class MemoryReader implements AdmissionReader {
     const rules = this.view(`get ${kind.kind}/${name}`, consistency);
     return Promise.resolve(rules.find((r) => r.kind === kind.kind && r.name === name) ?? null);
   }
+  listRules(kind: { kind: string }, _namespace: string, consistency?: ReadConsistency) {
+    const rules = this.view(`list ${kind.kind}`, consistency);
+    return Promise.resolve(rules.filter((r) => r.kind === kind.kind));
+  }
   listRoleBindings(_namespace: string, consistency?: ReadConsistency) {
     this.view("rolebindings", consistency);
     return Promise.resolve([]);
@@ -42,6 +46,13 @@ class MemoryReader implements AdmissionReader {
   getRole(_key: unknown, consistency?: ReadConsistency) {
     this.view("role", consistency);
     return Promise.resolve(null);
+  }
+  /** Secrets the requester may get; a name mapped to an Error makes the review fail. */
+  readonly secrets = new Map<string, true | Error>();
+  mayGetSecret(user: { username: string }, _namespace: string, name: string) {
+    this.reads.push(`may ${user.username} get secret/${name}`);
+    const answer = this.secrets.get(name);
+    return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer === true);
   }
 }
 
@@ -85,6 +96,39 @@ describe("validate-admission over HTTP", () => {
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ error: "MalformedAdmissionReview" });
     expect(errorMessage(res)).toContain("request.operation");
+  });
+
+  it("denies a Secret reference when the SubjectAccessReview fails, and says so", async () => {
+    const proposal = {
+      encryption_algorithm: "aes128",
+      hash_algorithm: "sha256",
+      dh_group: "modp2048",
+    };
+    const reader = new MemoryReader([
+      { kind: "IpsecProposal", name: "ike1", purpose: "cnf-a", deleting: false, spec: proposal },
+    ]);
+    reader.secrets.set("app-db", new Error("connect ECONNREFUSED 127.0.0.1:6443"));
+    const spec = {
+      remote: "%any",
+      authentication_method: "psk",
+      pre_shared_key_secret_ref: { name: "app-db", key: "password" },
+      crypto_proposal: ["ike1"],
+      connections: [
+        { name: "c1", conn_type: "tunnel", mode: "start", local_subnet: "10.1.0.0/24" },
+      ],
+    };
+    const body = reviewBody({
+      operation: "CREATE",
+      kind: "IpsecSite",
+      object: objectOf("s1", purpose, spec),
+    });
+    const res = await request(appWith(reader)).post("/").send(body);
+    expect(res.status).toBe(200);
+    expect(answer(res)).toMatchObject({ allowed: false, status: { code: 403 } });
+    expect(answer(res).status?.message).toContain(
+      'whether "alice" may get Secret "app-db" could not be checked (SubjectAccessReview failed: connect ECONNREFUSED',
+    );
+    expect(reader.reads).toContain("may alice get secret/app-db");
   });
 
   it("allows a valid rule, copying the uid, after reading only its policy", async () => {

@@ -154,7 +154,11 @@ describe("rule-spec: the CNF's own validation at kubectl apply time", () => {
       pre_shared_key: undefined,
       pre_shared_key_secret_ref: { name: "ipsec-keys", key: "psk" },
     };
-    const referenced = planAdmission(create("IpsecHost", "host1", byRef), known);
+    const mayRead = snapshot({
+      referencedObjects: [ike, esp],
+      secretAccess: [{ name: "ipsec-keys", allowed: true }],
+    });
+    const referenced = planAdmission(create("IpsecHost", "host1", byRef), mayRead);
     expect(referenced).toMatchObject({ allowed: true });
     expect(referenced.warnings.join()).not.toContain("deprecated");
   });
@@ -364,5 +368,123 @@ describe("request classes", () => {
       rbac: false,
       referencedObjects: [],
     });
+  });
+});
+
+describe("secret-access: a rule names only Secrets its author may read", () => {
+  const known = snapshot({
+    referencedObjects: [
+      observed("IpsecProposal", "ike1", specs.proposal),
+      observed("IpsecProposal", "esp1", specs.proposal),
+    ],
+  });
+  const byRef = (secret: string) => ({
+    ...specs.host,
+    pre_shared_key: undefined,
+    pre_shared_key_secret_ref: { name: secret, key: "password" },
+  });
+  const update = (oldSpec: unknown, spec: unknown, username = "alice") =>
+    requestOf({
+      operation: "UPDATE",
+      kind: "IpsecHost",
+      object: objectOf("host1", cnfA, spec),
+      oldObject: objectOf("host1", cnfA, oldSpec),
+      username,
+    });
+
+  it("asks about every Secret a new rule names, and none for plain key material", () => {
+    expect(planObservation(create("IpsecHost", "host1", byRef("app-db"))).secretNames).toEqual([
+      "app-db",
+    ]);
+    expect(planObservation(create("IpsecHost", "host1", specs.host)).secretNames).toEqual([]);
+  });
+
+  it("asks on update only when a reference changes, of the user who changes it", () => {
+    const unchanged = update(byRef("app-db"), { ...byRef("app-db"), remote: "10.10.10.2" });
+    expect(planObservation(unchanged).secretNames).toEqual([]);
+    expect(planAdmission(unchanged, known)).toMatchObject({ allowed: true });
+    const changed = update(byRef("alice-psk"), byRef("app-db"), "bob");
+    expect(planObservation(changed).secretNames).toEqual(["app-db"]);
+  });
+
+  it("denies a Secret the user may not get, naming the user and the Secret (403)", () => {
+    const verdict = planAdmission(
+      create("IpsecHost", "host1", byRef("app-db")),
+      snapshot({ ...known, secretAccess: [{ name: "app-db", allowed: false }] }),
+    );
+    expect(verdict).toMatchObject({ allowed: false, policy: "secret-access", code: 403 });
+    expect(message(verdict)).toContain('"alice" may not get Secret "app-db"');
+  });
+
+  it("fails closed: no answer, or a review that failed, denies and says so", () => {
+    const unasked = planAdmission(create("IpsecHost", "host1", byRef("app-db")), known);
+    expect(unasked).toMatchObject({ allowed: false, policy: "secret-access" });
+    const failed = planAdmission(
+      create("IpsecHost", "host1", byRef("app-db")),
+      snapshot({
+        ...known,
+        secretAccess: [{ name: "app-db", allowed: "unknown", why: "SubjectAccessReview failed" }],
+      }),
+    );
+    expect(message(failed)).toContain(
+      'whether "alice" may get Secret "app-db" could not be checked (SubjectAccessReview failed)',
+    );
+  });
+});
+
+describe("cnf-unique-names: ipsec connection names once per CNF", () => {
+  const proposals = [
+    observed("IpsecProposal", "ike1", specs.proposal),
+    observed("IpsecProposal", "esp1", specs.proposal),
+  ];
+  const site = (conn: string) => ({
+    remote: "%any",
+    authentication_method: "psk",
+    pre_shared_key: "not-a-secret",
+    crypto_proposal: ["ike1"],
+    connections: [{ name: conn, conn_type: "tunnel", mode: "start", local_subnet: "10.1.0.0/24" }],
+  });
+
+  it("lists both remote kinds (they share the CNF's remotes) when a name must be checked", () => {
+    const plan = planObservation(create("IpsecHost", "host1", specs.host));
+    expect(plan.uniqueNameKinds.map((k) => k.kind).sort()).toEqual(["IpsecHost", "IpsecSite"]);
+    expect(planObservation(create("IpsecProposal", "p", specs.proposal)).uniqueNameKinds).toEqual(
+      [],
+    );
+  });
+
+  it("denies a name another remote of the same purpose holds, not one of another purpose", () => {
+    const peers = [
+      observed("IpsecSite", "site1", site("conn1")),
+      observed("IpsecSite", "siteb", site("conn2"), { purpose: "cnf-b" }),
+    ];
+    const verdict = planAdmission(
+      create("IpsecHost", "host1", specs.host),
+      snapshot({ referencedObjects: proposals, cnfPeers: peers }),
+    );
+    expect(verdict).toMatchObject({ allowed: false, policy: "cnf-unique-names", code: 409 });
+    expect(message(verdict)).toContain(
+      'connection name "conn1" (spec.connections[0].name) is already used by IpsecSite "site1" (spec.connections[0].name)',
+    );
+    const other = { ...specs.host, connections: [{ ...specs.host.connections[0], name: "conn2" }] };
+    expect(
+      planAdmission(
+        create("IpsecHost", "host1", other),
+        snapshot({ referencedObjects: proposals, cnfPeers: peers }),
+      ),
+    ).toMatchObject({ allowed: true });
+  });
+
+  it("ignores the rule itself and remotes being deleted", () => {
+    const peers = [
+      observed("IpsecHost", "host1", specs.host),
+      observed("IpsecSite", "site1", site("conn1"), { deleting: true }),
+    ];
+    expect(
+      planAdmission(
+        create("IpsecHost", "host1", specs.host),
+        snapshot({ referencedObjects: proposals, cnfPeers: peers }),
+      ),
+    ).toMatchObject({ allowed: true });
   });
 });
