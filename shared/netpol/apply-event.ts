@@ -10,10 +10,15 @@ import { NO_EVENTS, type EventRecorder, type ReadFreshness } from "../kube/index
 import { applyPodEventFast } from "./apply-pod-event.js";
 import { planTableEvents } from "./plan-events.js";
 import type { NetpolEventResult, NetpolStore } from "./store.js";
-import { parseWorld } from "./compile.js";
-import { compileNetworkPolicies } from "./plan-tables.js";
+import { compileWorld, parseWorld } from "./compile.js";
+import {
+  DEFAULT_MAX_PEER_SET_BYTES,
+  PEER_SET_TOO_LARGE,
+  peerSetTooLarge,
+} from "./peer-set-bound.js";
 import {
   EVERY,
+  inScope,
   planTableScope,
   planTableWrites,
   type NetpolTrigger,
@@ -51,6 +56,20 @@ export interface NetpolApplyOptions {
    * Default "consistent".
    */
   readonly freshness?: ReadFreshness;
+  /** Bytes of JSON one peer set may take (peer-set-bound.ts). Default 1.25 MiB. */
+  readonly maxPeerSetBytes?: number;
+  /**
+   * Told, after a full recompute's writes, the problems of every peer set it covered (for the
+   * function's metric); `complete`: it covered every peer set of the cluster (a resync).
+   */
+  readonly onPolicyProblems?: (report: readonly PolicyProblems[], complete: boolean) => void;
+}
+
+/** The problem reasons of one policy's peer set (none: it is stored as compiled). */
+export interface PolicyProblems {
+  readonly namespace: string;
+  readonly policy: string;
+  readonly reasons: readonly string[];
 }
 
 /** Events per delivery at most: a policy edit over a large namespace must not become a storm. */
@@ -129,7 +148,9 @@ export async function applyNetpolTrigger(
   let fullBecause: string | null = null;
   if (trigger.kind === "pod" && options.podFastPath !== false) {
     const freshness = options.freshness ?? "consistent";
-    const fast = await applyPodEventFast(trigger, store, { limit, freshness }, writeTable);
+    const maxPeerSetBytes = options.maxPeerSetBytes ?? DEFAULT_MAX_PEER_SET_BYTES;
+    const reading = { limit, freshness, maxPeerSetBytes };
+    const fast = await applyPodEventFast(trigger, store, reading, writeTable);
     if (!("fullBecause" in fast)) return fast;
     fullBecause = fast.fullBecause;
   }
@@ -145,7 +166,10 @@ export async function applyNetpolTrigger(
     store.listNamespaces(),
   ]);
   const { world, unreadable } = parseWorld({ policies, pods, namespaces });
-  const compiled = compileNetworkPolicies(world);
+  const compiled = compileWorld(
+    world,
+    options.maxPeerSetBytes === undefined ? {} : { maxPeerSetBytes: options.maxPeerSetBytes },
+  );
   const desired = [
     ...compiled.peerSets.map(desiredPeerSetTable),
     ...compiled.endpoints.map(desiredEndpointTable),
@@ -159,11 +183,25 @@ export async function applyNetpolTrigger(
     await Promise.all(phase.map((w) => limit(() => writeTable(w))));
     for (const w of phase) writes[w.action] += 1;
   }
+  options.onPolicyProblems?.(
+    compiled.peerSets
+      .filter((p) => inScope(scope.peerSets, { ...p, labelled: p.namespaceSelected }))
+      .map((p) => ({
+        namespace: p.namespace,
+        policy: p.name,
+        reasons: [...new Set(p.problems.map((problem) => problem.reason))].sort(),
+      })),
+    trigger.kind === "resync",
+  );
   const problems = [
     ...unreadable,
     ...compiled.endpoints.flatMap((e) =>
       e.problems.map((p) => `${e.namespace}/${e.name}: ${p.reason}`),
     ),
+    // What a policy's endpoints do not show: its peer set stored failing closed.
+    ...compiled.peerSets
+      .filter((p) => peerSetTooLarge(p.problems))
+      .map((p) => `${p.namespace}/${p.name}: ${PEER_SET_TOO_LARGE}`),
   ];
   return {
     trigger,

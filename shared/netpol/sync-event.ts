@@ -6,7 +6,8 @@
  * so racing instances converge: the loser re-reads, finds the table as it wanted, writes nothing.
  *
  * Outcomes: done (with counts) when every table in scope is as compiled, problems included (they
- * are recorded on the tables; redelivery cannot help); retry on API errors and after repeated
+ * are recorded on the tables; redelivery cannot help: a peer set too large to store is stored
+ * failing closed, never retried); retry on API errors and after repeated
  * races; malformed for events of other kinds.
  */
 import type { Log } from "../core/context.js";
@@ -18,7 +19,7 @@ import {
   type EventRecorder,
   type KubeClient,
 } from "../kube/index.js";
-import { applyNetpolTrigger } from "./apply-event.js";
+import { applyNetpolTrigger, type NetpolApplyOptions } from "./apply-event.js";
 import type { NetpolEventResult } from "./store.js";
 import { kubeNetpolStore } from "./kube-store.js";
 import { netpolTriggerFromEvent } from "./plan-scope.js";
@@ -28,6 +29,10 @@ export interface NetpolEventOptions {
   readonly maxRaceAttempts?: number;
   /** Kubernetes Events on Pods and NetworkPolicies (plan-events.ts). Default: none. */
   readonly events?: EventRecorder;
+  /** Bytes of JSON one peer set may take (peer-set-bound.ts). Default 1.25 MiB. */
+  readonly maxPeerSetBytes?: number;
+  /** The problems of the peer sets a full recompute covered, for a metric (apply-event.ts). */
+  readonly onPolicyProblems?: NetpolApplyOptions["onPolicyProblems"];
 }
 
 function summary(result: NetpolEventResult): string {
@@ -67,6 +72,12 @@ export async function syncNetpolEvent(
         applyNetpolTrigger(classified.trigger, store, {
           freshness,
           ...(options.events === undefined ? {} : { events: options.events }),
+          ...(options.maxPeerSetBytes === undefined
+            ? {}
+            : { maxPeerSetBytes: options.maxPeerSetBytes }),
+          ...(options.onPolicyProblems === undefined
+            ? {}
+            : { onPolicyProblems: options.onPolicyProblems }),
         }),
     );
     log.debug({ writes: result.writes }, "netpol tables recomputed");

@@ -23,6 +23,14 @@ export interface CnfSyncCount {
   readonly notInSync: number;
 }
 
+/** One NetworkPolicy's compiled peer set: the reasons of its problems (none: as written). */
+export interface NetpolPolicyProblems {
+  readonly namespace: string;
+  readonly policy: string;
+  /** e.g. PeerSetTooLarge, TooManyRules, InvalidSelector. */
+  readonly reasons: readonly string[];
+}
+
 /** What a function may report besides its outcome (HandlerContext.metrics). */
 export interface FunctionMetrics {
   /**
@@ -30,6 +38,11 @@ export interface FunctionMetrics {
    * CNF of the cluster (a cluster-wide resync), so CNFs not listed are forgotten.
    */
   setRulesNotInSync(counts: readonly CnfSyncCount[], complete: boolean): void;
+  /**
+   * Sets sdewan_netpol_policy_problems for the policies just compiled: 1 per problem reason, the
+   * policy's other reasons forgotten. `complete`: every policy of the cluster is listed.
+   */
+  setNetpolPolicyProblems(report: readonly NetpolPolicyProblems[], complete: boolean): void;
 }
 
 export class RuntimeMetrics implements FunctionMetrics {
@@ -42,6 +55,9 @@ export class RuntimeMetrics implements FunctionMetrics {
   private readonly kubeEvents: Counter<"function" | "result">;
   private readonly cnfFailures: Counter<"function" | "reason">;
   private readonly rulesNotInSync: Gauge<"namespace" | "cnf">;
+  private readonly netpolProblems: Gauge<"namespace" | "policy" | "reason">;
+  /** Reasons netpolProblems has had, so a policy's series can be removed without a list. */
+  private readonly netpolReasons = new Set<string>();
   readonly inFlight: Gauge;
 
   constructor(options: { readonly defaultMetrics?: boolean } = {}) {
@@ -83,6 +99,12 @@ export class RuntimeMetrics implements FunctionMetrics {
       labelNames: ["namespace", "cnf"],
       registers,
     });
+    this.netpolProblems = new Gauge({
+      name: "sdewan_netpol_policy_problems",
+      help: "1 while a NetworkPolicy's compiled tables carry a problem of this reason after its last recompute: PeerSetTooLarge (its label-selected peers are denied), TooManyRules (an endpoint's direction fails closed), InvalidSelector",
+      labelNames: ["namespace", "policy", "reason"],
+      registers,
+    });
     this.intakeErrors = new Counter({
       name: "sdewan_intake_errors_total",
       help: "Requests refused before any function ran, by intake error code",
@@ -120,6 +142,20 @@ export class RuntimeMetrics implements FunctionMetrics {
     if (complete) this.rulesNotInSync.reset();
     for (const { namespace, cnf, notInSync } of counts)
       this.rulesNotInSync.set({ namespace, cnf }, notInSync);
+  }
+
+  setNetpolPolicyProblems(report: readonly NetpolPolicyProblems[], complete: boolean): void {
+    if (complete) this.netpolProblems.reset();
+    for (const { namespace, policy, reasons } of report) {
+      if (!complete) {
+        for (const reason of this.netpolReasons)
+          this.netpolProblems.remove({ namespace, policy, reason });
+      }
+      for (const reason of reasons) {
+        this.netpolReasons.add(reason);
+        this.netpolProblems.set({ namespace, policy, reason }, 1);
+      }
+    }
   }
 
   recordIntakeError(fn: string, code: string): void {
