@@ -1,5 +1,8 @@
 // network-policy-sync at its edges, against the real API server: a peer set too large to store
-// is reported (status, Event, metric) and fails closed instead of being retried forever.
+// is reported (status, Event, metric) and fails closed instead of being retried forever; and
+// `npm run netpol -- check` says when it cannot judge a packet (no such namespace, no such Pod,
+// tables not computed yet) instead of answering "allow".
+import { spawn } from "node:child_process";
 import type { Outcome } from "../../shared/core/outcome.js";
 import type { IntakeEvent } from "../../shared/events/types.js";
 import { EVENTS, NETPOL_PEER_SETS } from "../../shared/kube/index.js";
@@ -8,7 +11,7 @@ import type { EventFunction } from "../../shared/runtime/function.js";
 import { NetpolWorld } from "./netpol-harness.js";
 import { apiRequest } from "../../dev/control-plane/api.js";
 import { NETPOL_API_VERSION, NETPOL_PEER_SET_PLURAL } from "../../shared/core/api-groups.js";
-import { endpoint } from "./support/cluster.js";
+import { clusterInfo, endpoint } from "./support/cluster.js";
 
 const world = new NetpolWorld();
 // A /16 of its own per run (netpol-sync.test.ts takes 10.200-249).
@@ -147,5 +150,93 @@ describe("a peer set too large for the API server to store", () => {
       5,
     );
     expect(stored.metadata.managedFields ?? []).toEqual([]);
+  }, 60_000);
+});
+
+interface CliRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** `npm run netpol -- <args>` as a user runs it, with `stdin` piped in when given. */
+function netpolCli(args: readonly string[], stdin?: string): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("npm", ["run", "--silent", "netpol", "--", ...args], {
+      env: { ...process.env, KUBECONFIG: clusterInfo().kubeconfigPath },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin ?? "");
+  });
+}
+
+describe("`npm run netpol -- check` says when it cannot judge a packet", () => {
+  let ns = "";
+  const web = `${net}.230`;
+
+  beforeAll(async () => {
+    ns = await world.namespace("check");
+    await world.pod(ns, "web", { app: "web" }, { ip: web });
+    await world.pod(ns, "free", { app: "free" }, { ip: `${net}.231` });
+    // A policy selects web, but network-policy-sync never ran for it: no tables yet.
+    await world.policy(ns, "web-deny", { podSelector: { matchLabels: { app: "web" } } });
+  }, 30_000);
+
+  it("a namespace that does not exist: exit 4", async () => {
+    const run = await netpolCli(["check", `${ns}-gone/web`, "ingress", `${net}.1`, "TCP", "80"]);
+    expect(run).toMatchObject({
+      code: 4,
+      stdout: `no-namespace ${ns}-gone/web ingress from ${net}.1 TCP/80 (namespace ${ns}-gone does not exist)\n`,
+    });
+  }, 60_000);
+
+  it("a Pod that does not exist: exit 5", async () => {
+    const run = await netpolCli(["check", `${ns}/ghost`, "ingress", `${net}.1`, "TCP", "80"]);
+    expect(run).toMatchObject({
+      code: 5,
+      stdout: `no-pod ${ns}/ghost ingress from ${net}.1 TCP/80 (pod ${ns}/ghost does not exist)\n`,
+    });
+  }, 60_000);
+
+  it("a Pod a policy selects whose tables were never computed: exit 6", async () => {
+    const run = await netpolCli(["check", `${ns}/web`, "ingress", `${net}.1`, "TCP", "80"]);
+    expect(run).toMatchObject({
+      code: 6,
+      stdout: `not-computed ${ns}/web ingress from ${net}.1 TCP/80 (NetworkPolicy web-deny selects the pod; its tables are not computed yet)\n`,
+    });
+  }, 60_000);
+
+  it("a Pod no policy selects: allow, exit 0", async () => {
+    const run = await netpolCli(["check", `${ns}/free`, "ingress", `${net}.1`, "TCP", "80"]);
+    expect(run).toMatchObject({
+      code: 0,
+      stdout: `allow ${ns}/free ingress from ${net}.1 TCP/80 (no policy selects the pod)\n`,
+    });
+  }, 60_000);
+
+  it("--batch answers one line per packet line from stdin, in order", async () => {
+    const lines = [
+      `${ns}/free ingress ${net}.1 TCP 80`,
+      `${ns}/ghost egress ${net}.1 UDP 53`,
+      `${ns}/web ingress ${net}.1 TCP 80`,
+      `not a packet`,
+      `${ns}/free egress ${net}.230 SCTP 9`,
+    ];
+    const run = await netpolCli(["check", "--batch", "-"], `${lines.join("\n")}\n`);
+    expect(run.stdout.split("\n").slice(0, -1)).toEqual([
+      `allow ${ns}/free ingress from ${net}.1 TCP/80 (no policy selects the pod)`,
+      `no-pod ${ns}/ghost egress to ${net}.1 UDP/53 (pod ${ns}/ghost does not exist)`,
+      `not-computed ${ns}/web ingress from ${net}.1 TCP/80 (NetworkPolicy web-deny selects the pod; its tables are not computed yet)`,
+      `invalid line 4: not: want <namespace>/<pod>`,
+      `allow ${ns}/free egress to ${net}.230 SCTP/9 (no policy selects the pod)`,
+    ]);
+    // Every line answered, one of them unusable: exit 2.
+    expect(run.code).toBe(2);
   }, 60_000);
 });
