@@ -6,6 +6,7 @@
  * the bundler it loads to rebuild is TypeScript, stripped by Node.
  */
 import { readFileSync, statSync } from "node:fs";
+import { enableCompileCache } from "node:module";
 import path from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -42,4 +43,7 @@ if (why !== null) {
   const { bundleNetpolCli } = await import(bundler);
   await bundleNetpolCli();
 }
+// V8's code for the bundle, kept between runs (in the OS temp folder): the next start skips
+// compiling it.
+enableCompileCache();
 await import(pathToFileURL(bundle).href);
