@@ -11,6 +11,7 @@ import { applyPodEventFast } from "./apply-pod-event.js";
 import { planTableEvents } from "./plan-events.js";
 import type { NetpolEventResult, NetpolStore } from "./store.js";
 import { compileWorld, parseWorld } from "./compile.js";
+import type { CompiledNetpol } from "./plan-tables.js";
 import {
   DEFAULT_MAX_PEER_SET_BYTES,
   PEER_SET_TOO_LARGE,
@@ -138,6 +139,45 @@ function write(store: NetpolStore, w: TableWrite): Promise<void> {
   }
 }
 
+/** The options' defaults for what the Pod path reads and bounds. */
+const readingOf = (options: NetpolApplyOptions, limit: Limit) => ({
+  limit,
+  freshness: options.freshness ?? "consistent",
+  maxPeerSetBytes: options.maxPeerSetBytes ?? DEFAULT_MAX_PEER_SET_BYTES,
+});
+
+/**
+ * The problems of the compiled tables, as the outcome lists them; the peer sets this recompute
+ * covered also go to options.onPolicyProblems (the function's metric).
+ */
+function reportProblems(
+  trigger: NetpolTrigger,
+  scope: TableScope,
+  compiled: CompiledNetpol,
+  options: NetpolApplyOptions,
+): string[] {
+  const covered = compiled.peerSets.filter((p) =>
+    inScope(scope.peerSets, { ...p, labelled: p.namespaceSelected }),
+  );
+  options.onPolicyProblems?.(
+    covered.map((p) => ({
+      namespace: p.namespace,
+      policy: p.name,
+      reasons: [...new Set(p.problems.map((problem) => problem.reason))].sort(),
+    })),
+    trigger.kind === "resync",
+  );
+  return [
+    ...compiled.endpoints.flatMap((e) =>
+      e.problems.map((p) => `${e.namespace}/${e.name}: ${p.reason}`),
+    ),
+    // What a policy's endpoints do not show: its peer set stored failing closed.
+    ...covered
+      .filter((p) => peerSetTooLarge(p.problems))
+      .map((p) => `${p.namespace}/${p.name}: ${PEER_SET_TOO_LARGE}`),
+  ];
+}
+
 export async function applyNetpolTrigger(
   trigger: NetpolTrigger,
   store: NetpolStore,
@@ -145,11 +185,10 @@ export async function applyNetpolTrigger(
 ): Promise<NetpolEventResult> {
   const limit = pLimit(options.concurrency ?? (trigger.kind === "resync" ? RESYNC_IN_FLIGHT : 8));
   const writeTable = writerWithEvents(store, trigger, options.events ?? NO_EVENTS);
+  const reading = readingOf(options, limit);
+  const { maxPeerSetBytes } = reading;
   let fullBecause: string | null = null;
   if (trigger.kind === "pod" && options.podFastPath !== false) {
-    const freshness = options.freshness ?? "consistent";
-    const maxPeerSetBytes = options.maxPeerSetBytes ?? DEFAULT_MAX_PEER_SET_BYTES;
-    const reading = { limit, freshness, maxPeerSetBytes };
     const fast = await applyPodEventFast(trigger, store, reading, writeTable);
     if (!("fullBecause" in fast)) return fast;
     fullBecause = fast.fullBecause;
@@ -166,10 +205,7 @@ export async function applyNetpolTrigger(
     store.listNamespaces(),
   ]);
   const { world, unreadable } = parseWorld({ policies, pods, namespaces });
-  const compiled = compileWorld(
-    world,
-    options.maxPeerSetBytes === undefined ? {} : { maxPeerSetBytes: options.maxPeerSetBytes },
-  );
+  const compiled = compileWorld(world, { maxPeerSetBytes });
   const desired = [
     ...compiled.peerSets.map(desiredPeerSetTable),
     ...compiled.endpoints.map(desiredEndpointTable),
@@ -183,26 +219,7 @@ export async function applyNetpolTrigger(
     await Promise.all(phase.map((w) => limit(() => writeTable(w))));
     for (const w of phase) writes[w.action] += 1;
   }
-  options.onPolicyProblems?.(
-    compiled.peerSets
-      .filter((p) => inScope(scope.peerSets, { ...p, labelled: p.namespaceSelected }))
-      .map((p) => ({
-        namespace: p.namespace,
-        policy: p.name,
-        reasons: [...new Set(p.problems.map((problem) => problem.reason))].sort(),
-      })),
-    trigger.kind === "resync",
-  );
-  const problems = [
-    ...unreadable,
-    ...compiled.endpoints.flatMap((e) =>
-      e.problems.map((p) => `${e.namespace}/${e.name}: ${p.reason}`),
-    ),
-    // What a policy's endpoints do not show: its peer set stored failing closed.
-    ...compiled.peerSets
-      .filter((p) => peerSetTooLarge(p.problems))
-      .map((p) => `${p.namespace}/${p.name}: ${PEER_SET_TOO_LARGE}`),
-  ];
+  const problems = [...unreadable, ...reportProblems(trigger, scope, compiled, options)];
   return {
     trigger,
     endpoints: compiled.endpoints.length,

@@ -173,14 +173,8 @@ export async function applyPodEventFast(
   ]);
   if (older.length > 0) return { fullBecause: "peer sets written by an older version" };
   const splitSources = new Map(scope.splitSources.map((key, i) => [key, sources[i] ?? null]));
-  const plan = planPodEvent(
-    read.world,
-    scope,
-    ownTable,
-    found.flat(),
-    splitSources,
-    maxPeerSetBytes,
-  );
+  const tables = { ownTable, found: found.flat(), splitSources };
+  const plan = planPodEvent(read.world, scope, tables, maxPeerSetBytes);
   if (plan.kind === "stale") throw new KubeError("conflict", plan.reason);
   if (plan.kind === "full") return { fullBecause: plan.reason };
   if (plan.peerSets.length + plan.endpoint.length > 0) {

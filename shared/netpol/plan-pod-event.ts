@@ -295,16 +295,21 @@ function desiredEndpoint(
   return desiredEndpointTable(compiled.endpoint);
 }
 
-/**
- * The writes of one Pod event. `found`: the peer sets scope.selectors listed; `splitSources`:
- * scope.splitSources as read (null: does not exist); `ownTable`: the Pod's endpoint table.
- */
+/** The stored tables a Pod event read (podEventScope says which). */
+export interface PodEventTables {
+  /** The Pod's endpoint table. */
+  readonly ownTable: StoredTable | null;
+  /** The peer sets scope.selectors listed. */
+  readonly found: readonly StoredTable[];
+  /** scope.splitSources as read (null: does not exist). */
+  readonly splitSources: ReadonlyMap<string, StoredTable | null>;
+}
+
+/** The writes of one Pod event; `maxPeerSetBytes`: the peer sets' bound (peer-set-bound.ts). */
 export function planPodEvent(
   world: PodEventWorld,
   scope: PodEventScope,
-  ownTable: StoredTable | null,
-  found: readonly StoredTable[],
-  splitSources: ReadonlyMap<string, StoredTable | null>,
+  { ownTable, found, splitSources }: PodEventTables,
   maxPeerSetBytes: number = DEFAULT_MAX_PEER_SET_BYTES,
 ): PodEventPlan {
   try {
