@@ -44,8 +44,28 @@ function listed(problems: readonly NetpolProblem[]): NetpolProblem[] {
   ];
 }
 
+/** A member-index label as JSON at its longest: a 52-character key, a 63-character value. */
+const MEMBER_LABEL_BYTES = 128;
+/** Everything else a peer set holds besides groups, labels and problems, at most. */
+const OTHER_BYTES = 4_096;
+
+/**
+ * At least the bytes of the peer set's object, without rendering it: what settles the common
+ * case (far below the bound) cheaply, so the compiler renders a peer set only near its bound.
+ */
+export function peerSetBytesAtMost(desired: DesiredPeerSet): number {
+  let bytes = OTHER_BYTES + Buffer.byteLength(JSON.stringify(desired.problems));
+  bytes += desired.members.size * MEMBER_LABEL_BYTES;
+  for (const group of desired.spec.groups) {
+    bytes += group.name.length + 32;
+    for (const address of group.addresses) bytes += address.length + 3;
+  }
+  return bytes;
+}
+
 /** The peer set as compiled when it fits in `maxBytes`, else stored failing closed (above). */
 export function boundPeerSet(desired: DesiredPeerSet, maxBytes: number): DesiredPeerSet {
+  if (peerSetBytesAtMost(desired) <= maxBytes) return desired;
   const table = desiredPeerSetTable(desired);
   if (tableFits(table, maxBytes)) return desired;
   const bytes = tableBytes(table);

@@ -8,6 +8,7 @@ import {
   applyNetpolTrigger,
   compileObjects,
   desiredPeerSetTable,
+  peerSetBytesAtMost,
   tableBytes,
 } from "../../../shared/netpol/index.js";
 import type { PeerSetSpec } from "../../../shared/rules/netpol-kinds.js";
@@ -108,6 +109,29 @@ function boundBetween3And4(): number {
   };
   return Math.floor((bytes(3) + bytes(4)) / 2);
 }
+
+describe("what a peer set is measured by", () => {
+  it("the estimate that spares rendering it is never below its bytes, even with the longest names", () => {
+    const ns = "n".repeat(63);
+    const ips = (i: number) => Array.from({ length: 5 }, (_, k) => `10.${k}.${i % 256}.${i >> 8}`);
+    const pods = Array.from({ length: 300 }, (_, i) => {
+      const p = pod(ns, `${"p".repeat(240)}-${i}`, ips(i)[0] ?? "", { role: "peer" });
+      return { ...p, status: { ...p.status, podIPs: ips(i).map((ip) => ({ ip })) } };
+    });
+    const rules = Array.from({ length: 3 }, () => ({
+      from: [{ podSelector: { matchLabels: { role: "peer" } } }],
+    }));
+    const world: RefWorld = {
+      namespaces: [namespace(ns)],
+      pods,
+      policies: [policy(ns, "q".repeat(253), { ingress: rules })],
+    };
+    const [set] = compileObjects(world).peerSets;
+    if (set === undefined) throw new Error("no peer set");
+    expect(set.members.size).toBe(300);
+    expect(peerSetBytesAtMost(set)).toBeGreaterThanOrEqual(tableBytes(desiredPeerSetTable(set)));
+  });
+});
 
 describe("the bound on Pod events and full recomputes", () => {
   const options = (maxPeerSetBytes: number) => ({ maxPeerSetBytes });
