@@ -19,10 +19,16 @@ import {
 import { applyPodEventFast } from "./apply-pod-event.js";
 import { planTableEvents } from "./plan-events.js";
 import type { NetpolEventResult, NetpolStore } from "./store.js";
-import { parseWorld } from "./compile.js";
-import { compileNetworkPolicies } from "./plan-tables.js";
+import { compileWorld, parseWorld } from "./compile.js";
+import type { CompiledNetpol } from "./plan-tables.js";
+import {
+  DEFAULT_MAX_PEER_SET_BYTES,
+  PEER_SET_TOO_LARGE,
+  peerSetTooLarge,
+} from "./peer-set-bound.js";
 import {
   EVERY,
+  inScope,
   planTableScope,
   planTableWrites,
   type NetpolTrigger,
@@ -62,6 +68,20 @@ export interface NetpolApplyOptions {
   readonly freshness?: ReadFreshness;
   /** Where a table that could not be written is reported (eachObject). Default: silent. */
   readonly log?: Log;
+  /** Bytes of JSON one peer set may take (peer-set-bound.ts). Default 1.25 MiB. */
+  readonly maxPeerSetBytes?: number;
+  /**
+   * Told, after a full recompute's writes, the problems of every peer set it covered (for the
+   * function's metric); `complete`: it covered every peer set of the cluster (a resync).
+   */
+  readonly onPolicyProblems?: (report: readonly PolicyProblems[], complete: boolean) => void;
+}
+
+/** The problem reasons of one policy's peer set (none: it is stored as compiled). */
+export interface PolicyProblems {
+  readonly namespace: string;
+  readonly policy: string;
+  readonly reasons: readonly string[];
 }
 
 /** Events per delivery at most: a policy edit over a large namespace must not become a storm. */
@@ -175,6 +195,45 @@ function writeEach(
   );
 }
 
+/** The options' defaults for what the Pod path reads and bounds. */
+const readingOf = (options: NetpolApplyOptions, limit: Limit) => ({
+  limit,
+  freshness: options.freshness ?? "consistent",
+  maxPeerSetBytes: options.maxPeerSetBytes ?? DEFAULT_MAX_PEER_SET_BYTES,
+});
+
+/**
+ * The problems of the compiled tables, as the outcome lists them; the peer sets this recompute
+ * covered also go to options.onPolicyProblems (the function's metric).
+ */
+function reportProblems(
+  trigger: NetpolTrigger,
+  scope: TableScope,
+  compiled: CompiledNetpol,
+  options: NetpolApplyOptions,
+): string[] {
+  const covered = compiled.peerSets.filter((p) =>
+    inScope(scope.peerSets, { ...p, labelled: p.namespaceSelected }),
+  );
+  options.onPolicyProblems?.(
+    covered.map((p) => ({
+      namespace: p.namespace,
+      policy: p.name,
+      reasons: [...new Set(p.problems.map((problem) => problem.reason))].sort(),
+    })),
+    trigger.kind === "resync",
+  );
+  return [
+    ...compiled.endpoints.flatMap((e) =>
+      e.problems.map((p) => `${e.namespace}/${e.name}: ${p.reason}`),
+    ),
+    // What a policy's endpoints do not show: its peer set stored failing closed.
+    ...covered
+      .filter((p) => peerSetTooLarge(p.problems))
+      .map((p) => `${p.namespace}/${p.name}: ${PEER_SET_TOO_LARGE}`),
+  ];
+}
+
 export async function applyNetpolTrigger(
   trigger: NetpolTrigger,
   store: NetpolStore,
@@ -182,10 +241,11 @@ export async function applyNetpolTrigger(
 ): Promise<NetpolEventResult> {
   const limit = pLimit(options.concurrency ?? (trigger.kind === "resync" ? RESYNC_IN_FLIGHT : 8));
   const writeTable = writerWithEvents(store, trigger, options.events ?? NO_EVENTS);
+  const reading = readingOf(options, limit);
+  const { maxPeerSetBytes } = reading;
   let fullBecause: string | null = null;
   if (trigger.kind === "pod" && options.podFastPath !== false) {
-    const freshness = options.freshness ?? "consistent";
-    const fast = await applyPodEventFast(trigger, store, { limit, freshness }, writeTable);
+    const fast = await applyPodEventFast(trigger, store, reading, writeTable);
     if (!("fullBecause" in fast)) return fast;
     fullBecause = fast.fullBecause;
   }
@@ -201,7 +261,7 @@ export async function applyNetpolTrigger(
     store.listNamespaces(),
   ]);
   const { world, unreadable } = parseWorld({ policies, pods, namespaces });
-  const compiled = compileNetworkPolicies(world);
+  const compiled = compileWorld(world, { maxPeerSetBytes });
   const desired = [
     ...compiled.peerSets.map(desiredPeerSetTable),
     ...compiled.endpoints.map(desiredEndpointTable),
@@ -220,12 +280,7 @@ export async function applyNetpolTrigger(
       else failures.push(outcome);
     });
   }
-  const problems = [
-    ...unreadable,
-    ...compiled.endpoints.flatMap((e) =>
-      e.problems.map((p) => `${e.namespace}/${e.name}: ${p.reason}`),
-    ),
-  ];
+  const problems = [...unreadable, ...reportProblems(trigger, scope, compiled, options)];
   return {
     trigger,
     endpoints: compiled.endpoints.length,

@@ -29,6 +29,7 @@ export type {
   CnfSyncCount,
   FailingClosedCount,
   FunctionMetrics,
+  NetpolPolicyProblems,
   PeerReachability,
 } from "./metrics.js";
 export { BATCH_SEVERITY_ORDER, HEADER, worstResult } from "./reply.js";

@@ -35,6 +35,14 @@ export interface FailingClosedCount {
   readonly egress: number;
 }
 
+/** One NetworkPolicy's compiled peer set: the reasons of its problems (none: as written). */
+export interface NetpolPolicyProblems {
+  readonly namespace: string;
+  readonly policy: string;
+  /** e.g. PeerSetTooLarge, TooManyRules, InvalidSelector. */
+  readonly reasons: readonly string[];
+}
+
 /** What a function may report besides its outcome (HandlerContext.metrics). */
 export interface FunctionMetrics {
   /**
@@ -50,6 +58,11 @@ export interface FunctionMetrics {
   setPeersReachable(peers: readonly PeerReachability[], complete: boolean): void;
   /** Sets sdewan_netpol_endpoints_fail_closed from a recompute that compiled every table. */
   setNetpolFailingClosed(count: FailingClosedCount): void;
+  /**
+   * Sets sdewan_netpol_policy_problems for the policies just compiled: 1 per problem reason, the
+   * policy's other reasons forgotten. `complete`: every policy of the cluster is listed.
+   */
+  setNetpolPolicyProblems(report: readonly NetpolPolicyProblems[], complete: boolean): void;
 }
 
 export class RuntimeMetrics implements FunctionMetrics {
@@ -64,6 +77,9 @@ export class RuntimeMetrics implements FunctionMetrics {
   private readonly rulesNotInSync: Gauge<"namespace" | "cnf">;
   private readonly peerUnreachable: Gauge<"peer">;
   private readonly netpolFailClosed: Gauge<"direction">;
+  private readonly netpolProblems: Gauge<"namespace" | "policy" | "reason">;
+  /** Reasons netpolProblems has had, so a policy's series can be removed without a list. */
+  private readonly netpolReasons = new Set<string>();
   readonly inFlight: Gauge;
 
   constructor(options: { readonly defaultMetrics?: boolean } = {}) {
@@ -117,6 +133,12 @@ export class RuntimeMetrics implements FunctionMetrics {
       labelNames: ["direction"],
       registers,
     });
+    this.netpolProblems = new Gauge({
+      name: "sdewan_netpol_policy_problems",
+      help: "1 while a NetworkPolicy's compiled tables carry a problem of this reason after its last recompute: PeerSetTooLarge (its label-selected peers are denied), TooManyRules (an endpoint's direction fails closed), InvalidSelector",
+      labelNames: ["namespace", "policy", "reason"],
+      registers,
+    });
     this.intakeErrors = new Counter({
       name: "sdewan_intake_errors_total",
       help: "Requests refused before any function ran, by intake error code",
@@ -164,6 +186,20 @@ export class RuntimeMetrics implements FunctionMetrics {
   setNetpolFailingClosed({ ingress, egress }: FailingClosedCount): void {
     this.netpolFailClosed.set({ direction: "ingress" }, ingress);
     this.netpolFailClosed.set({ direction: "egress" }, egress);
+  }
+
+  setNetpolPolicyProblems(report: readonly NetpolPolicyProblems[], complete: boolean): void {
+    if (complete) this.netpolProblems.reset();
+    for (const { namespace, policy, reasons } of report) {
+      if (!complete) {
+        for (const reason of this.netpolReasons)
+          this.netpolProblems.remove({ namespace, policy, reason });
+      }
+      for (const reason of reasons) {
+        this.netpolReasons.add(reason);
+        this.netpolProblems.set({ namespace, policy, reason }, 1);
+      }
+    }
   }
 
   recordIntakeError(fn: string, code: string): void {
