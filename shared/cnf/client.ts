@@ -19,7 +19,8 @@ import {
   isRetryableNow,
   type CnfCallSite,
 } from "./errors.js";
-import { errorMessageOf, listItemsOf, objectReplyOf } from "./replies.js";
+import { KeyMaterial } from "../core/redact.js";
+import { errorMessageOf, listItemsOf, objectReplyOf, type Redact } from "./replies.js";
 import { CnfSessionCache, processCnfSessions } from "./session.js";
 import { exchange, type HttpExchange } from "./transport.js";
 
@@ -71,6 +72,11 @@ export interface CnfClientOptions {
   /** PEM CA bundle for an https CNF. */
   readonly ca?: string;
   readonly log?: CnfLog;
+  /**
+   * Every key this CNF could hold (all its rules' and the Secrets they name): taken out of every
+   * text of the CNF's before it is cut, logged or put in an error.
+   */
+  readonly keys?: KeyMaterial;
 }
 
 interface Call {
@@ -95,6 +101,9 @@ export class CnfClient {
   private readonly restartTimeoutMs: number;
   private readonly retry: CnfRetryPolicy;
 
+  private readonly keys: KeyMaterial;
+  private readonly redactEcho: Redact;
+
   constructor(private readonly options: CnfClientOptions) {
     this.baseUrl = options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`;
     this.credentials = options.credentials;
@@ -108,12 +117,14 @@ export class CnfClient {
     );
     this.restartTimeoutMs = options.restartTimeoutMs ?? DEFAULT_CNF_TUNING.restartTimeoutMs;
     this.retry = { ...DEFAULT_CNF_TUNING.retry, ...options.retry };
+    this.keys = options.keys ?? KeyMaterial.NONE;
+    this.redactEcho = (text) => this.keys.redactEcho(text);
   }
 
   /** GET the collection; `{"<collection>": {}}` (an empty Lua table) counts as empty. */
   async list(ref: CnfCollectionRef, schemas?: CnfReplySchemas): Promise<CnfReplyObject[]> {
     return this.call({ method: "GET", path: collectionPath(ref) }, (reply, site) =>
-      listItemsOf(site, reply, ref.collection, schemas?.list),
+      listItemsOf(site, reply, ref.collection, schemas?.list, this.redactEcho),
     );
   }
 
@@ -126,7 +137,7 @@ export class CnfClient {
     const path = itemPath(ref, name);
     try {
       return await this.call({ method: "GET", path }, (reply, site) =>
-        objectReplyOf(site, reply, schemas?.item, name),
+        objectReplyOf(site, reply, schemas?.item, name, this.redactEcho),
       );
     } catch (error) {
       if (error instanceof CnfHttpError && error.status === 404) return undefined;
@@ -142,7 +153,7 @@ export class CnfClient {
   ): Promise<CnfReplyObject> {
     const path = collectionPath(ref);
     return this.call({ method: "POST", path, body, objectWrite: true }, (reply, site) =>
-      objectReplyOf(site, reply, schemas?.item, body.name),
+      objectReplyOf(site, reply, schemas?.item, body.name, this.redactEcho),
     );
   }
 
@@ -158,7 +169,7 @@ export class CnfClient {
     }
     const path = itemPath(ref, body.name);
     return this.call({ method: "PUT", path, body, objectWrite: true }, (reply, site) =>
-      objectReplyOf(site, reply, schemas?.item, body.name),
+      objectReplyOf(site, reply, schemas?.item, body.name, this.redactEcho),
     );
   }
 
@@ -236,7 +247,7 @@ export class CnfClient {
                   endpoint: this.baseUrl,
                   operation: `${call.method} ${call.path}`,
                   attempt: attemptNumber,
-                  error: retryLogText(error),
+                  error: this.keys.redact(retryLogText(error)),
                 },
                 "CNF call failed, retrying",
               );
@@ -350,10 +361,10 @@ export class CnfClient {
       throw new CnfBadReplyError(
         site,
         reply.status,
-        `unexpected redirect to ${String(reply.headers.location)}`,
+        `unexpected redirect to ${this.redactEcho(String(reply.headers.location))}`,
       );
     }
-    throw new CnfHttpError(site, reply.status, errorMessageOf(reply.body));
+    throw new CnfHttpError(site, reply.status, errorMessageOf(reply.body, this.redactEcho));
   }
 
   private site(method: string, path: string): CnfCallSite {
@@ -362,9 +373,8 @@ export class CnfClient {
 }
 
 /**
- * What a retry's warning says of the failure: a CNF's error text may echo the request body, key
- * material included (the caller redacts what reaches a status; this log is written before), so
- * an HTTP error is logged by its status and class only.
+ * What a retry's warning says of the failure: an HTTP error by its status and class only (its
+ * text is in the final error); every text is redacted again by the caller, as every line is.
  */
 function retryLogText(error: Error): string {
   if (error instanceof CnfHttpError) return `HTTP ${error.status} (${error.rejection})`;

@@ -54,7 +54,10 @@ import {
 import { planRuleEvent } from "./plan-events.js";
 import { planDeletionTarget } from "./plan-targets.js";
 import type { RuleTarget } from "./plan-writes.js";
-import { resolveSecretRefs } from "./secret-refs.js";
+import { SecretReader, resolveSecretRefs } from "./secret-refs.js";
+import { cnfKeyMaterial } from "./key-material.js";
+import type { KeyMaterial } from "../core/redact.js";
+import { redactingLog } from "../core/redact.js";
 import { processOwnWrites } from "./own-writes.js";
 import type { CnfLeaseSettings } from "./cnf-lease.js";
 import { messageOf } from "../core/error-message.js";
@@ -107,6 +110,8 @@ export interface SyncRequest {
    * Their keys must not look like a rule key; their results land in `pods` only.
    */
   readonly extraTargets?: readonly RuleTarget[];
+  /** `rules` are every rule of the CNF (a resync): no other rule's key to look up. */
+  readonly allRulesOfCnf?: boolean;
 }
 
 export interface RuleReport {
@@ -130,8 +135,13 @@ function credentialsFor(env: Env): ReturnType<typeof cnfCredentialsFromEnv> {
   return cachedCredentials.value;
 }
 
+/** A SyncContext while the keys of the CNF are known: its log redacts them, as its CNF clients do. */
+interface KeyedSyncContext extends SyncContext {
+  readonly keys: KeyMaterial;
+}
+
 function clientFor(
-  ctx: SyncContext,
+  ctx: KeyedSyncContext,
   observation: CnfObservation,
   podIp: string,
   tuning: CnfClientTuning,
@@ -143,6 +153,7 @@ function clientFor(
     calls: ctx.calls,
     signal: ctx.signal,
     log: ctx.log,
+    keys: ctx.keys,
     timeoutMs: tuning.timeoutMs,
     writeTimeoutMs: tuning.writeTimeoutMs,
     restartTimeoutMs: tuning.restartTimeoutMs,
@@ -157,7 +168,7 @@ function clientFor(
  * pod's rules with a message naming it, as an invalid timeout does.
  */
 async function syncPods(
-  ctx: SyncContext,
+  ctx: KeyedSyncContext,
   request: SyncRequest,
   targets: readonly RuleTarget[],
   mode: RestartMode,
@@ -212,7 +223,7 @@ function resultsFor(key: string, pods: readonly PodSyncResult[]): PodRuleResult[
  * status says inSync for an earlier generation is marked Applying first.
  */
 async function claimRules(
-  ctx: SyncContext,
+  ctx: KeyedSyncContext,
   planned: readonly PlannedRule[],
   willWrite: boolean,
 ): Promise<{ claimed: PlannedRule[]; unclaimed: RuleReport[] }> {
@@ -249,7 +260,7 @@ async function claimRules(
 
 /** A claim that failed: its outcome, after the rule's status says why when it should. */
 async function claimFailed(
-  ctx: SyncContext,
+  ctx: KeyedSyncContext,
   rule: PlannedRule,
   claim: Extract<ClaimResult, { claimed: false }>,
 ): Promise<Outcome> {
@@ -286,12 +297,22 @@ async function reportFinalizerFailure(
 }
 
 /** Brings `request.rules` in sync on every ready pod of the observed CNF and records the result. */
-export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise<SyncReport> {
+export async function syncRules(outer: SyncContext, request: SyncRequest): Promise<SyncReport> {
   const mode = request.restartMode ?? "now";
   const found = request.observation.situation.kind === "found";
   const willWrite = found && request.observation.pods.ready.length > 0;
+  const reader = new SecretReader(outer.kube);
+  // Every key the CNF could echo, before its first call: every text from here is redacted.
+  const keys = await cnfKeyMaterial(
+    outer.kube,
+    reader,
+    request.observation,
+    request.rules,
+    request.allRulesOfCnf === true || !willWrite,
+  );
+  const ctx: KeyedSyncContext = { ...outer, keys, log: redactingLog(outer.log, keys) };
   // Secrets named by reference are read only for a CNF that exists (its targets need them).
-  const observed = found ? await resolveSecretRefs(ctx.kube, request.rules) : request.rules;
+  const observed = found ? await resolveSecretRefs(reader, request.rules) : request.rules;
   const { claimed: planned, unclaimed } = await claimRules(
     ctx,
     withoutCollisions(observed.map((r) => planRule(r, request.observation))),
@@ -321,7 +342,7 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
           unappliable: rule.unappliable,
           needs: rule.needs,
           stillUsedBy: usedBy.get(rule.observed.key),
-          secrets: rule.secrets,
+          keys,
           now,
         });
         const applied = await applyRuleDecision(ctx.kube, rule.identity, rule.oldStatus, decision, {
@@ -410,7 +431,7 @@ interface DecidedRule {
  * replaced by a new one of the same name are retried. Everything else reports as decided.
  */
 async function settleRacedWrites(
-  ctx: SyncContext,
+  ctx: KeyedSyncContext,
   request: SyncRequest,
   decided: readonly DecidedRule[],
 ): Promise<RuleReport[]> {
