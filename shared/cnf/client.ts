@@ -19,7 +19,7 @@ import {
   isRetryableNow,
   type CnfCallSite,
 } from "./errors.js";
-import { KeyMaterial } from "../core/redact.js";
+import { KeyMaterial, WITHHELD_TEXT } from "../core/redact.js";
 import { errorMessageOf, listItemsOf, objectReplyOf, type Redact } from "./replies.js";
 import { CnfSessionCache, processCnfSessions } from "./session.js";
 import { exchange, type HttpExchange } from "./transport.js";
@@ -74,9 +74,10 @@ export interface CnfClientOptions {
   readonly log?: CnfLog;
   /**
    * Every key this CNF could hold (all its rules' and the Secrets they name): taken out of every
-   * text of the CNF's before it is cut, logged or put in an error.
+   * text of the CNF's before it is cut, logged or put in an error. Asked for (once) only when a
+   * reply is to become such a text: a call that succeeds costs no look-up.
    */
-  readonly keys?: KeyMaterial;
+  readonly keys?: () => Promise<KeyMaterial>;
 }
 
 interface Call {
@@ -101,8 +102,7 @@ export class CnfClient {
   private readonly restartTimeoutMs: number;
   private readonly retry: CnfRetryPolicy;
 
-  private readonly keys: KeyMaterial;
-  private readonly redactEcho: Redact;
+  private echoRedactor: Promise<Redact> | undefined;
 
   constructor(private readonly options: CnfClientOptions) {
     this.baseUrl = options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`;
@@ -117,14 +117,12 @@ export class CnfClient {
     );
     this.restartTimeoutMs = options.restartTimeoutMs ?? DEFAULT_CNF_TUNING.restartTimeoutMs;
     this.retry = { ...DEFAULT_CNF_TUNING.retry, ...options.retry };
-    this.keys = options.keys ?? KeyMaterial.NONE;
-    this.redactEcho = (text) => this.keys.redactEcho(text);
   }
 
   /** GET the collection; `{"<collection>": {}}` (an empty Lua table) counts as empty. */
   async list(ref: CnfCollectionRef, schemas?: CnfReplySchemas): Promise<CnfReplyObject[]> {
-    return this.call({ method: "GET", path: collectionPath(ref) }, (reply, site) =>
-      listItemsOf(site, reply, ref.collection, schemas?.list, this.redactEcho),
+    return this.call({ method: "GET", path: collectionPath(ref) }, (reply, site, redact) =>
+      listItemsOf(site, reply, ref.collection, schemas?.list, redact),
     );
   }
 
@@ -136,8 +134,8 @@ export class CnfClient {
   ): Promise<CnfReplyObject | undefined> {
     const path = itemPath(ref, name);
     try {
-      return await this.call({ method: "GET", path }, (reply, site) =>
-        objectReplyOf(site, reply, schemas?.item, name, this.redactEcho),
+      return await this.call({ method: "GET", path }, (reply, site, redact) =>
+        objectReplyOf(site, reply, schemas?.item, name, redact),
       );
     } catch (error) {
       if (error instanceof CnfHttpError && error.status === 404) return undefined;
@@ -152,8 +150,8 @@ export class CnfClient {
     schemas?: CnfReplySchemas,
   ): Promise<CnfReplyObject> {
     const path = collectionPath(ref);
-    return this.call({ method: "POST", path, body, objectWrite: true }, (reply, site) =>
-      objectReplyOf(site, reply, schemas?.item, body.name, this.redactEcho),
+    return this.call({ method: "POST", path, body, objectWrite: true }, (reply, site, redact) =>
+      objectReplyOf(site, reply, schemas?.item, body.name, redact),
     );
   }
 
@@ -168,8 +166,8 @@ export class CnfClient {
       return this.create(ref, body, schemas);
     }
     const path = itemPath(ref, body.name);
-    return this.call({ method: "PUT", path, body, objectWrite: true }, (reply, site) =>
-      objectReplyOf(site, reply, schemas?.item, body.name, this.redactEcho),
+    return this.call({ method: "PUT", path, body, objectWrite: true }, (reply, site, redact) =>
+      objectReplyOf(site, reply, schemas?.item, body.name, redact),
     );
   }
 
@@ -215,7 +213,7 @@ export class CnfClient {
    */
   private async call<T>(
     call: Call,
-    read: (reply: HttpExchange, site: CnfCallSite) => T,
+    read: (reply: HttpExchange, site: CnfCallSite, redact: Redact) => T,
   ): Promise<T> {
     const idempotent = call.method !== "POST";
     // A write that timed out may still be applied by the CNF: sending it again would leave two
@@ -229,7 +227,14 @@ export class CnfClient {
         async () => {
           attempts += 1;
           const reply = await this.authenticated(call);
-          return read(reply, this.site(call.method, call.path));
+          const site = this.site(call.method, call.path);
+          try {
+            // Reading a good reply quotes nothing; a bad one is read again with the keys.
+            return read(reply, site, withhold);
+          } catch (error) {
+            if (!(error instanceof CnfBadReplyError)) throw error;
+            return read(reply, site, await this.redactor());
+          }
         },
         {
           retries: this.retry.retries,
@@ -247,7 +252,7 @@ export class CnfClient {
                   endpoint: this.baseUrl,
                   operation: `${call.method} ${call.path}`,
                   attempt: attemptNumber,
-                  error: this.keys.redact(retryLogText(error)),
+                  error: retryLogText(error),
                 },
                 "CNF call failed, retrying",
               );
@@ -281,7 +286,7 @@ export class CnfClient {
   private async authenticated(call: Call): Promise<HttpExchange> {
     const token = await this.sessions.obtain(this.sessionKey, () => this.login());
     const first = await this.send(call, token);
-    if (first.status !== 403) return this.checked(call, first);
+    if (first.status !== 403) return await this.checked(call, first);
     this.sessions.forget(this.sessionKey, token);
     const fresh = await this.sessions.obtain(this.sessionKey, () => this.login());
     return this.checked(call, await this.send(call, fresh));
@@ -354,17 +359,31 @@ export class CnfClient {
     });
   }
 
-  private checked(call: Call, reply: HttpExchange): HttpExchange {
+  /** What every key of the CNF is taken out of a CNF's text with (loaded on first use). */
+  private redactor(): Promise<Redact> {
+    const load = this.options.keys;
+    this.echoRedactor ??=
+      load === undefined
+        ? Promise.resolve((text: string) => KeyMaterial.NONE.redactEcho(text))
+        : load()
+            // Keys that cannot be looked up: every text of the CNF's is withheld (fails closed).
+            .catch(() => new KeyMaterial([], false))
+            .then((keys) => (text: string) => keys.redactEcho(text));
+    return this.echoRedactor;
+  }
+
+  private async checked(call: Call, reply: HttpExchange): Promise<HttpExchange> {
     if (reply.status >= 200 && reply.status < 300) return reply;
     const site = this.site(call.method, call.path);
+    const redact = await this.redactor();
     if (reply.status >= 300 && reply.status < 400) {
       throw new CnfBadReplyError(
         site,
         reply.status,
-        `unexpected redirect to ${this.redactEcho(String(reply.headers.location))}`,
+        `unexpected redirect to ${redact(String(reply.headers.location))}`,
       );
     }
-    throw new CnfHttpError(site, reply.status, errorMessageOf(reply.body, this.redactEcho));
+    throw new CnfHttpError(site, reply.status, errorMessageOf(reply.body, redact));
   }
 
   private site(method: string, path: string): CnfCallSite {
@@ -380,6 +399,9 @@ function retryLogText(error: Error): string {
   if (error instanceof CnfHttpError) return `HTTP ${error.status} (${error.rejection})`;
   return error.message;
 }
+
+/** The first reading of a reply: a text of the CNF's is never kept unless redacted with the keys. */
+const withhold: Redact = () => WITHHELD_TEXT;
 
 /** Success bodies of DELETE and the service endpoint carry nothing the caller needs. */
 const ignoreBody = (): void => undefined;

@@ -113,13 +113,14 @@ function redactValue(value: unknown, keys: KeyMaterial): unknown {
   return value;
 }
 
-/** `log` with every line, message and fields, at every level, redacted by `keys`. */
-export function redactingLog(log: Log, keys: KeyMaterial): Log {
-  if (keys.size === 0 && keys.complete) return log;
+/** `log` with every line, message and fields, at every level, redacted by the keys known then. */
+export function redactingLog(log: Log, keys: () => KeyMaterial): Log {
   const level =
     (write: (fields: Record<string, unknown>, message: string) => void) =>
-    (fields: Record<string, unknown>, message: string) =>
-      write(redactValue(fields, keys) as Record<string, unknown>, keys.redact(message));
+    (fields: Record<string, unknown>, message: string) => {
+      const now = keys();
+      write(redactValue(fields, now) as Record<string, unknown>, now.redact(message));
+    };
   return {
     info: level((f, m) => log.info(f, m)),
     warn: level((f, m) => log.warn(f, m)),

@@ -115,10 +115,11 @@ export async function resolveSecretRefs(
  * Every key `rules` could have put on their CNF: plain ones and the values of their Secret
  * references, of deleting rules too (the CNF holds theirs until they are removed). A reference
  * that cannot be read makes the material incomplete when the rule was applied before: the CNF
- * may hold a key we cannot name, so what it says is withheld (KeyMaterial.redactEcho).
+ * may hold a key we cannot name, so what it says is withheld (KeyMaterial.redactEcho). Without
+ * a reader (no CNF to talk to), only the plain keys.
  */
 export async function keyMaterialOf(
-  reader: SecretReader,
+  reader: SecretReader | undefined,
   rules: readonly ObservedRuleCr[],
 ): Promise<KeyMaterial> {
   const parts = await Promise.all(
@@ -128,7 +129,7 @@ export async function keyMaterialOf(
       if (!entry.carriesKeys) return KeyMaterial.NONE;
       const plain = entry.secretValues(obj.spec);
       const refs = entry.secretRefs(obj.spec);
-      if (refs.length === 0) return new KeyMaterial(plain);
+      if (refs.length === 0 || reader === undefined) return new KeyMaterial(plain);
       const namespace = obj.metadata.namespace ?? "";
       const values = await Promise.all(refs.map((ref) => valueOf(reader, namespace, ref)));
       const read = values.flatMap((v) => (v.value === undefined ? [] : [v.value]));

@@ -55,8 +55,7 @@ import { planRuleEvent } from "./plan-events.js";
 import { planDeletionTarget } from "./plan-targets.js";
 import type { RuleTarget } from "./plan-writes.js";
 import { SecretReader, resolveSecretRefs } from "./secret-refs.js";
-import { cnfKeyMaterial } from "./key-material.js";
-import type { KeyMaterial } from "../core/redact.js";
+import { cnfKeys, type CnfKeys } from "./key-material.js";
 import { redactingLog } from "../core/redact.js";
 import { processOwnWrites } from "./own-writes.js";
 import type { CnfLeaseSettings } from "./cnf-lease.js";
@@ -137,7 +136,7 @@ function credentialsFor(env: Env): ReturnType<typeof cnfCredentialsFromEnv> {
 
 /** A SyncContext while the keys of the CNF are known: its log redacts them, as its CNF clients do. */
 interface KeyedSyncContext extends SyncContext {
-  readonly keys: KeyMaterial;
+  readonly keys: CnfKeys;
 }
 
 function clientFor(
@@ -153,7 +152,7 @@ function clientFor(
     calls: ctx.calls,
     signal: ctx.signal,
     log: ctx.log,
-    keys: ctx.keys,
+    keys: ctx.keys.all,
     timeoutMs: tuning.timeoutMs,
     writeTimeoutMs: tuning.writeTimeoutMs,
     restartTimeoutMs: tuning.restartTimeoutMs,
@@ -303,14 +302,18 @@ export async function syncRules(outer: SyncContext, request: SyncRequest): Promi
   const willWrite = found && request.observation.pods.ready.length > 0;
   const reader = new SecretReader(outer.kube);
   // Every key the CNF could echo, before its first call: every text from here is redacted.
-  const keys = await cnfKeyMaterial(
+  const keys = await cnfKeys(
     outer.kube,
     reader,
     request.observation,
     request.rules,
     request.allRulesOfCnf === true || !willWrite,
   );
-  const ctx: KeyedSyncContext = { ...outer, keys, log: redactingLog(outer.log, keys) };
+  const ctx: KeyedSyncContext = {
+    ...outer,
+    keys,
+    log: redactingLog(outer.log, () => keys.current),
+  };
   // Secrets named by reference are read only for a CNF that exists (its targets need them).
   const observed = found ? await resolveSecretRefs(reader, request.rules) : request.rules;
   const { claimed: planned, unclaimed } = await claimRules(
@@ -330,6 +333,7 @@ export async function syncRules(outer: SyncContext, request: SyncRequest): Promi
       ? firstPass
       : withLaterResults(firstPass, await syncPods(ctx, request, unblocked, mode));
   const now = ctx.now();
+  const redaction = await keys.settled();
   const limit = pLimit(STATUS_WRITE_CONCURRENCY);
   const decided = await Promise.all(
     planned.map((rule) =>
@@ -342,7 +346,7 @@ export async function syncRules(outer: SyncContext, request: SyncRequest): Promi
           unappliable: rule.unappliable,
           needs: rule.needs,
           stillUsedBy: usedBy.get(rule.observed.key),
-          keys,
+          keys: redaction,
           now,
         });
         const applied = await applyRuleDecision(ctx.kube, rule.identity, rule.oldStatus, decision, {
