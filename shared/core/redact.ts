@@ -87,14 +87,20 @@ export class KeyMaterial {
     return this.secrets.length;
   }
 
-  /** Text we wrote that may quote a spec or an echo already redacted. */
+  /**
+   * Text we wrote (a status message, a log line), which quotes a CNF only through redactEcho: a
+   * second pass over it. A short key is left to redactEcho, which withholds any CNF text holding
+   * it; here it would withhold our own words (a Secret's name that contains it, say).
+   */
   redact(text: string): string {
-    return this.secrets.length === 0 ? text : redactSecrets(text, this.secrets);
+    const long = this.secrets.filter((s) => s.length >= MIN_KEY_LENGTH);
+    return long.length === 0 ? text : redactSecrets(text, long);
   }
 
   /** Text the CNF sent (an error body, a garbled reply): may echo any key it holds. */
   redactEcho(text: string): string {
-    return this.complete ? this.redact(text) : WITHHELD_TEXT;
+    if (!this.complete) return WITHHELD_TEXT;
+    return this.secrets.length === 0 ? text : redactSecrets(text, this.secrets);
   }
 
   with(more: KeyMaterial): KeyMaterial {

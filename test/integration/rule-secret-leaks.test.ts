@@ -1,13 +1,16 @@
 // Key material never leaves a function (issue 25 §1): whatever a CNF echoes, a key any rule of
 // that CNF holds (its own, another rule's, one read from a Secret) appears in no status, Event,
 // log line (any level, retries included) or HTTP reply, whole or in part: redaction runs before
-// any cut. The simulator's fault injection plays the CNF that echoes.
+// any cut. The simulator's fault injection plays the CNF that echoes. A key too short to replace
+// without revealing it is refused: at admission when plain, when read from its Secret otherwise.
 import { randomBytes } from "node:crypto";
 import { jest } from "@jest/globals";
 import { CoreV1Api } from "@kubernetes/client-node";
 import type { Cnf } from "../../dev/world/index.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import { EVENTS } from "../../shared/kube/index.js";
+import { rule, rules } from "./admission-clients.js";
+import { startAdmissionHarness } from "./admission-harness.js";
 import { SyncWorld } from "./sync-harness.js";
 import { adminKubeConfig } from "./support/cluster.js";
 
@@ -147,5 +150,65 @@ describe("key material a CNF echoes", () => {
     await world.patchRuleSpec("IpsecSite", "site1", { remote: "203.0.113.9" });
     expect((await reconcile("IpsecSite", "site1")).kind).not.toBe("done");
     expect(leaked(await shown())).toEqual([]);
+  });
+});
+
+describe("a key too short to redact", () => {
+  const core = adminKubeConfig().makeApiClient(CoreV1Api);
+
+  it("given in the spec is refused at admission, naming the field, not the key", async () => {
+    const harness = await startAdmissionHarness();
+    try {
+      const namespace = await harness.namespace();
+      const api = rules(adminKubeConfig(), namespace);
+      const labels = { sdewanPurpose: PURPOSE };
+      expect((await api.create(rule("IpsecProposal", "prop1", labels, PROPOSAL))).ok).toBe(true);
+      const spec = { ...siteSpec, pre_shared_key_secret_ref: undefined, pre_shared_key: "Zq7" };
+      const refused = await api.create(rule("IpsecSite", "site1", labels, spec));
+      expect(refused.ok).toBe(false);
+      if (!refused.ok) {
+        expect(refused.message).toContain("spec.pre_shared_key");
+        expect(refused.message).toContain("at least 8 characters");
+        expect(refused.message).not.toContain("Zq7");
+      }
+    } finally {
+      await harness.close();
+    }
+  });
+
+  it("read from a Secret Stalls the rule, and is in no text even when the CNF echoes it", async () => {
+    const world = await SyncWorld.create();
+    try {
+      const cnf = await world.createCnf(PURPOSE, { pods: 1 });
+      await core.createNamespacedSecret({
+        namespace: world.namespace,
+        body: { metadata: { name: "ipsec-keys" }, stringData: { psk: "k" } },
+      });
+      await world.createRule("IpsecProposal", "prop1", PURPOSE, PROPOSAL);
+      await world.createRule("IpsecSite", "site1", PURPOSE, siteSpec);
+      expect(await world.reconcile("IpsecProposal", "prop1")).toMatchObject({ kind: "done" });
+      for (const pod of cnf.pods) {
+        pod.sim.failNext({
+          kind: "status",
+          status: 400,
+          message: "Field[k] checked failed",
+          count: 5,
+        });
+      }
+      const outcome = await world.reconcile("IpsecSite", "site1");
+      const view = await world.ruleView("IpsecSite", "site1");
+      expect(view).toMatchObject({
+        inSync: false,
+        condition: { type: "Stalled", reason: "SecretValueTooShort" },
+      });
+      expect(view?.message).toContain("shorter than 8 characters");
+      expect(world.held(cnf, REMOTES)).toEqual([[]]);
+      const events = await world.kube.list(EVENTS, { namespace: world.namespace });
+      const shown = JSON.stringify([view?.status, events, world.log.lines, outcome]);
+      expect(shown).not.toContain("[redacted]");
+      expect(shown).not.toMatch(/"psk":"k"|= ?k\b/);
+    } finally {
+      await world.close();
+    }
   });
 });

@@ -49,6 +49,14 @@ describe("secrets out of text a peer may have echoed", () => {
     expect(redactSecrets("nothing here", ["zz"])).toBe("nothing here");
   });
 
+  it("withholds a CNF's text holding a short key, and leaves our own words to that", () => {
+    const keys = new KeyMaterial(["k", "psk-12345678"]);
+    expect(keys.redactEcho("checked psk-12345678")).toBe(WITHHELD_TEXT);
+    expect(keys.redact("Secret ipsec-keys psk-12345678")).toBe(
+      `Secret ipsec-keys ${REDACTED_TEXT}`,
+    );
+  });
+
   it("withholds an echo whole while some key of the CNF is unknown", () => {
     const keys = new KeyMaterial(["psk-12345678"], false);
     expect(keys.redactEcho("anything at all")).toBe(WITHHELD_TEXT);
