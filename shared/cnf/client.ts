@@ -90,6 +90,8 @@ interface Call {
    * so no attempt of it can land after the call returned (or after a newer write).
    */
   readonly objectWrite?: boolean;
+  /** A 404 is an answer (absent), not an error anyone reads: no keys are looked up for it. */
+  readonly absentIsAnswer?: boolean;
 }
 
 export class CnfClient {
@@ -134,7 +136,7 @@ export class CnfClient {
   ): Promise<CnfReplyObject | undefined> {
     const path = itemPath(ref, name);
     try {
-      return await this.call({ method: "GET", path }, (reply, site, redact) =>
+      return await this.call({ method: "GET", path, absentIsAnswer: true }, (reply, site, redact) =>
         objectReplyOf(site, reply, schemas?.item, name, redact),
       );
     } catch (error) {
@@ -174,7 +176,8 @@ export class CnfClient {
   /** DELETE; "absent" when the CNF did not have it (404), which callers treat as done. */
   async delete(ref: CnfCollectionRef, name: string): Promise<"deleted" | "absent"> {
     try {
-      const call = { method: "DELETE", path: itemPath(ref, name), objectWrite: true } as const;
+      const path = itemPath(ref, name);
+      const call = { method: "DELETE", path, objectWrite: true, absentIsAnswer: true } as const;
       await this.call(call, ignoreBody);
       return "deleted";
     } catch (error) {
@@ -375,7 +378,8 @@ export class CnfClient {
   private async checked(call: Call, reply: HttpExchange): Promise<HttpExchange> {
     if (reply.status >= 200 && reply.status < 300) return reply;
     const site = this.site(call.method, call.path);
-    const redact = await this.redactor();
+    const absent = reply.status === 404 && call.absentIsAnswer === true;
+    const redact = absent ? withhold : await this.redactor();
     if (reply.status >= 300 && reply.status < 400) {
       throw new CnfBadReplyError(
         site,
@@ -383,7 +387,8 @@ export class CnfClient {
         `unexpected redirect to ${redact(String(reply.headers.location))}`,
       );
     }
-    throw new CnfHttpError(site, reply.status, errorMessageOf(reply.body, redact));
+    const shown = errorMessageOf(reply.body, redact);
+    throw new CnfHttpError(site, reply.status, shown, errorMessageOf(reply.body, unchanged));
   }
 
   private site(method: string, path: string): CnfCallSite {
@@ -402,6 +407,8 @@ function retryLogText(error: Error): string {
 
 /** The first reading of a reply: a text of the CNF's is never kept unless redacted with the keys. */
 const withhold: Redact = () => WITHHELD_TEXT;
+/** For classifying a CNF's error only: the text is never kept. */
+const unchanged: Redact = (text) => text;
 
 /** Success bodies of DELETE and the service endpoint carry nothing the caller needs. */
 const ignoreBody = (): void => undefined;

@@ -48,7 +48,11 @@ export abstract class CnfError extends Error {
   }
 }
 
-/** The CNF answered with an error status; `cnfMessage` is the text of its `{"message": ...}` body. */
+/**
+ * The CNF answered with an error status; `cnfMessage` is the text of its `{"message": ...}` body,
+ * redacted. `unredacted`, when given, is what the rejection is read from (kept nowhere): a key
+ * replaced, or a text withheld, must not turn a missing dependency into an invalid object.
+ */
 export class CnfHttpError extends CnfError {
   readonly code = "cnf-http";
   readonly rejection: CnfRejection;
@@ -57,9 +61,10 @@ export class CnfHttpError extends CnfError {
     site: CnfCallSite,
     readonly status: number,
     readonly cnfMessage: string,
+    unredacted: string = cnfMessage,
   ) {
     super(site, `HTTP ${status}${cnfMessage === "" ? "" : ` ${cnfMessage}`}`);
-    this.rejection = rejectionOf(status, cnfMessage, site.method);
+    this.rejection = rejectionOf(status, unredacted, site.method);
   }
 }
 
