@@ -52,15 +52,18 @@ export function redactSecrets(text: string, secrets: Iterable<string>): string {
 
 function withoutCutEnds(text: string, form: string): string {
   let out = text;
-  for (let n = Math.min(form.length - 1, out.length); n >= MIN_PARTIAL; n -= 1) {
-    if (out.endsWith(form.slice(0, n))) {
-      out = `${out.slice(0, -n)}${REDACTED_TEXT}`;
+  // Longest first: the earliest start in the tail whose rest begins the key (or cut-off end).
+  const first = form[0] ?? "";
+  for (let i = Math.max(0, out.length - form.length + 1); i <= out.length - MIN_PARTIAL; i += 1) {
+    if (out[i] === first && form.startsWith(out.slice(i))) {
+      out = `${out.slice(0, i)}${REDACTED_TEXT}`;
       break;
     }
   }
-  for (let n = Math.min(form.length - 1, out.length); n >= MIN_PARTIAL; n -= 1) {
-    if (out.startsWith(form.slice(-n))) {
-      out = `${REDACTED_TEXT}${out.slice(n)}`;
+  const last = form[form.length - 1] ?? "";
+  for (let j = Math.min(out.length, form.length - 1); j >= MIN_PARTIAL; j -= 1) {
+    if (out[j - 1] === last && form.endsWith(out.slice(0, j))) {
+      out = `${REDACTED_TEXT}${out.slice(j)}`;
       break;
     }
   }
