@@ -19,7 +19,8 @@ import {
   isRetryableNow,
   type CnfCallSite,
 } from "./errors.js";
-import { errorMessageOf, listItemsOf, objectReplyOf } from "./replies.js";
+import { KeyMaterial, WITHHELD_TEXT } from "../core/redact.js";
+import { errorMessageOf, listItemsOf, objectReplyOf, type Redact } from "./replies.js";
 import { CnfSessionCache, processCnfSessions } from "./session.js";
 import { exchange, type HttpExchange } from "./transport.js";
 
@@ -71,6 +72,12 @@ export interface CnfClientOptions {
   /** PEM CA bundle for an https CNF. */
   readonly ca?: string;
   readonly log?: CnfLog;
+  /**
+   * Every key this CNF could hold (all its rules' and the Secrets they name): taken out of every
+   * text of the CNF's before it is cut, logged or put in an error. Asked for (once) only when a
+   * reply is to become such a text: a call that succeeds costs no look-up.
+   */
+  readonly keys?: () => Promise<KeyMaterial>;
 }
 
 interface Call {
@@ -83,6 +90,8 @@ interface Call {
    * so no attempt of it can land after the call returned (or after a newer write).
    */
   readonly objectWrite?: boolean;
+  /** A 404 is an answer (absent), not an error anyone reads: no keys are looked up for it. */
+  readonly absentIsAnswer?: boolean;
 }
 
 export class CnfClient {
@@ -94,6 +103,8 @@ export class CnfClient {
   private readonly writeTimeoutMs: number;
   private readonly restartTimeoutMs: number;
   private readonly retry: CnfRetryPolicy;
+
+  private echoRedactor: Promise<Redact> | undefined;
 
   constructor(private readonly options: CnfClientOptions) {
     this.baseUrl = options.baseUrl.endsWith("/") ? options.baseUrl : `${options.baseUrl}/`;
@@ -112,8 +123,8 @@ export class CnfClient {
 
   /** GET the collection; `{"<collection>": {}}` (an empty Lua table) counts as empty. */
   async list(ref: CnfCollectionRef, schemas?: CnfReplySchemas): Promise<CnfReplyObject[]> {
-    return this.call({ method: "GET", path: collectionPath(ref) }, (reply, site) =>
-      listItemsOf(site, reply, ref.collection, schemas?.list),
+    return this.call({ method: "GET", path: collectionPath(ref) }, (reply, site, redact) =>
+      listItemsOf(site, reply, ref.collection, schemas?.list, redact),
     );
   }
 
@@ -125,8 +136,8 @@ export class CnfClient {
   ): Promise<CnfReplyObject | undefined> {
     const path = itemPath(ref, name);
     try {
-      return await this.call({ method: "GET", path }, (reply, site) =>
-        objectReplyOf(site, reply, schemas?.item, name),
+      return await this.call({ method: "GET", path, absentIsAnswer: true }, (reply, site, redact) =>
+        objectReplyOf(site, reply, schemas?.item, name, redact),
       );
     } catch (error) {
       if (error instanceof CnfHttpError && error.status === 404) return undefined;
@@ -141,8 +152,8 @@ export class CnfClient {
     schemas?: CnfReplySchemas,
   ): Promise<CnfReplyObject> {
     const path = collectionPath(ref);
-    return this.call({ method: "POST", path, body, objectWrite: true }, (reply, site) =>
-      objectReplyOf(site, reply, schemas?.item, body.name),
+    return this.call({ method: "POST", path, body, objectWrite: true }, (reply, site, redact) =>
+      objectReplyOf(site, reply, schemas?.item, body.name, redact),
     );
   }
 
@@ -157,15 +168,16 @@ export class CnfClient {
       return this.create(ref, body, schemas);
     }
     const path = itemPath(ref, body.name);
-    return this.call({ method: "PUT", path, body, objectWrite: true }, (reply, site) =>
-      objectReplyOf(site, reply, schemas?.item, body.name),
+    return this.call({ method: "PUT", path, body, objectWrite: true }, (reply, site, redact) =>
+      objectReplyOf(site, reply, schemas?.item, body.name, redact),
     );
   }
 
   /** DELETE; "absent" when the CNF did not have it (404), which callers treat as done. */
   async delete(ref: CnfCollectionRef, name: string): Promise<"deleted" | "absent"> {
     try {
-      const call = { method: "DELETE", path: itemPath(ref, name), objectWrite: true } as const;
+      const path = itemPath(ref, name);
+      const call = { method: "DELETE", path, objectWrite: true, absentIsAnswer: true } as const;
       await this.call(call, ignoreBody);
       return "deleted";
     } catch (error) {
@@ -204,7 +216,7 @@ export class CnfClient {
    */
   private async call<T>(
     call: Call,
-    read: (reply: HttpExchange, site: CnfCallSite) => T,
+    read: (reply: HttpExchange, site: CnfCallSite, redact: Redact) => T,
   ): Promise<T> {
     const idempotent = call.method !== "POST";
     // A write that timed out may still be applied by the CNF: sending it again would leave two
@@ -218,7 +230,14 @@ export class CnfClient {
         async () => {
           attempts += 1;
           const reply = await this.authenticated(call);
-          return read(reply, this.site(call.method, call.path));
+          const site = this.site(call.method, call.path);
+          try {
+            // Reading a good reply quotes nothing; a bad one is read again with the keys.
+            return read(reply, site, withhold);
+          } catch (error) {
+            if (!(error instanceof CnfBadReplyError)) throw error;
+            return read(reply, site, await this.redactor());
+          }
         },
         {
           retries: this.retry.retries,
@@ -270,7 +289,7 @@ export class CnfClient {
   private async authenticated(call: Call): Promise<HttpExchange> {
     const token = await this.sessions.obtain(this.sessionKey, () => this.login());
     const first = await this.send(call, token);
-    if (first.status !== 403) return this.checked(call, first);
+    if (first.status !== 403) return await this.checked(call, first);
     this.sessions.forget(this.sessionKey, token);
     const fresh = await this.sessions.obtain(this.sessionKey, () => this.login());
     return this.checked(call, await this.send(call, fresh));
@@ -343,17 +362,33 @@ export class CnfClient {
     });
   }
 
-  private checked(call: Call, reply: HttpExchange): HttpExchange {
+  /** What every key of the CNF is taken out of a CNF's text with (loaded on first use). */
+  private redactor(): Promise<Redact> {
+    const load = this.options.keys;
+    this.echoRedactor ??=
+      load === undefined
+        ? Promise.resolve((text: string) => KeyMaterial.NONE.redactEcho(text))
+        : load()
+            // Keys that cannot be looked up: every text of the CNF's is withheld (fails closed).
+            .catch(() => new KeyMaterial([], false))
+            .then((keys) => (text: string) => keys.redactEcho(text));
+    return this.echoRedactor;
+  }
+
+  private async checked(call: Call, reply: HttpExchange): Promise<HttpExchange> {
     if (reply.status >= 200 && reply.status < 300) return reply;
     const site = this.site(call.method, call.path);
+    const absent = reply.status === 404 && call.absentIsAnswer === true;
+    const redact = absent ? withhold : await this.redactor();
     if (reply.status >= 300 && reply.status < 400) {
       throw new CnfBadReplyError(
         site,
         reply.status,
-        `unexpected redirect to ${String(reply.headers.location)}`,
+        `unexpected redirect to ${redact(String(reply.headers.location))}`,
       );
     }
-    throw new CnfHttpError(site, reply.status, errorMessageOf(reply.body));
+    const shown = errorMessageOf(reply.body, redact);
+    throw new CnfHttpError(site, reply.status, shown, errorMessageOf(reply.body, unchanged));
   }
 
   private site(method: string, path: string): CnfCallSite {
@@ -362,14 +397,18 @@ export class CnfClient {
 }
 
 /**
- * What a retry's warning says of the failure: a CNF's error text may echo the request body, key
- * material included (the caller redacts what reaches a status; this log is written before), so
- * an HTTP error is logged by its status and class only.
+ * What a retry's warning says of the failure: an HTTP error by its status and class only (its
+ * text is in the final error); every text is redacted again by the caller, as every line is.
  */
 function retryLogText(error: Error): string {
   if (error instanceof CnfHttpError) return `HTTP ${error.status} (${error.rejection})`;
   return error.message;
 }
+
+/** The first reading of a reply: a text of the CNF's is never kept unless redacted with the keys. */
+const withhold: Redact = () => WITHHELD_TEXT;
+/** For classifying a CNF's error only: the text is never kept. */
+const unchanged: Redact = (text) => text;
 
 /** Success bodies of DELETE and the service endpoint carry nothing the caller needs. */
 const ignoreBody = (): void => undefined;

@@ -53,7 +53,11 @@ const CONFLICT_EXPLAINED =
   " (conflict: the CNF already holds an object or a section name this one uses, e.g. an ipsec" +
   " connection name another rule gives; rename one of them)";
 
-/** The CNF answered with an error status; `cnfMessage` is the text of its `{"message": ...}` body. */
+/**
+ * The CNF answered with an error status; `cnfMessage` is the text of its `{"message": ...}` body,
+ * redacted. `unredacted`, when given, is what the rejection is read from (kept nowhere): a key
+ * replaced, or a text withheld, must not turn a missing dependency into an invalid object.
+ */
 export class CnfHttpError extends CnfError {
   readonly code = "cnf-http";
   readonly rejection: CnfRejection;
@@ -62,8 +66,9 @@ export class CnfHttpError extends CnfError {
     site: CnfCallSite,
     readonly status: number,
     readonly cnfMessage: string,
+    unredacted: string = cnfMessage,
   ) {
-    const rejection = rejectionOf(status, cnfMessage, site.method);
+    const rejection = rejectionOf(status, unredacted, site.method);
     const text = cnfMessage === "" ? "" : ` ${cnfMessage}`;
     super(site, `HTTP ${status}${text}${rejection === "conflict" ? CONFLICT_EXPLAINED : ""}`);
     this.rejection = rejection;

@@ -9,6 +9,12 @@ import type { HttpExchange } from "./transport.js";
 
 type ReplyObject = Readonly<Record<string, unknown>> & { readonly name: string };
 
+/**
+ * Takes key material out of a text the CNF sent (KeyMaterial.redactEcho in shared/core/redact):
+ * applied to the whole text before it is cut, so no prefix of a key survives the cut.
+ */
+export type Redact = (text: string) => string;
+
 /** Any CNF object: a JSON object with a non-empty string name; other keys pass through. */
 export const genericObjectSchema = z.looseObject({ name: z.string().min(1) });
 
@@ -26,15 +32,16 @@ export function objectReplyOf(
   reply: HttpExchange,
   schema: z.ZodType<Readonly<Record<string, unknown>>> | undefined,
   expectedName: string,
+  redact: Redact,
 ): ReplyObject {
-  const value = jsonOf(site, reply);
-  const object = validated(site, reply.status, genericObjectSchema, value);
-  if (schema !== undefined) validated(site, reply.status, schema, value);
+  const value = jsonOf(site, reply, redact);
+  const object = validated(site, reply.status, genericObjectSchema, value, redact);
+  if (schema !== undefined) validated(site, reply.status, schema, value, redact);
   if (object.name !== expectedName) {
     throw new CnfBadReplyError(
       site,
       reply.status,
-      `object named ${JSON.stringify(object.name)}, expected ${JSON.stringify(expectedName)}`,
+      `object named ${redact(JSON.stringify(object.name))}, expected ${JSON.stringify(expectedName)}`,
     );
   }
   return object;
@@ -47,51 +54,60 @@ export function listItemsOf(
   collection: string,
   schema:
     z.ZodType<Readonly<Record<string, readonly Readonly<Record<string, unknown>>[]>>> | undefined,
+  redact: Redact,
 ): ReplyObject[] {
-  const value = jsonOf(site, reply);
+  const value = jsonOf(site, reply, redact);
   const shape = z.looseObject({
     [collection]: z.union([z.array(genericObjectSchema), z.strictObject({}).transform(() => [])]),
   });
-  const listed = validated(site, reply.status, shape, value);
+  const listed = validated(site, reply.status, shape, value, redact);
   const items = (listed[collection] ?? []) as ReplyObject[];
   if (schema !== undefined)
-    validated(site, reply.status, schema, { ...listed, [collection]: items });
+    validated(site, reply.status, schema, { ...listed, [collection]: items }, redact);
   return items;
 }
 
 /**
- * The text of an error body. Upstream writes `{"message":"<text>"}` without escaping, and the
- * CNFService handler appends the echoed request after it, so parse leniently.
+ * The text of an error body, redacted. Upstream writes `{"message":"<text>"}` without escaping,
+ * and the CNFService handler appends the echoed request after it, so parse leniently.
  */
-export function errorMessageOf(body: string): string {
+export function errorMessageOf(body: string, redact: Redact): string {
   const parsed = parseJson(body);
   if (parsed.ok && typeof parsed.value === "object" && parsed.value !== null) {
     const message = (parsed.value as { message?: unknown }).message;
-    if (typeof message === "string") return message;
+    if (typeof message === "string") return redact(message);
   }
   const prefix = /^\s*\{"message":"(.*?)"\}/s.exec(body);
-  if (prefix?.[1] !== undefined) return prefix[1];
-  return body.trim().slice(0, 300);
+  if (prefix?.[1] !== undefined) return redact(prefix[1]);
+  return cut(redact(body.trim()), 300);
 }
 
-function jsonOf(site: CnfCallSite, reply: HttpExchange): unknown {
+function jsonOf(site: CnfCallSite, reply: HttpExchange, redact: Redact): unknown {
   const parsed = parseJson(reply.body);
   if (!parsed.ok)
-    throw new CnfBadReplyError(site, reply.status, `not JSON: ${snippet(reply.body)}`);
+    throw new CnfBadReplyError(site, reply.status, `not JSON: ${snippet(reply.body, redact)}`);
   return parsed.value;
 }
 
-function validated<T>(site: CnfCallSite, status: number, schema: z.ZodType<T>, value: unknown): T {
+function validated<T>(
+  site: CnfCallSite,
+  status: number,
+  schema: z.ZodType<T>,
+  value: unknown,
+  redact: Redact,
+): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  throw new CnfBadReplyError(
-    site,
-    status,
-    z.prettifyError(result.error).replace(/\s+/g, " ").slice(0, 300),
-  );
+  // zod quotes the values it did not expect: the reply may hold key material.
+  const detail = redact(z.prettifyError(result.error).replace(/\s+/g, " "));
+  throw new CnfBadReplyError(site, status, cut(detail, 300));
 }
 
-function snippet(text: string): string {
-  const trimmed = text.trim();
-  return JSON.stringify(trimmed.length > 80 ? `${trimmed.slice(0, 80)}...` : trimmed);
+function snippet(text: string, redact: Redact): string {
+  return JSON.stringify(cut(redact(text.trim()), 80));
+}
+
+/** At most `max` characters of an already redacted text, marked when cut. */
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}...` : text;
 }

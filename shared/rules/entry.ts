@@ -155,6 +155,8 @@ export interface RuleKindEntry {
   readonly nameRule: NameRule | null;
   readonly example: RuleExample;
 
+  /** Whether a rule of this kind may carry key material (secretValues): the CNF may echo it. */
+  readonly carriesKeys: boolean;
   /** Null when the name is acceptable, else why not. */
   checkName(name: string): string | null;
   parseSpec(spec: unknown): ParseResult<Readonly<Record<string, unknown>>>;
@@ -310,6 +312,7 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
     applyRank: def.applyRank,
     nameRule: def.nameRule,
     example: def.example,
+    carriesKeys: def.secrets !== undefined,
     checkName: (name) => nameProblem(def.nameRule, name),
     parseSpec: (spec) => toResult(specSchema.safeParse(spec, PARSE_OPTIONS), "spec", def.kind),
     parseCr: (raw) => toResult(crSchema.safeParse(raw, PARSE_OPTIONS), "", def.kind),
@@ -318,7 +321,17 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
     secretValues: (spec) => {
       if (def.secrets === undefined) return [];
       const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
-      if (!parsed.success) return [];
+      if (!parsed.success) {
+        // A spec stored before a rule tightened may still be on the CNF: its plain keys count.
+        const raw = (typeof spec === "object" && spec !== null ? spec : {}) as Record<
+          string,
+          unknown
+        >;
+        return Object.values(def.secretRefFields ?? {}).flatMap((field) => {
+          const value = raw[field];
+          return typeof value === "string" && value !== "" ? [value] : [];
+        });
+      }
       return def.secrets(parsed.data).filter((v): v is string => v !== undefined && v !== "");
     },
     secretRefs: (spec) => {

@@ -41,8 +41,6 @@ export interface PlannedRule {
   readonly unappliable: { readonly code: string; readonly message: string } | undefined;
   /** Rules it references, "Kind name", for a status that says which one is missing. */
   readonly needs: readonly string[];
-  /** Key material in its spec, kept out of status, Events and logs. */
-  readonly secrets: readonly string[];
 }
 
 function needsOf(rule: ObservedRuleCr): string[] {
@@ -86,7 +84,6 @@ export function planRule(rule: ObservedRuleCr, observation: CnfObservation): Pla
     observed,
     oldStatus: observed.status,
     needs: needsOf(rule),
-    secrets: requireKind(obj.kind).secretValues(rule.ok ? rule.cr.spec : obj.spec),
   };
   if (!rule.ok) {
     // A rule whose spec never parsed can still be removed from the CNF by kind and name.

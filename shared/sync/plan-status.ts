@@ -5,7 +5,7 @@
  */
 import type { RuleCondition, RuleConditionType, RuleStatus } from "../rules/index.js";
 import { done, permanent, retryLater, type Outcome } from "../core/outcome.js";
-import { redactSecrets } from "../core/redact.js";
+import type { KeyMaterial } from "../core/redact.js";
 import type { PlannedWrite } from "./plan-writes.js";
 
 type ConditionType = RuleConditionType;
@@ -74,8 +74,8 @@ export interface RulePlanInput {
    */
   readonly stillUsedBy?: readonly string[];
   readonly now: string;
-  /** Key material of the rule's spec: kept out of the status and the outcome (a CNF may echo it). */
-  readonly secrets?: readonly string[];
+  /** Every key of the CNF (key-material.ts): kept out of the status and the outcome. */
+  readonly keys?: KeyMaterial;
 }
 
 /** Finalizers are added before the first CNF write (needsClaim, ADR 0003), never here. */
@@ -557,15 +557,13 @@ export function planClaimFailure(
 }
 
 /** Decides status, finalizer and outcome for one rule. */
-/** The verdict with the rule's secrets taken out of every text it will be shown in. */
-function withoutSecrets(verdict: Verdict, secrets: readonly string[] | undefined): Verdict {
-  if (secrets === undefined || secrets.length === 0) return verdict;
-  const message = redactSecrets(verdict.condition.message, secrets);
+/** The verdict with every key of the CNF taken out of every text it will be shown in. */
+function withoutSecrets(verdict: Verdict, keys: KeyMaterial | undefined): Verdict {
+  if (keys === undefined) return verdict;
+  const message = keys.redact(verdict.condition.message);
   const { outcome } = verdict;
   const clean: Outcome =
-    outcome.kind === "done"
-      ? outcome
-      : { ...outcome, reason: redactSecrets(outcome.reason, secrets) };
+    outcome.kind === "done" ? outcome : { ...outcome, reason: keys.redact(outcome.reason) };
   return { ...verdict, condition: { ...verdict.condition, message }, outcome: clean };
 }
 
@@ -578,7 +576,7 @@ function quietDeferral(input: RulePlanInput, verdict: Verdict): boolean {
 }
 
 export function planRuleDecision(input: RulePlanInput): RuleDecision {
-  const verdict = withoutSecrets(verdictFor(input), input.secrets);
+  const verdict = withoutSecrets(verdictFor(input), input.keys);
   const finalizer =
     verdict.finalizer === "remove" && !input.rule.hasFinalizer ? "keep" : verdict.finalizer;
   // A rule on its way out needs no status: it disappears once the finalizer goes.

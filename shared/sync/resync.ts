@@ -176,6 +176,7 @@ async function syncScope(
     // Redelivered (or resynced) when a restart is deferred, like a rule event.
     restartMode: "coalesce",
     extraTargets,
+    allRulesOfCnf: true,
   });
   let pruned = 0;
   if (deployment !== undefined && ledger !== undefined) {

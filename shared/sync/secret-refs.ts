@@ -16,13 +16,14 @@ import {
   type KubeObject,
   type Secret,
 } from "../kube/index.js";
+import { KeyMaterial, MIN_KEY_LENGTH } from "../core/redact.js";
 import { requireKind, type RuleCr, type SecretKeyRefUse } from "../rules/index.js";
 import type { ObservedRuleCr } from "./observed.js";
 
 type SecretLookup = { readonly secret: Secret } | { readonly code: string; readonly why: string };
 
-/** Reads each Secret once per call, whatever the number of rules naming it. */
-class SecretReader {
+/** Reads each Secret once per event, whatever the number of rules naming it. */
+export class SecretReader {
   private readonly cache = new Map<string, Promise<SecretLookup>>();
   constructor(private readonly kube: KubeClient) {}
 
@@ -56,7 +57,10 @@ async function valueOf(
   reader: SecretReader,
   namespace: string,
   ref: SecretKeyRefUse,
-): Promise<{ readonly value: string } | { readonly code: string; readonly message: string }> {
+): Promise<
+  | { readonly value: string; readonly code?: undefined }
+  | { readonly code: string; readonly message: string; readonly value?: string }
+> {
   const lookup = await reader.lookup(namespace, ref.name);
   const about = `spec.${ref.refField}`;
   if (!("secret" in lookup)) return { code: lookup.code, message: `${about}: ${lookup.why}` };
@@ -65,7 +69,13 @@ async function valueOf(
     const message = `${about}: Secret ${namespace}/${ref.name} has no key ${ref.key} (or it is empty)`;
     return { code: "SecretKeyNotFound", message };
   }
-  return { value: Buffer.from(encoded, "base64").toString("utf8") };
+  const value = Buffer.from(encoded, "base64").toString("utf8");
+  if (value.length < MIN_KEY_LENGTH) {
+    // Never the value, nor its length: a short key could not be kept out of logs and status.
+    const message = `${about}: the value of key ${ref.key} of Secret ${namespace}/${ref.name} is shorter than ${MIN_KEY_LENGTH} characters; use a longer key`;
+    return { code: "SecretValueTooShort", message, value };
+  }
+  return { value };
 }
 
 const asObject = (cr: RuleCr): KubeObject => ({
@@ -84,7 +94,9 @@ async function resolveOne(reader: SecretReader, rule: ObservedRuleCr): Promise<O
   const spec: Record<string, unknown> = { ...rule.cr.spec };
   for (const ref of refs) {
     const result = await valueOf(reader, namespace, ref);
-    if (!("value" in result)) return { ok: false, raw: asObject(rule.cr), ...result };
+    if (result.code !== undefined) {
+      return { ok: false, raw: asObject(rule.cr), code: result.code, message: result.message };
+    }
     spec[ref.field] = result.value;
     delete spec[ref.refField];
   }
@@ -93,9 +105,39 @@ async function resolveOne(reader: SecretReader, rule: ObservedRuleCr): Promise<O
 
 /** `rules` with every Secret reference of a live rule replaced by the value it names. */
 export async function resolveSecretRefs(
-  kube: KubeClient,
+  reader: SecretReader,
   rules: readonly ObservedRuleCr[],
 ): Promise<ObservedRuleCr[]> {
-  const reader = new SecretReader(kube);
   return Promise.all(rules.map((rule) => resolveOne(reader, rule)));
+}
+
+/**
+ * Every key `rules` could have put on their CNF: plain ones and the values of their Secret
+ * references, of deleting rules too (the CNF holds theirs until they are removed). A reference
+ * that cannot be read makes the material incomplete when the rule was applied before: the CNF
+ * may hold a key we cannot name, so what it says is withheld (KeyMaterial.redactEcho). Without
+ * a reader (no CNF to talk to), only the plain keys.
+ */
+export async function keyMaterialOf(
+  reader: SecretReader | undefined,
+  rules: readonly ObservedRuleCr[],
+): Promise<KeyMaterial> {
+  const parts = await Promise.all(
+    rules.map(async (rule): Promise<KeyMaterial> => {
+      const obj = rule.ok ? rule.cr : rule.raw;
+      const entry = requireKind(obj.kind);
+      if (!entry.carriesKeys) return KeyMaterial.NONE;
+      const plain = entry.secretValues(obj.spec);
+      const refs = entry.secretRefs(obj.spec);
+      if (refs.length === 0 || reader === undefined) return new KeyMaterial(plain);
+      const namespace = obj.metadata.namespace ?? "";
+      const values = await Promise.all(refs.map((ref) => valueOf(reader, namespace, ref)));
+      const read = values.flatMap((v) => (v.value === undefined ? [] : [v.value]));
+      const applied = (obj.status as { appliedGeneration?: unknown } | undefined)
+        ?.appliedGeneration;
+      const complete = read.length === refs.length || applied === undefined;
+      return new KeyMaterial([...plain, ...read], complete);
+    }),
+  );
+  return parts.reduce((all, part) => all.with(part), KeyMaterial.NONE);
 }

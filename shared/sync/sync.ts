@@ -54,7 +54,9 @@ import {
 import { planRuleEvent } from "./plan-events.js";
 import { planDeletionTarget } from "./plan-targets.js";
 import type { RuleTarget } from "./plan-writes.js";
-import { resolveSecretRefs } from "./secret-refs.js";
+import { SecretReader, resolveSecretRefs } from "./secret-refs.js";
+import { cnfKeys, type CnfKeys } from "./key-material.js";
+import { redactingLog } from "../core/redact.js";
 import { processOwnWrites } from "./own-writes.js";
 import type { CnfLeaseSettings } from "./cnf-lease.js";
 import { messageOf } from "../core/error-message.js";
@@ -107,6 +109,8 @@ export interface SyncRequest {
    * Their keys must not look like a rule key; their results land in `pods` only.
    */
   readonly extraTargets?: readonly RuleTarget[];
+  /** `rules` are every rule of the CNF (a resync): no other rule's key to look up. */
+  readonly allRulesOfCnf?: boolean;
 }
 
 export interface RuleReport {
@@ -130,8 +134,13 @@ function credentialsFor(env: Env): ReturnType<typeof cnfCredentialsFromEnv> {
   return cachedCredentials.value;
 }
 
+/** A SyncContext while the keys of the CNF are known: its log redacts them, as its CNF clients do. */
+interface KeyedSyncContext extends SyncContext {
+  readonly keys: CnfKeys;
+}
+
 function clientFor(
-  ctx: SyncContext,
+  ctx: KeyedSyncContext,
   observation: CnfObservation,
   podIp: string,
   tuning: CnfClientTuning,
@@ -143,6 +152,7 @@ function clientFor(
     calls: ctx.calls,
     signal: ctx.signal,
     log: ctx.log,
+    keys: ctx.keys.all,
     timeoutMs: tuning.timeoutMs,
     writeTimeoutMs: tuning.writeTimeoutMs,
     restartTimeoutMs: tuning.restartTimeoutMs,
@@ -157,7 +167,7 @@ function clientFor(
  * pod's rules with a message naming it, as an invalid timeout does.
  */
 async function syncPods(
-  ctx: SyncContext,
+  ctx: KeyedSyncContext,
   request: SyncRequest,
   targets: readonly RuleTarget[],
   mode: RestartMode,
@@ -212,7 +222,7 @@ function resultsFor(key: string, pods: readonly PodSyncResult[]): PodRuleResult[
  * status says inSync for an earlier generation is marked Applying first.
  */
 async function claimRules(
-  ctx: SyncContext,
+  ctx: KeyedSyncContext,
   planned: readonly PlannedRule[],
   willWrite: boolean,
 ): Promise<{ claimed: PlannedRule[]; unclaimed: RuleReport[] }> {
@@ -249,7 +259,7 @@ async function claimRules(
 
 /** A claim that failed: its outcome, after the rule's status says why when it should. */
 async function claimFailed(
-  ctx: SyncContext,
+  ctx: KeyedSyncContext,
   rule: PlannedRule,
   claim: Extract<ClaimResult, { claimed: false }>,
 ): Promise<Outcome> {
@@ -286,12 +296,26 @@ async function reportFinalizerFailure(
 }
 
 /** Brings `request.rules` in sync on every ready pod of the observed CNF and records the result. */
-export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise<SyncReport> {
+export async function syncRules(outer: SyncContext, request: SyncRequest): Promise<SyncReport> {
   const mode = request.restartMode ?? "now";
   const found = request.observation.situation.kind === "found";
   const willWrite = found && request.observation.pods.ready.length > 0;
+  const reader = new SecretReader(outer.kube);
+  // Every key the CNF could echo, before its first call: every text from here is redacted.
+  const keys = await cnfKeys(
+    outer.kube,
+    reader,
+    request.observation,
+    request.rules,
+    request.allRulesOfCnf === true || !willWrite,
+  );
+  const ctx: KeyedSyncContext = {
+    ...outer,
+    keys,
+    log: redactingLog(outer.log, () => keys.current),
+  };
   // Secrets named by reference are read only for a CNF that exists (its targets need them).
-  const observed = found ? await resolveSecretRefs(ctx.kube, request.rules) : request.rules;
+  const observed = found ? await resolveSecretRefs(reader, request.rules) : request.rules;
   const { claimed: planned, unclaimed } = await claimRules(
     ctx,
     withoutCollisions(observed.map((r) => planRule(r, request.observation))),
@@ -309,6 +333,7 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
       ? firstPass
       : withLaterResults(firstPass, await syncPods(ctx, request, unblocked, mode));
   const now = ctx.now();
+  const redaction = await keys.settled();
   const limit = pLimit(STATUS_WRITE_CONCURRENCY);
   const decided = await Promise.all(
     planned.map((rule) =>
@@ -321,7 +346,7 @@ export async function syncRules(ctx: SyncContext, request: SyncRequest): Promise
           unappliable: rule.unappliable,
           needs: rule.needs,
           stillUsedBy: usedBy.get(rule.observed.key),
-          secrets: rule.secrets,
+          keys: redaction,
           now,
         });
         const applied = await applyRuleDecision(ctx.kube, rule.identity, rule.oldStatus, decision, {
@@ -410,7 +435,7 @@ interface DecidedRule {
  * replaced by a new one of the same name are retried. Everything else reports as decided.
  */
 async function settleRacedWrites(
-  ctx: SyncContext,
+  ctx: KeyedSyncContext,
   request: SyncRequest,
   decided: readonly DecidedRule[],
 ): Promise<RuleReport[]> {

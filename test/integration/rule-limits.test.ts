@@ -102,7 +102,7 @@ describe("the bad values of issue 17, at admission", () => {
       {
         remote: "999.1.1.1",
         authentication_method: "psk",
-        pre_shared_key: "k",
+        pre_shared_key: "test-only-key",
         crypto_proposal: ["p1"],
         connections: [{ name: "c1", conn_type: "tunnel", mode: "start" }],
       },

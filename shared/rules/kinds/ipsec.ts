@@ -4,6 +4,7 @@
  * local_sourceip per connection). Both share the CNF `remotes` collection.
  */
 import * as z from "zod";
+import { MIN_KEY_LENGTH } from "../../core/redact.js";
 import { bodyFromShape, type CnfObject, type CnfRecord, type CnfShape } from "../cnf-shape.js";
 import { defineRuleKind, type RuleKindEntry, type RuleReference } from "../entry.js";
 import {
@@ -218,6 +219,17 @@ function given(spec: RemoteAuth, field: keyof RemoteAuth): boolean {
   return Boolean(spec[field]) || (ref !== undefined && spec[ref as keyof RemoteAuth] !== undefined);
 }
 
+/** A short key cannot be kept out of logs and status (shared/core/redact.ts); never named here. */
+function checkKeyLength(spec: RemoteAuth, ctx: z.RefinementCtx): void {
+  const psk = spec.pre_shared_key;
+  if (psk === undefined || psk === "" || psk.length >= MIN_KEY_LENGTH) return;
+  ctx.addIssue({
+    code: "custom",
+    path: ["pre_shared_key"],
+    message: `must be at least ${MIN_KEY_LENGTH} characters: a shorter key could not be kept out of logs, Events and status`,
+  });
+}
+
 function checkAuthentication(spec: RemoteAuth, ctx: z.RefinementCtx): void {
   for (const [ref, plain] of Object.entries(SECRET_REF_FIELDS)) {
     if (spec[plain] && spec[ref as keyof RemoteAuth] !== undefined) {
@@ -228,6 +240,7 @@ function checkAuthentication(spec: RemoteAuth, ctx: z.RefinementCtx): void {
       });
     }
   }
+  checkKeyLength(spec, ctx);
   if (spec.authentication_method === "psk" && !given(spec, "pre_shared_key")) {
     ctx.addIssue({
       code: "custom",

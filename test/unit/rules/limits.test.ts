@@ -178,7 +178,7 @@ function host(
   return {
     remote: "10.10.10.1",
     authentication_method: "psk",
-    pre_shared_key: "k",
+    pre_shared_key: "test-only-key",
     crypto_proposal: ["p1"],
     connections: [{ name: "c1", conn_type: "tunnel", mode: "start", ...conn }],
     ...fields,

@@ -246,7 +246,7 @@ describe("references to other rules", () => {
       {
         remote: "%any",
         authentication_method: "psk",
-        pre_shared_key: "k",
+        pre_shared_key: "test-only-key",
         crypto_proposal: ["p1", "p2"],
         connections: [
           {
@@ -270,7 +270,7 @@ describe("references to other rules", () => {
       {
         remote: "10.0.0.1",
         authentication_method: "psk",
-        pre_shared_key: "k",
+        pre_shared_key: "test-only-key",
         crypto_proposal: [],
         connections: [{ name: "c1", conn_type: "tunnel", mode: "start", crypto_proposal: ["p1"] }],
       },

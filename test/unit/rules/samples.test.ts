@@ -16,13 +16,30 @@ const titled = (docs: readonly YamlDoc[]): [string, YamlDoc][] =>
     d,
   ]);
 
+/**
+ * Upstream's samples give the placeholder key `xxx`: too short to keep out of logs and status
+ * (issue 25), so it is refused; with a real key they round-trip like the rest.
+ */
+const withRealKey = (doc: YamlDoc): Record<string, unknown> => {
+  const spec = doc.value["spec"] as Record<string, unknown> | undefined;
+  if (spec?.["pre_shared_key"] !== "xxx") return doc.value;
+  return { ...doc.value, spec: { ...spec, pre_shared_key: "a-real-key-of-length" } };
+};
+
 describe("sample CRs round-trip through their kind's schema", () => {
   it.each(titled(ruleDocs(SEED_SAMPLES)))("seed sample %s", (_title, doc) => {
     const entry = requireKind(String(doc.value["kind"]));
-    const parsed = entry.parseCr(doc.value);
+    if (withRealKey(doc) !== doc.value) {
+      const refused = entry.parseCr(doc.value);
+      expect(refused.ok ? "accepted" : refused.message).toContain(
+        "spec.pre_shared_key: must be at least 8 characters",
+      );
+    }
+    const value = withRealKey(doc);
+    const parsed = entry.parseCr(value);
     if (!parsed.ok) throw new Error(parsed.message);
     // Nothing dropped, nothing added: field names and types are exactly the schema's.
-    expect(parsed.value).toEqual(doc.value);
+    expect(parsed.value).toEqual(value);
   });
 
   it.each(titled(ruleDocs(MANIFEST_SAMPLES)))("manifest sample %s", (_title, doc) => {
@@ -227,7 +244,7 @@ describe("invalid specs are rejected with precise messages", () => {
       {
         remote: "%any",
         authentication_method: "psk",
-        pre_shared_key: "k",
+        pre_shared_key: "test-only-key",
         crypto_proposal: [],
         connections: [{ name: "c1", conn_type: "tunnel", mode: "start" }],
       },
@@ -239,7 +256,7 @@ describe("invalid specs are rejected with precise messages", () => {
       {
         remote: "1.2.3.4",
         authentication_method: "psk",
-        pre_shared_key: "k",
+        pre_shared_key: "test-only-key",
         crypto_proposal: [],
         connections: [{ name: "c-1", conn_type: "tunnel", mode: "start" }],
       },
@@ -251,7 +268,7 @@ describe("invalid specs are rejected with precise messages", () => {
       {
         remote: "1.2.3.4",
         authentication_method: "psk",
-        pre_shared_key: "k",
+        pre_shared_key: "test-only-key",
         crypto_proposal: [],
         connections: [
           { name: "c", conn_type: "tunnel", mode: "start" },
@@ -266,7 +283,7 @@ describe("invalid specs are rejected with precise messages", () => {
       {
         remote: "1.2.3.4",
         authentication_method: "psk",
-        pre_shared_key: "k",
+        pre_shared_key: "test-only-key",
         crypto_proposal: [],
         connections: [{ name: "c", conn_type: "vti", mode: "start" }],
       },

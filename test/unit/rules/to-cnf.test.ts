@@ -182,7 +182,7 @@ const CASES: readonly [RuleKindName, string, unknown, CnfObject][] = [
       type: "VTI-based",
       remote: "%any",
       authentication_method: "psk",
-      pre_shared_key: "k",
+      pre_shared_key: "test-only-key",
       crypto_proposal: ["proposal1"],
       connections: [
         {
@@ -202,7 +202,7 @@ const CASES: readonly [RuleKindName, string, unknown, CnfObject][] = [
       type: "VTI-based",
       gateway: "%any",
       authentication_method: "psk",
-      pre_shared_key: "k",
+      pre_shared_key: "test-only-key",
       crypto_proposal: ["proposal1"],
       connections: [
         {
@@ -313,7 +313,7 @@ describe("toCnf: CR -> CNF object body", () => {
       cr("site-a", {
         remote: "%any",
         authentication_method: "psk",
-        pre_shared_key: "k",
+        pre_shared_key: "test-only-key",
         crypto_proposal: ["prop-1"],
         connections: [
           {
