@@ -500,6 +500,45 @@ export function planSuperseded(
   return notInSyncFor(written, currentGeneration, "Superseded", message, now);
 }
 
+/**
+ * A status write refused with 409 (the rule changed since it was read): "replan" when the rule
+ * re-read is the one the pod results are about (same generation, same deletion state), so the
+ * decision is planned again from its current status; "stale" when they are about an older spec
+ * or another state of the rule, and writing them would take the status backwards.
+ */
+export function planRewrite(planned: ObservedRule, fresh: ObservedRule): "replan" | "stale" {
+  return fresh.generation === planned.generation && fresh.deleting === planned.deleting
+    ? "replan"
+    : "stale";
+}
+
+/**
+ * A delivery whose CNF writes were for generation `written` found generation `fresh.generation`
+ * already applied and in sync: its writes may have reached the CNF after the newer ones, so the
+ * status stops claiming inSync until the newer generation is applied again. Null when the status
+ * claims nothing.
+ */
+export function planOverwritten(
+  fresh: ObservedRule,
+  written: number,
+  now: string,
+): RuleStatus | null {
+  const { status } = fresh;
+  if (status?.inSync !== true) return null;
+  const message = `a write of generation ${written} may have reached the CNF after generation ${fresh.generation} was applied; applying generation ${fresh.generation} again`;
+  const condition: Condition = {
+    type: "Reconciling",
+    status: "True",
+    reason: "Reapplying",
+    message,
+    lastTransitionTime: now,
+    ...(status.observedGeneration === undefined
+      ? {}
+      : { observedGeneration: status.observedGeneration }),
+  };
+  return { ...status, inSync: false, conditions: [condition], message };
+}
+
 /** Why the API server did not take the rule's finalizer: "refused" is an answer, not an outage. */
 export interface ClaimFailure {
   readonly kind: "refused" | "unavailable";

@@ -5,6 +5,8 @@ import {
   planAfterWrite,
   planApplying,
   planClaimFailure,
+  planOverwritten,
+  planRewrite,
   planSuperseded,
   planRuleDecision,
   restartPendingOf,
@@ -484,5 +486,26 @@ describe("planApplying and planSuperseded: no inSync=true behind generation", ()
     expect(corrected?.conditions?.[0]).toMatchObject({ reason: "Superseded" });
     expect(planSuperseded(inSyncFor(2), 2, LATER)).toBeNull();
     expect(planSuperseded({ ...inSyncFor(2), inSync: false }, 3, LATER)).toBeNull();
+  });
+
+  it("a status write refused with 409 is re-planned only for the rule its results are about", () => {
+    const planned = rule({ generation: 2, status: inSyncFor(1) });
+    const sameSpec = rule({ generation: 2, resourceVersion: "105", status: inSyncFor(2) });
+    expect(planRewrite(planned, sameSpec)).toBe("replan");
+    expect(planRewrite(planned, rule({ generation: 3, status: inSyncFor(3) }))).toBe("stale");
+    expect(planRewrite(planned, rule({ generation: 2, deleting: true }))).toBe("stale");
+  });
+
+  it("a newer generation in sync stops claiming it when an older one may have been written after", () => {
+    const fresh = rule({ generation: 3, status: inSyncFor(3) });
+    const corrected = planOverwritten(fresh, 2, LATER);
+    expect(corrected).toMatchObject({ inSync: false, observedGeneration: 3, appliedGeneration: 3 });
+    expect(corrected?.conditions).toEqual([
+      expect.objectContaining({ type: "Reconciling", reason: "Reapplying", observedGeneration: 3 }),
+    ]);
+    expect(corrected?.message).toContain("generation 2");
+    expect(
+      planOverwritten(rule({ generation: 3, status: { inSync: false } }), 2, LATER),
+    ).toBeNull();
   });
 });
