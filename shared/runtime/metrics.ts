@@ -21,6 +21,8 @@ export interface CnfSyncCount {
   /** The CNF's sdewanPurpose label. */
   readonly cnf: string;
   readonly notInSync: number;
+  /** Of those, the rules the CNF keeps losing after they are written back (RepeatedDrift). */
+  readonly repeatedDrift: number;
 }
 
 /** What a function may report besides its outcome (HandlerContext.metrics). */
@@ -42,6 +44,7 @@ export class RuntimeMetrics implements FunctionMetrics {
   private readonly kubeEvents: Counter<"function" | "result">;
   private readonly cnfFailures: Counter<"function" | "reason">;
   private readonly rulesNotInSync: Gauge<"namespace" | "cnf">;
+  private readonly rulesRepeatedDrift: Gauge<"namespace" | "cnf">;
   readonly inFlight: Gauge;
 
   constructor(options: { readonly defaultMetrics?: boolean } = {}) {
@@ -83,6 +86,12 @@ export class RuntimeMetrics implements FunctionMetrics {
       labelNames: ["namespace", "cnf"],
       registers,
     });
+    this.rulesRepeatedDrift = new Gauge({
+      name: "sdewan_rules_repeated_drift",
+      help: "Rules of a CNF (namespace, sdewanPurpose) its pods keep losing after they are written back (condition RepeatedDrift), after its last sync",
+      labelNames: ["namespace", "cnf"],
+      registers,
+    });
     this.intakeErrors = new Counter({
       name: "sdewan_intake_errors_total",
       help: "Requests refused before any function ran, by intake error code",
@@ -117,9 +126,14 @@ export class RuntimeMetrics implements FunctionMetrics {
   }
 
   setRulesNotInSync(counts: readonly CnfSyncCount[], complete: boolean): void {
-    if (complete) this.rulesNotInSync.reset();
-    for (const { namespace, cnf, notInSync } of counts)
+    if (complete) {
+      this.rulesNotInSync.reset();
+      this.rulesRepeatedDrift.reset();
+    }
+    for (const { namespace, cnf, notInSync, repeatedDrift } of counts) {
       this.rulesNotInSync.set({ namespace, cnf }, notInSync);
+      this.rulesRepeatedDrift.set({ namespace, cnf }, repeatedDrift);
+    }
   }
 
   recordIntakeError(fn: string, code: string): void {

@@ -99,6 +99,41 @@ export interface RuleDecision {
 const RETRY_SECONDS = 5;
 
 /**
+ * Drift repairs within REPEATED_DRIFT_WINDOW_MS after which a rule is no longer Ready: a CNF that
+ * keeps losing what it accepted (one that answers 200 and stores nothing, or something on it
+ * undoing our writes) is not holding the rule, whatever each write answered.
+ */
+export const REPEATED_DRIFT_REPAIRS = 3;
+export const REPEATED_DRIFT_WINDOW_MS = 60 * 60 * 1000;
+/** The condition reason, and the done result that counts the rule as not in sync (sync-counts). */
+export const REPEATED_DRIFT_REASON = "RepeatedDrift";
+export const REPEATED_DRIFT = "repeated drift";
+
+/** Drift repairs counted since `since` (kept in status: the functions keep no memory). */
+interface DriftCount {
+  readonly repairs: number;
+  readonly since: string;
+}
+
+/** The count the status carries, while its window lasts. */
+function driftOf(status: RuleStatus | undefined, now: string): DriftCount | undefined {
+  const since = status?.driftSince;
+  const repairs = status?.driftRepairs;
+  if (since === undefined || repairs === undefined) return undefined;
+  return Date.parse(now) - Date.parse(since) <= REPEATED_DRIFT_WINDOW_MS
+    ? { repairs, since }
+    : undefined;
+}
+
+/** The count after one more repair: within the window it adds up, after it a new one starts. */
+function oneMoreRepair(status: RuleStatus | undefined, now: string): DriftCount {
+  const counted = driftOf(status, now);
+  return counted === undefined
+    ? { repairs: 1, since: now }
+    : { repairs: counted.repairs + 1, since: counted.since };
+}
+
+/**
  * Reason of the extra `Ready=False` condition that marks a service restart still owed on some
  * pod. It outlives other verdicts (CNF not ready, other failures) until the rule is Ready again.
  */
@@ -134,6 +169,8 @@ interface Verdict {
   readonly finalizer: FinalizerAction;
   readonly outcome: Outcome;
   readonly result: string;
+  /** Set when this sync repaired drift: the count with this repair. */
+  readonly drift?: DriftCount;
 }
 
 /**
@@ -267,6 +304,23 @@ function readyVerdict(input: RulePlanInput, deployment: string, allPods: boolean
   }
   const drift = result === "updated" && rule.status?.appliedGeneration === rule.generation;
   const message = `applied on all ${ready} pods of CNF ${deployment}`;
+  const counted = drift ? oneMoreRepair(rule.status, input.now) : undefined;
+  if (counted !== undefined && counted.repairs >= REPEATED_DRIFT_REPAIRS) {
+    const lost =
+      `the CNF lost this rule after it was applied and it was repaired ${counted.repairs} times ` +
+      `since ${counted.since} (written again on all ${ready} pods of CNF ${deployment}): the CNF ` +
+      "accepts writes it does not keep, or something on it undoes them; check the CNF";
+    return {
+      condition: { type: "Reconciling", reason: REPEATED_DRIFT_REASON, message: lost },
+      inSync: false,
+      // Written to every pod: the applied fields stay, so the next repair is counted as drift.
+      applied: true,
+      finalizer: "keep",
+      outcome: done(REPEATED_DRIFT),
+      result: REPEATED_DRIFT,
+      drift: counted,
+    };
+  }
   // "DriftRepaired" stays until something else happens: flipping it back costs a write per rule.
   const previous = rule.status?.conditions?.find((c) => c.type === "Ready" && c.status === "True");
   const keepReason = result === "unchanged" && previous?.reason === "DriftRepaired";
@@ -281,6 +335,7 @@ function readyVerdict(input: RulePlanInput, deployment: string, allPods: boolean
     finalizer: "keep",
     outcome: done(result),
     result,
+    ...(counted === undefined ? {} : { drift: counted }),
   };
 }
 
@@ -350,11 +405,13 @@ function nextStatus(input: RulePlanInput, verdict: Verdict): RuleStatus {
       : now,
     observedGeneration: rule.generation,
   };
+  const drift = verdict.drift ?? driftOf(old, now);
   const status: RuleStatus = {
     inSync: verdict.inSync,
     observedGeneration: rule.generation,
     conditions: [condition, ...restartMarker(input, verdict)],
     message,
+    ...(drift === undefined ? {} : { driftRepairs: drift.repairs, driftSince: drift.since }),
   };
   if (!verdict.applied) return status;
   const sameApply = old.inSync === true && old.appliedGeneration === rule.generation;

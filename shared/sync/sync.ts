@@ -100,6 +100,8 @@ export interface CnfRuleCount {
   /** The CNF's sdewanPurpose label. */
   readonly cnf: string;
   readonly notInSync: number;
+  /** Of those, the rules the CNF keeps losing after they are written back (RepeatedDrift). */
+  readonly repeatedDrift: number;
 }
 
 export interface SyncRequest {
