@@ -279,6 +279,24 @@ function changedResult(input: RulePlanInput): string {
   return input.rule.status?.appliedGeneration === undefined ? "created" : "updated";
 }
 
+/** A rule repaired again and again: the CNF does not keep it, whatever each write answered. */
+function repeatedDrift(counted: DriftCount, where: string): Verdict {
+  const message =
+    `the CNF lost this rule after it was applied and it was repaired ${counted.repairs} times ` +
+    `since ${counted.since} (written again ${where}): the CNF accepts writes it does not ` +
+    "keep, or something on it undoes them; check the CNF";
+  return {
+    condition: { type: "Reconciling", reason: REPEATED_DRIFT_REASON, message },
+    inSync: false,
+    // Written to every pod: the applied fields stay, so the next repair is counted as drift.
+    applied: true,
+    finalizer: "keep",
+    outcome: done(REPEATED_DRIFT),
+    result: REPEATED_DRIFT,
+    drift: counted,
+  };
+}
+
 function readyVerdict(input: RulePlanInput, deployment: string, allPods: boolean): Verdict {
   const { rule } = input;
   const result = changedResult(input);
@@ -302,34 +320,28 @@ function readyVerdict(input: RulePlanInput, deployment: string, allPods: boolean
       result,
     };
   }
+  return appliedVerdict(input, deployment, result);
+}
+
+/** "DriftRepaired" stays until something else happens: flipping it back costs a write per rule. */
+function readyReason(rule: ObservedRule, result: string, drift: boolean): string {
+  const previous = rule.status?.conditions?.find((c) => c.type === "Ready" && c.status === "True");
+  const keep = result === "unchanged" && previous?.reason === "DriftRepaired";
+  return drift || keep ? "DriftRepaired" : "Applied";
+}
+
+/** Applied on every pod: Ready (Applied, DriftRepaired), or RepeatedDrift. */
+function appliedVerdict(input: RulePlanInput, deployment: string, result: string): Verdict {
+  const { rule } = input;
+  const ready = input.podResults.length;
   const drift = result === "updated" && rule.status?.appliedGeneration === rule.generation;
   const message = `applied on all ${ready} pods of CNF ${deployment}`;
   const counted = drift ? oneMoreRepair(rule.status, input.now) : undefined;
   if (counted !== undefined && counted.repairs >= REPEATED_DRIFT_REPAIRS) {
-    const lost =
-      `the CNF lost this rule after it was applied and it was repaired ${counted.repairs} times ` +
-      `since ${counted.since} (written again on all ${ready} pods of CNF ${deployment}): the CNF ` +
-      "accepts writes it does not keep, or something on it undoes them; check the CNF";
-    return {
-      condition: { type: "Reconciling", reason: REPEATED_DRIFT_REASON, message: lost },
-      inSync: false,
-      // Written to every pod: the applied fields stay, so the next repair is counted as drift.
-      applied: true,
-      finalizer: "keep",
-      outcome: done(REPEATED_DRIFT),
-      result: REPEATED_DRIFT,
-      drift: counted,
-    };
+    return repeatedDrift(counted, `on all ${ready} pods of CNF ${deployment}`);
   }
-  // "DriftRepaired" stays until something else happens: flipping it back costs a write per rule.
-  const previous = rule.status?.conditions?.find((c) => c.type === "Ready" && c.status === "True");
-  const keepReason = result === "unchanged" && previous?.reason === "DriftRepaired";
   return {
-    condition: {
-      type: "Ready",
-      reason: drift || keepReason ? "DriftRepaired" : "Applied",
-      message,
-    },
+    condition: { type: "Ready", reason: readyReason(rule, result, drift), message },
     inSync: true,
     applied: true,
     finalizer: "keep",
