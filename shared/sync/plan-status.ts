@@ -284,7 +284,7 @@ function repeatedDrift(counted: DriftCount, where: string): Verdict {
   const message =
     `the CNF lost this rule after it was applied and it was repaired ${counted.repairs} times ` +
     `since ${counted.since} (written again ${where}): the CNF accepts writes it does not ` +
-    "keep, or something on it undoes them; check the CNF";
+    "keep, something on it undoes them, or it keeps restarting; check the CNF";
   return {
     condition: { type: "Reconciling", reason: REPEATED_DRIFT_REASON, message },
     inSync: false,
