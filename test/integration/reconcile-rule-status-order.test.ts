@@ -8,6 +8,8 @@
 // the moment between its read of the rule and its CNF writes.
 import { jest } from "@jest/globals";
 import type { Cnf, CnfPod } from "../../dev/world/index.js";
+import { randomBytes } from "node:crypto";
+import { createOnDeploymentReady } from "../../functions/on-deployment-ready/index.js";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
 import type { KubeClient } from "../../shared/kube/index.js";
 import type { Outcome } from "../../shared/core/outcome.js";
@@ -137,5 +139,37 @@ describe("a slow reconcile-rule delivery and the resync on the same pod", () => 
       condition: { type: "Ready" },
     });
     expect(outcome).toEqual({ kind: "done", result: "updated" });
+  });
+
+  it("a resync that read generation 2 and was overtaken by reconcile-rule applies 3 again", async () => {
+    let overtaken = false;
+    const seen: (number | undefined)[] = [];
+    const kube = beforeStatusWrites(world.kube, async (status) => {
+      if (overtaken) {
+        seen.push((await world.readRule("Mwan3Policy", "policy1"))?.status?.observedGeneration);
+        return;
+      }
+      if (!isApplyingMark(status)) return;
+      overtaken = true;
+      await world.patchRuleSpec("Mwan3Policy", "policy1", POLICY(3));
+      expect(await world.reconcile("Mwan3Policy", "policy1")).toMatchObject({ kind: "done" });
+      expect(await world.ruleView("Mwan3Policy", "policy1")).toMatchObject({
+        generation: 3,
+        inSync: true,
+      });
+    });
+    const fn = createOnDeploymentReady({ kube: () => kube, env: world.env });
+    const scope = { namespace: world.namespace };
+    const event = { type: "resync", id: randomBytes(8).toString("hex"), scope } as const;
+    expect(await fn.handle(event, world.context())).toEqual({ kind: "done", result: "updated" });
+    expect(overtaken).toBe(true);
+    expect(seen.filter((g) => g !== 3)).toEqual([]);
+    expect(metricHeld()).toBe("3");
+    expect(await world.ruleView("Mwan3Policy", "policy1")).toMatchObject({
+      generation: 3,
+      inSync: true,
+      observedCurrent: true,
+      condition: { type: "Ready" },
+    });
   });
 });
