@@ -8,7 +8,7 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ["*.js", "*.cjs"] },
+        projectService: { allowDefaultProject: ["*.js", "*.cjs", "dev/netpol/launch.mjs"] },
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -31,7 +31,8 @@ export default tseslint.config(
     rules: { "@typescript-eslint/explicit-module-boundary-types": "off", complexity: "off" },
   },
   {
-    files: ["*.js", "*.cjs"],
+    // dev/netpol/launch.mjs: plain JavaScript so `npm run netpol` starts without a compiler.
+    files: ["*.js", "*.cjs", "dev/netpol/launch.mjs"],
     ...tseslint.configs.disableTypeChecked,
   },
   {

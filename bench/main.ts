@@ -22,6 +22,7 @@ import { benchEgress } from "./rows/egress.js";
 import { benchColdStart } from "./rows/cold-start.js";
 import { benchNetpol } from "./rows/netpol.js";
 import { benchNetpolStore } from "./rows/netpol-store.js";
+import { benchNetpolCheck } from "./rows/netpol-check.js";
 import { PEER_ROWS, benchPeer } from "./rows/peer.js";
 import { benchMemory } from "./rows/memory.js";
 import { benchClusterLink } from "./rows/clusterlink.js";
@@ -45,6 +46,7 @@ const GROUPS: readonly RowGroup[] = [
   { ids: ["egress-recompute", "egress-pod-event"], run: benchEgress },
   { ids: ["netpol-compile", "netpol-decide"], run: benchNetpol },
   { ids: ["netpol-store", "netpol-relabel"], run: benchNetpolStore },
+  { ids: ["netpol-check"], run: benchNetpolCheck },
   // Ours, the upstream controller (unless SDEWAN_BENCH_UPSTREAM=0) and the floors, same scenarios.
   { ids: PEER_ROWS.map((r) => r.id), run: benchPeer },
   {

@@ -84,6 +84,7 @@ const memoryReader: AdmissionReader = {
   listClusterRoleBindings: () => Promise.resolve([]),
   getRole: (key) =>
     Promise.resolve({ ...key, bucketPermission: JSON.stringify({ "*": ["app-intent"] }) }),
+  mayGetSecret: () => Promise.resolve(true),
 };
 
 /** A reader that counts its calls by method, around `inner`. */
@@ -102,6 +103,7 @@ function countingReader(inner: AdmissionReader, counts: Map<string, number>): Ad
     listClusterRoleBindings: (...args) =>
       count("listClusterRoleBindings", () => inner.listClusterRoleBindings(...args)),
     getRole: (...args) => count("getRole", () => inner.getRole(...args)),
+    mayGetSecret: (...args) => count("mayGetSecret", () => inner.mayGetSecret(...args)),
   };
 }
 

@@ -10,7 +10,8 @@
 #
 # Only when nothing can be built here (no Go, or no archive) does the script record why in
 # <cache dir>/UNAVAILABLE, print it and exit 0; the faas-cli tests then skip with that reason
-# (test/unit/packaging/faas-cli.test.ts). Any other failure (a compile error) exits 1.
+# (test/unit/packaging/faas-cli.test.ts). With CI=true that is a failure too (exit 1, the reason on
+# stderr): nothing skips in CI. Any other failure (a compile error) exits 1.
 #
 # Honours FAAS_CLI=<path to a faas-cli binary> (builds nothing).
 # Options: --force (rebuild), --print-path (print where the binary goes, and exit).
@@ -24,13 +25,8 @@ go_tool_parse_args --print-path 2,16 "$@"
 go_tool_use_env_binary FAAS_CLI
 
 unavailable() {
-  mkdir -p "$out_dir"
-  printf '%s\n' "$1" >"$out_dir/UNAVAILABLE"
-  log "UNAVAILABLE: $1"
-  log "faas-cli cannot be built on this machine; its checks will be skipped with this reason."
-  log "Point FAAS_CLI at a faas-cli binary to run them."
-  echo "$bin"
-  exit 0
+  go_tool_unavailable "$out_dir" "$bin" "$1" \
+    "faas-cli cannot be built on this machine; its checks skip with this reason. Point FAAS_CLI at a faas-cli binary to run them."
 }
 
 go_tool_find_archive faas-cli-src.tar.xz

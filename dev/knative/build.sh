@@ -17,8 +17,9 @@
 #
 # Prints the cache directory as the last line of stdout; progress goes to stderr. Only when nothing
 # can be built here (no Go, or no archive) does it record why in <cache dir>/UNAVAILABLE, print
-# it and exit 0; the tests that need these binaries then skip with that reason (in CI they fail
-# without it). Any other failure (a compile error) exits 1.
+# it and exit 0; the tests that need these binaries then skip with that reason. With CI=true that
+# is a failure too (exit 1, the reason on stderr): nothing skips in CI. Any other failure (a
+# compile error) exits 1.
 #
 # Options: --force (rebuild), --print-path (print the cache directory, and exit).
 set -euo pipefail
@@ -30,12 +31,8 @@ go_tool_init knative
 go_tool_parse_args --print-path 2,22 "$@"
 
 unavailable() {
-  mkdir -p "$out_dir"
-  printf '%s\n' "$1" >"$out_dir/UNAVAILABLE"
-  log "UNAVAILABLE: $1"
-  log "the Knative adapter and validator cannot be built here; their tests skip with this reason."
-  echo "$out_dir"
-  exit 0
+  go_tool_unavailable "$out_dir" "$out_dir" "$1" \
+    "the Knative adapter and validator cannot be built here; their tests skip with this reason."
 }
 
 go_tool_find_archive knative-eventing-adapters-src.tar.xz

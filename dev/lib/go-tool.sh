@@ -20,6 +20,11 @@
 #   go_tool_count_deps <module dir> <package>    how many packages the build may compile
 #   go_tool_find_archive <archive name>         sets $tools_archive to the archive's path, or to ""
 #                                                with $tools_missing saying where it looked
+#   go_tool_in_ci                                true when CI=true or CI=1 (.ci/run sets it)
+#   go_tool_unavailable <dir> <result> <reason> <what then>
+#                                                nothing can be built here: outside CI record the
+#                                                reason in <dir>/UNAVAILABLE, print <result>, exit 0;
+#                                                in CI exit 1 with the reason (nothing skips in CI)
 #   go_tool_source_commit <var> <archive path>   sets <var> to the upstream commit the tools README
 #                                                names for the archive (else "sha256-<12 hex>")
 #   go_tool_unpack <archive path> <dir>          a fresh copy of the sources under <dir>
@@ -95,6 +100,29 @@ go_tool_find_archive() {
     fi
   done
   tools_missing="$name not found in $repo/../shared/tools nor /work/shared/tools (set SDEWAN_TOOLS_DIR)"
+}
+
+# The same test as test/support/in-ci.ts: CI=true (set by .ci/run) or CI=1.
+go_tool_in_ci() {
+  [[ "${CI:-}" == true || "${CI:-}" == 1 ]]
+}
+
+# Only a missing Go or a missing source archive (or, for the upstream controller, a module proxy
+# that refuses) may make a tool unavailable, and only outside CI: there the tests that need it
+# skip, with this reason. In CI every tool .ci/run builds must be there.
+go_tool_unavailable() {
+  local dir="$1" result="$2" reason="$3" consequence="$4"
+  if go_tool_in_ci; then
+    log "UNAVAILABLE: $reason"
+    log "CI=true: every tool .ci/run builds must be there, so this fails (nothing skips in CI)."
+    exit 1
+  fi
+  mkdir -p "$dir"
+  printf '%s\n' "$reason" >"$dir/UNAVAILABLE"
+  log "UNAVAILABLE: $reason"
+  log "$consequence"
+  echo "$result"
+  exit 0
 }
 
 go_tool_source_commit() {

@@ -37,6 +37,8 @@ export interface PeerGatewayFleetOptions {
   /** Where certificates and the identity folders go (default: a new temporary folder). */
   readonly dir?: string;
   readonly host?: string;
+  /** The control listener's port (default: any free one). */
+  readonly controlPort?: number;
 }
 
 const labelsSchema = z.record(z.string(), z.string());
@@ -105,22 +107,28 @@ export class PeerGatewayFleet {
     const identityDir = await writeIdentity(path.join(dir, "identity"), ca.certPem, client);
     const strangerDir = await writeIdentity(path.join(dir, "stranger"), ca.certPem, stranger);
     const identity = { certPem: server.certPem, keyPem: server.keyPem, caPem: ca.certPem };
-    const gateways = new Map<string, PeerGateway>();
-    await Promise.all(
-      options.peers.map(async (peer) => {
-        const gateway = await PeerGateway.start({
-          identity,
-          labels: peer.labels ?? {},
-          ...(options.host === undefined ? {} : { host: options.host }),
-          ...(peer.mode === undefined ? {} : { mode: peer.mode }),
-        });
-        gateways.set(peer.name, gateway);
-      }),
+    const started = await Promise.all(
+      options.peers.map(
+        async (peer) =>
+          [
+            peer.name,
+            await PeerGateway.start({
+              identity,
+              labels: peer.labels ?? {},
+              ...(options.host === undefined ? {} : { host: options.host }),
+              ...(peer.mode === undefined ? {} : { mode: peer.mode }),
+            }),
+          ] as const,
+      ),
     );
+    const gateways = new Map<string, PeerGateway>(started);
     const control = createServer((req, res) => {
       void handleControl(gateways, req, res);
     });
-    await new Promise<void>((resolve) => control.listen(0, options.host ?? "127.0.0.1", resolve));
+    await new Promise<void>((resolve, reject) => {
+      control.once("error", reject);
+      control.listen(options.controlPort ?? 0, options.host ?? "127.0.0.1", resolve);
+    });
     return new PeerGatewayFleet(gateways, control, identityDir, strangerDir, { ca, dir });
   }
 
@@ -138,8 +146,14 @@ export class PeerGatewayFleet {
 
   /** Base URL of the control listener. */
   get controlUrl(): string {
-    const { port } = this.control.address() as AddressInfo;
-    return `http://127.0.0.1:${port}/_sim`;
+    const { address, port } = this.control.address() as AddressInfo;
+    const host = address.includes(":") ? `[${address}]` : address;
+    return `http://${host}:${port}/_sim`;
+  }
+
+  /** Every simulated Peer's gateway, in the order the fleet was started with. */
+  get peers(): { readonly peer: string; readonly host: string; readonly port: number }[] {
+    return [...this.gateways].map(([peer, g]) => ({ peer, ...g.gateway }));
   }
 
   async close(): Promise<void> {

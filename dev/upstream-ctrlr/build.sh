@@ -17,7 +17,8 @@
 # Prints the cache directory as the last line of stdout; progress goes to stderr. When nothing can
 # be built here (no Go, no archive, or the module proxy refuses a dependency) it records why in
 # <cache dir>/UNAVAILABLE, prints it and exits 0: the bench's upstream rows then say that reason.
-# Any other failure (a compile error) exits 1.
+# With CI=true that is a failure too (exit 1, the reason on stderr): .ci/run builds it, so it must
+# be there. Any other failure (a compile error) exits 1.
 #
 # Options: --force (rebuild), --print-path (print the cache directory, and exit).
 set -euo pipefail
@@ -29,12 +30,8 @@ go_tool_init upstream-ctrlr
 go_tool_parse_args --print-path 2,22 "$@"
 
 unavailable() {
-  mkdir -p "$out_dir"
-  printf '%s\n' "$1" >"$out_dir/UNAVAILABLE"
-  log "UNAVAILABLE: $1"
-  log "the upstream controller cannot be built here; the bench's upstream rows say this reason."
-  echo "$out_dir"
-  exit 0
+  go_tool_unavailable "$out_dir" "$out_dir" "$1" \
+    "the upstream controller cannot be built here; the bench's upstream rows say this reason."
 }
 
 go_tool_find_archive sdewan-upstream-crd-ctrlr-src.tar.xz

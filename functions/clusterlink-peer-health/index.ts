@@ -46,6 +46,8 @@ export function createClusterLinkPeerHealth(given: Partial<FunctionDeps> = {}): 
             DEFAULT_HEARTBEAT_CADENCE.unreachableMs,
           ),
         },
+        // sdewan_clusterlink_peer_unreachable, which SdewanClusterLinkPeerUnreachable watches.
+        onPeersChecked: (peers, complete) => ctx.metrics?.setPeersReachable(peers, complete),
       }),
   };
 }

@@ -4,9 +4,17 @@
  * from live state and write only those that changed. The event is a hint: shared/netpol does the
  * rest (sync-event.ts says which outcome each case gets), and records Kubernetes Events on the
  * Pods and NetworkPolicies whose tables change in a way an operator must see (plan-events.ts).
+ *
+ * Environment: NETPOL_PEER_SET_MAX_BYTES (bytes of JSON one NetworkPolicyPeerSet may take, default
+ * 1.25 MiB; above it the peer set is stored failing closed: shared/netpol/peer-set-bound.ts).
  */
-import { syncNetpolEvent } from "../../shared/netpol/index.js";
-import { eventRecorder, functionDeps, type FunctionDeps } from "../../shared/runtime/deps.js";
+import { DEFAULT_MAX_PEER_SET_BYTES, syncNetpolEvent } from "../../shared/netpol/index.js";
+import {
+  eventRecorder,
+  functionDeps,
+  positiveIntFromEnv,
+  type FunctionDeps,
+} from "../../shared/runtime/deps.js";
 import type { EventFunction } from "../../shared/runtime/function.js";
 
 export interface NetworkPolicySyncDeps extends FunctionDeps {
@@ -16,6 +24,11 @@ export interface NetworkPolicySyncDeps extends FunctionDeps {
 
 export function createNetworkPolicySync(given: Partial<NetworkPolicySyncDeps> = {}): EventFunction {
   const deps = functionDeps(given);
+  const maxPeerSetBytes = positiveIntFromEnv(
+    deps.env,
+    "NETPOL_PEER_SET_MAX_BYTES",
+    DEFAULT_MAX_PEER_SET_BYTES,
+  );
   return {
     name: "network-policy-sync",
     kind: "event",
@@ -24,6 +37,11 @@ export function createNetworkPolicySync(given: Partial<NetworkPolicySyncDeps> = 
         ...(given.maxRaceAttempts ? { maxRaceAttempts: given.maxRaceAttempts } : {}),
         // Transitions an operator must see, on the Pod or NetworkPolicy (plan-events.ts).
         events: eventRecorder(deps, "network-policy-sync", ctx.calls),
+        // sdewan_netpol_endpoints_fail_closed, which SdewanNetpolFailClosed watches.
+        onFailingClosed: (count) => ctx.metrics?.setNetpolFailingClosed(count),
+        maxPeerSetBytes,
+        onPolicyProblems: (report, complete) =>
+          ctx.metrics?.setNetpolPolicyProblems(report, complete),
       }),
   };
 }

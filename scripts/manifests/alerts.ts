@@ -171,6 +171,27 @@ export function alertRules(): AlertRule[] {
         "sdewan_connector_ready has been 0 for 10 minutes: a route cannot list its resources, so no event of it is delivered.",
     },
     {
+      alert: "SdewanClusterLinkPeerUnreachable",
+      expr: "max by (peer) (sdewan_clusterlink_peer_unreachable) > 0",
+      for: "5m",
+      severity: "warning",
+      summary: "ClusterLink Peer {{ $labels.peer }} has been unreachable for 5 minutes",
+      description:
+        "No gateway of Peer {{ $labels.peer }} answers clusterlink-peer-health's heartbeat (PeerReachable False, after 5 failures in a row): Imports naming it fail over to their other sources, and one with no other usable source is not Ready (NoUsableSource).",
+    },
+    {
+      alert: "SdewanNetpolFailClosed",
+      expr: "max by (direction) (sdewan_netpol_endpoints_fail_closed) > 0",
+      // Deterministic (the policies need more bits than the datapath has) and never self-healing:
+      // waiting would only delay the page.
+      for: "0s",
+      severity: "critical",
+      summary:
+        "{{ $value }} Pod(s) deny all {{ $labels.direction }} traffic: their NetworkPolicies need more than 64 rule bits",
+      description:
+        "network-policy-sync's last recompute of every table left {{ $value }} endpoint table(s) whose {{ $labels.direction }} fails closed: the policies selecting those Pods need more rule bits than the datapath's 64, so all their {{ $labels.direction }} traffic is denied, what the policies allow included. Each such Pod and policy has a FailClosed Event.",
+    },
+    {
       alert: "SdewanFunctionErrors",
       expr:
         `sum by (function) (rate(sdewan_events_total{${FAILED}}[5m]))` +

@@ -6,7 +6,7 @@
  */
 import { renderWebhookManifest } from "../../shared/admission/webhook-config.js";
 import { renderCrdFiles } from "../../shared/rules/crd.js";
-import { renderConnectorConfig } from "./connector-config.js";
+import { LOCAL_TARGET, renderConnectorConfig } from "./connector-config.js";
 import { renderApiServerSources } from "./knative.js";
 import { renderMonitoring } from "./monitoring.js";
 import {
@@ -64,7 +64,11 @@ export const GENERATED: readonly GeneratedSet[] = [
   },
   {
     group: "connector",
-    render: () => new Map([["manifests/connector/config.yaml", renderConnectorConfig()]]),
+    render: () =>
+      new Map([
+        ["manifests/connector/config.yaml", renderConnectorConfig()],
+        ["manifests/connector/local.yaml", renderConnectorConfig(undefined, LOCAL_TARGET)],
+      ]),
   },
   {
     group: "monitoring",

@@ -53,8 +53,9 @@ metadata:
   name: sdewan-reconcile-rule
   labels: { app.kubernetes.io/name: reconcile-rule, app.kubernetes.io/part-of: sdewan }
   annotations:
-    # validate-admission's bucket policy: finalizer writes on bucket-labelled rules are UPDATEs,
-    # so the controller's identity must be granted every bucket (manifests/webhook/README.md).
+    # validate-admission's bucket policy: where the API server lacks matchConditions, finalizer
+    # writes on bucket-labelled rules are reviewed UPDATEs, so the controller's identity is granted
+    # every bucket (manifests/webhook/README.md, ADR 0010).
     sdewan-bucket-type-permission: '{"*":["*"]}'
 rules:
 ${ruleAccess(kinds)}

@@ -15,7 +15,8 @@
  *
  * Policies, in the order they run (first denial wins):
  *   rules:       bucket-permission, immutable-purpose, rule-spec, rule-dependencies,
- *                cnf-networks, referenced-by-rules
+ *                secret-access, cnf-networks, cnf-unique-names (a DELETE is reviewed for its
+ *                bucket only, ADR 0010)
  *   Deployments: immutable-purpose, one-cnf-per-purpose
  * Objects without the `sdewan-bucket-type` label are governed by RBAC alone.
  *
@@ -56,6 +57,7 @@ export {
   type ObservedCnf,
   type ObservedRule,
   type RbacSnapshot,
+  type SecretAccess,
 } from "./snapshot.js";
 export {
   BUCKET_LABEL,
@@ -82,4 +84,5 @@ export {
   readsNothing,
   type AdmissionReader,
   type ReadConsistency,
+  type ReviewedUser,
 } from "./observe.js";

@@ -6,17 +6,17 @@ import {
   ALL_RULE_KINDS,
   RULE_GROUP,
   isRuleKind,
-  kindsReferencing,
   parseNfnNetworkAnnotation,
   type NetworkInterfaceMap,
   type NetworkUse,
+  type CnfUniqueName,
   type RuleKindEntry,
   type RuleReference,
   type SpecIssue,
 } from "../rules/index.js";
 import { messageOf } from "../core/error-message.js";
 
-export type { NetworkUse, RuleReference } from "../rules/index.js";
+export type { CnfUniqueName, NetworkUse, RuleReference } from "../rules/index.js";
 
 export type ParsedSpec =
   | { readonly ok: true; readonly spec: unknown }
@@ -32,6 +32,12 @@ export interface AdmissionRuleKind {
   references(spec: unknown): readonly RuleReference[];
   /** Networks a spec that parsed names; each must be attached to the CNF. */
   networks(spec: unknown): readonly NetworkUse[];
+  /** Names a spec that parsed gives that must be unique on its CNF. */
+  cnfUniqueNames(spec: unknown): readonly CnfUniqueName[];
+  /** The Secrets a spec that parsed names ({name, key} and the field naming them). */
+  secretRefs(
+    spec: unknown,
+  ): readonly { readonly refField: string; readonly name: string; readonly key: string }[];
   /** Key material a spec gives in plain text where a Secret reference could be used. */
   plainSecretFields(
     spec: unknown,
@@ -49,8 +55,8 @@ export interface AdmissionKinds {
   find(kind: string): AdmissionRuleKind | undefined;
   /** The network map from a CNF Deployment's `k8s.plugin.opnfv.org/nfn-network` annotation. */
   parseNfnNetworks(annotation: string | undefined): ParsedNetworks;
-  /** Kinds whose specs can reference `kind`: the only ones listed when such an object is deleted. */
-  referrerKindsOf(kind: string): readonly AdmissionRuleKind[];
+  /** Kinds whose cnfUniqueNames share one namespace on the CNF with `kind`'s (itself included). */
+  uniqueNameKindsOf(kind: string): readonly AdmissionRuleKind[];
 }
 
 function viewOf(entry: RuleKindEntry): AdmissionRuleKind {
@@ -64,6 +70,8 @@ function viewOf(entry: RuleKindEntry): AdmissionRuleKind {
     checkName: (name) => entry.checkName(name),
     references: (spec) => entry.references(spec),
     networks: (spec) => entry.networks(spec),
+    cnfUniqueNames: (spec) => entry.cnfUniqueNames(spec),
+    secretRefs: (spec) => entry.secretRefs(spec),
     plainSecretFields: (spec) => entry.plainSecretFields(spec),
   };
 }
@@ -81,6 +89,11 @@ export const ruleKinds: AdmissionKinds = {
       return { ok: false, problem: messageOf(error) };
     }
   },
-  referrerKindsOf: (kind) =>
-    isRuleKind(kind) ? kindsReferencing(kind).flatMap((entry) => VIEWS.get(entry.kind) ?? []) : [],
+  uniqueNameKindsOf: (kind) => {
+    const scope = ALL_RULE_KINDS.find((entry) => entry.kind === kind)?.uniqueNameScope ?? null;
+    if (scope === null) return [];
+    return ALL_RULE_KINDS.filter((entry) => entry.uniqueNameScope === scope).flatMap(
+      (entry) => VIEWS.get(entry.kind) ?? [],
+    );
+  },
 };

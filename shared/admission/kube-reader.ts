@@ -12,7 +12,7 @@ import {
   type RoleKey,
 } from "./rbac.js";
 import type { ObservedCnf, ObservedRule } from "./snapshot.js";
-import type { AdmissionReader, ReadConsistency } from "./observe.js";
+import type { AdmissionReader, ReadConsistency, ReviewedUser } from "./observe.js";
 import {
   DEPLOYMENTS,
   kubeObjectSchema,
@@ -55,6 +55,48 @@ const CLUSTER_ROLE_BINDINGS = rbacType(
 );
 const ROLES = rbacType("Role", "roles", true, kubeObjectSchema);
 const CLUSTER_ROLES = rbacType("ClusterRole", "clusterroles", false, kubeObjectSchema);
+
+/**
+ * SubjectAccessReview: the API server insists its metadata is empty and answers with none, so the
+ * reply gets a placeholder name before the common object schema reads it.
+ */
+const subjectAccessReviewSchema = z.preprocess(
+  (raw) =>
+    typeof raw === "object" && raw !== null
+      ? { ...raw, metadata: { name: "subjectaccessreview" } }
+      : raw,
+  kubeObjectSchema.extend({ status: z.looseObject({ allowed: z.boolean() }) }),
+);
+
+const SUBJECT_ACCESS_REVIEWS: ResourceType<z.infer<typeof subjectAccessReviewSchema>> = {
+  group: "authorization.k8s.io",
+  version: "v1",
+  kind: "SubjectAccessReview",
+  plural: "subjectaccessreviews",
+  namespaced: false,
+  statusSubresource: false,
+  schema: subjectAccessReviewSchema,
+};
+
+/** May `user` (as the API server authenticated it, groups and extra included) get the Secret? */
+async function mayGetSecret(
+  kube: KubeClient,
+  user: ReviewedUser,
+  namespace: string,
+  name: string,
+): Promise<boolean> {
+  const review = await kube.create(SUBJECT_ACCESS_REVIEWS, {
+    metadata: { name: "" },
+    spec: {
+      user: user.username,
+      groups: user.groups,
+      ...(user.uid === undefined ? {} : { uid: user.uid }),
+      ...(user.extra === undefined ? {} : { extra: user.extra }),
+      resourceAttributes: { namespace, verb: "get", group: "", resource: "secrets", name },
+    },
+  });
+  return review.status.allowed;
+}
 
 function observedRule(kind: string, object: KubeObject): ObservedRule {
   return {
@@ -147,6 +189,7 @@ export function kubeAdmissionReader(kube: KubeClient): AdmissionReader {
       shared(consistency, ["role", key.kind, key.namespace, key.name], () =>
         readRole(kube, key, consistency),
       ),
+    mayGetSecret: (user, namespace, name) => mayGetSecret(kube, user, namespace, name),
   };
 }
 

@@ -12,9 +12,11 @@
  *     re-reads references when it applies (DependencyMissing).
  *   - RBAC bindings and roles: a cached grant may have been revoked since. The API server's own
  *     RBAC authorizer decides from informer caches, so it honours a revocation no sooner.
- * Lists whose missing items allow (the referrers of an object being deleted, the CNF Deployments
- * of a purpose) are always consistent: a client that created a referrer or a CNF and then sends
- * the next request must have it judged with what it created.
+ * The list whose missing items allow (the CNF Deployments of a purpose, the rules that may already
+ * hold a CNF-unique name) is always consistent: a client that created a CNF and then sends the
+ * next request must have it judged with what it created. Whether the user may read a Secret is
+ * asked of the API server each time (a SubjectAccessReview); when it cannot answer, the request
+ * is denied.
  */
 import { planAdmission, type ObservationPlan } from "./plan-admission.js";
 import {
@@ -27,7 +29,14 @@ import {
 } from "./rbac.js";
 import type { ReadFreshness } from "../kube/freshness.js";
 import type { AdmissionRequest } from "./review.js";
-import type { AdmissionSnapshot, ObservedCnf, ObservedRule, RbacSnapshot } from "./snapshot.js";
+import type {
+  AdmissionSnapshot,
+  ObservedCnf,
+  ObservedRule,
+  RbacSnapshot,
+  SecretAccess,
+} from "./snapshot.js";
+import { messageOf } from "../core/error-message.js";
 import type { AdmissionRuleKind } from "./kinds.js";
 import type { Verdict } from "./verdict.js";
 
@@ -55,6 +64,7 @@ export interface AdmissionReader {
     name: string,
     consistency?: ReadConsistency,
   ): Promise<ObservedRule | null>;
+  /** The rules of `kind` in `namespace` (only the kinds whose names are unique per CNF). */
   listRules(
     kind: AdmissionRuleKind,
     namespace: string,
@@ -64,15 +74,21 @@ export interface AdmissionReader {
   listClusterRoleBindings(consistency?: ReadConsistency): Promise<Binding[]>;
   /** A Role or ClusterRole, or null when it does not exist. */
   getRole(key: RoleKey, consistency?: ReadConsistency): Promise<AnnotatedRole | null>;
+  /** Whether `user` may get Secret namespace/name (a SubjectAccessReview; never cached). */
+  mayGetSecret(user: ReviewedUser, namespace: string, name: string): Promise<boolean>;
 }
+
+/** The requester as the API server authenticated it (AdmissionReview userInfo). */
+export type ReviewedUser = AdmissionRequest["userInfo"];
 
 /** True when the plan needs no API reads at all (the snapshot is then EMPTY_SNAPSHOT). */
 export function readsNothing(plan: ObservationPlan): boolean {
   return (
     plan.cnfPurpose === undefined &&
     plan.referencedObjects.length === 0 &&
-    plan.referrerKinds.length === 0 &&
-    !plan.rbac
+    !plan.rbac &&
+    plan.uniqueNameKinds.length === 0 &&
+    plan.secretNames.length === 0
   );
 }
 
@@ -95,20 +111,35 @@ async function observeRbac(
   };
 }
 
+/** Fails closed: an answer that cannot be had is "unknown", which the policy denies. */
+async function secretAccess(
+  reader: AdmissionReader,
+  namespace: string,
+  user: ReviewedUser,
+  name: string,
+): Promise<SecretAccess> {
+  if (user.username === "") return { name, allowed: "unknown", why: "the request names no user" };
+  try {
+    return { name, allowed: await reader.mayGetSecret(user, namespace, name) };
+  } catch (error) {
+    return { name, allowed: "unknown", why: `SubjectAccessReview failed: ${messageOf(error)}` };
+  }
+}
+
 /**
  * Reads what `plan` asks for. `consistency` applies to the reads that may come from the cache
  * (see the header); the others are always consistent.
  */
 export async function observeAdmission(
   plan: ObservationPlan,
-  user: RequestUser,
+  user: ReviewedUser,
   reader: AdmissionReader,
   findKind: (kind: string) => AdmissionRuleKind | undefined,
   consistency: ReadConsistency = "consistent",
 ): Promise<AdmissionSnapshot> {
   const { namespace } = plan;
   const noRbac: RbacSnapshot = { roleBindings: [], clusterRoleBindings: [], roles: [] };
-  const [cnfDeployments, referenced, referrers, rbac] = await Promise.all([
+  const [cnfDeployments, referenced, rbac, peers, access] = await Promise.all([
     plan.cnfPurpose === undefined
       ? Promise.resolve([])
       : reader.listCnfDeployments(namespace, plan.cnfPurpose, "consistent"),
@@ -120,14 +151,18 @@ export async function observeAdmission(
           : reader.getRule(entry, namespace, name, consistency);
       }),
     ),
-    Promise.all(plan.referrerKinds.map((kind) => reader.listRules(kind, namespace, "consistent"))),
     plan.rbac ? observeRbac(reader, namespace, user, consistency) : Promise.resolve(noRbac),
+    Promise.all(
+      plan.uniqueNameKinds.map((kind) => reader.listRules(kind, namespace, "consistent")),
+    ),
+    Promise.all(plan.secretNames.map((name) => secretAccess(reader, namespace, user, name))),
   ]);
   return {
     cnfDeployments,
     referencedObjects: referenced.filter((rule): rule is ObservedRule => rule !== null),
-    referrerCandidates: referrers.flat(),
     rbac,
+    cnfPeers: peers.flat(),
+    secretAccess: access,
   };
 }
 
@@ -179,6 +214,9 @@ export function countingReader(reader: AdmissionReader, calls: { api: number }):
     ),
     getRole: count((key: RoleKey, consistency?: ReadConsistency) =>
       reader.getRole(key, consistency),
+    ),
+    mayGetSecret: count((user: ReviewedUser, ns: string, name: string) =>
+      reader.mayGetSecret(user, ns, name),
     ),
   };
 }

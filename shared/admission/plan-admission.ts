@@ -8,18 +8,19 @@ import { ruleKey } from "../rules/index.js";
 import { ruleKinds, type AdmissionKinds, type AdmissionRuleKind } from "./kinds.js";
 import { PURPOSE_LABEL, describeObject, labelOf } from "./objects.js";
 import { needsRbac, planBucketPermission } from "./plan-bucket-permission.js";
+import { planCnfUniqueNames, uniqueNamesToCheck } from "./plan-cnf-names.js";
 import { CLUSTERLINK_ADMISSION_KINDS, planClusterLinkSpec } from "./plan-clusterlink.js";
 import { planImmutablePurpose, planOneCnfPerPurpose } from "./plan-purpose.js";
 import {
   needsCnfNetworks,
   planCnfNetworks,
-  planReferencedBy,
   planRuleDependencies,
   planRuleSpec,
   referencesToCheck,
 } from "./plan-rule.js";
 import type { AdmissionRequest } from "./review.js";
 import type { AdmissionSnapshot } from "./snapshot.js";
+import { planSecretAccess, secretsToCheck } from "./plan-secret-access.js";
 import { POLICY, allow, deny, type Verdict } from "./verdict.js";
 
 export type AdmissionSubject =
@@ -48,17 +49,20 @@ export interface ObservationPlan {
   readonly cnfPurpose?: string | undefined;
   /** Get each of these rule objects in the namespace (missing ones are fine). */
   readonly referencedObjects: readonly { readonly kind: string; readonly name: string }[];
-  /** List these kinds in the namespace to find referrers of the object being deleted. */
-  readonly referrerKinds: readonly AdmissionRuleKind[];
   /** Read RoleBindings (namespace), ClusterRoleBindings, then the roles they grant the user. */
   readonly rbac: boolean;
+  /** List these kinds in the namespace: rules whose CNF-unique names may clash with the object's. */
+  readonly uniqueNameKinds: readonly AdmissionRuleKind[];
+  /** Ask the API server whether the requesting user may get each of these Secrets. */
+  readonly secretNames: readonly string[];
 }
 
 const NOTHING: ObservationPlan = {
   namespace: "",
   referencedObjects: [],
-  referrerKinds: [],
   rbac: false,
+  uniqueNameKinds: [],
+  secretNames: [],
 };
 
 function ruleObservation(
@@ -79,8 +83,10 @@ function ruleObservation(
     namespace: request.namespace,
     cnfPurpose: checksNetworks ? purpose : undefined,
     referencedObjects,
-    referrerKinds: request.operation === "DELETE" ? kinds.referrerKindsOf(rule.kind) : [],
     rbac: needsRbac(request),
+    uniqueNameKinds:
+      uniqueNamesToCheck(request, rule).length > 0 ? kinds.uniqueNameKindsOf(rule.kind) : [],
+    secretNames: secretsToCheck(request, rule),
   };
 }
 
@@ -149,7 +155,8 @@ export function planAdmission(
     () => planRuleSpec(request, rule),
     () => purposeWarning(request),
     () => planRuleDependencies(request, rule, snapshot.referencedObjects),
+    () => planSecretAccess(request, rule, snapshot.secretAccess),
     () => planCnfNetworks(request, rule, kinds, snapshot.cnfDeployments),
-    () => planReferencedBy(request, kinds, snapshot.referrerCandidates),
+    () => planCnfUniqueNames(request, rule, kinds, snapshot.cnfPeers),
   ]);
 }

@@ -1,7 +1,8 @@
 /**
  * Policy clusterlink-spec on ClusterLink's kinds (clusterlink.net): the spec passes the CRD's own
- * schema and what the schema cannot say. Peer: at least one gateway. Import: at least one source,
- * port 1-65535, targetPort 0 (lease one) or in [1024, 49152). Export: port 1-65535 when given.
+ * schema and what the schema cannot say. Peer: at least one gateway. Import: a name its Services
+ * can take (a DNS-1035 label, checked on CREATE: names never change), at least one source, port
+ * 1-65535, targetPort 0 (lease one) or in [1024, 49152). Export: port 1-65535 when given.
  * AccessPolicy and PrivilegedAccessPolicy: every from/to item names exactly one of workloadSets
  * and workloadSelector, and the selector is valid. Checked on CREATE and on spec-changing
  * UPDATEs only, so a controller's metadata or status write is never blocked.
@@ -11,6 +12,7 @@ import {
   accessPolicySpecSchema,
   compileWorkloadItem,
   exportSpecSchema,
+  importNameProblem,
   importSpecSchema,
   peerSpecSchema,
   type AccessPolicySpec,
@@ -61,6 +63,8 @@ function accessProblems(spec: AccessPolicySpec): string[] {
 interface KindCheck<T> {
   readonly schema: z.ZodType<T>;
   readonly problems: (spec: T) => string[];
+  /** Why metadata.name cannot work, or null; checked on CREATE only. */
+  readonly nameProblem?: (name: string) => string | null;
   readonly fix: string;
 }
 
@@ -80,7 +84,8 @@ const CHECKS: Readonly<Record<string, KindCheck<unknown>>> = {
   Import: check({
     schema: importSpecSchema,
     problems: importProblems,
-    fix: "list at least one source {peer, exportName, exportNamespace}, set spec.port in 1-65535, and leave spec.targetPort 0 to have one leased",
+    nameProblem: importNameProblem,
+    fix: "name it with a DNS-1035 label, list at least one source {peer, exportName, exportNamespace}, set spec.port in 1-65535, and leave spec.targetPort 0 to have one leased",
   }),
   AccessPolicy: check({
     schema: accessPolicySpecSchema,
@@ -100,11 +105,15 @@ export function planClusterLinkSpec(request: AdmissionRequest): Verdict {
   const kindCheck = CHECKS[request.kind.kind];
   if (kindCheck === undefined || !specChecksApply(request)) return allow();
   const parsed = kindCheck.schema.safeParse(request.object?.spec);
-  const problems = parsed.success
+  const specProblems = parsed.success
     ? kindCheck.problems(parsed.data)
     : parsed.error.issues.map(
         (i) => `spec${i.path.map((p) => `.${String(p)}`).join("")}: ${i.message}`,
       );
+  const name = request.operation === "CREATE" ? request.object?.metadata.name : undefined;
+  const nameProblem = name === undefined ? null : (kindCheck.nameProblem?.(name) ?? null);
+  const problems =
+    nameProblem === null ? specProblems : [`metadata.name: ${nameProblem}`, ...specProblems];
   if (problems.length === 0) return allow();
   return deny(
     POLICY.clusterLinkSpec,

@@ -3,7 +3,8 @@
  * - rule-spec: the spec passes the kind's schema and the name suits the CNF (its own rules).
  * - rule-dependencies: referenced objects exist, share the purpose, and are not being deleted.
  * - cnf-networks: named networks are attached to the CNF (checked only when that CNF exists).
- * - referenced-by-rules: an object still referenced by a live rule cannot be deleted.
+ * What a deleted object's referrers still need is not admission's: its finalizer holds it on the
+ * CNF until they are gone (ADR 0010).
  */
 import { isDeepStrictEqual } from "node:util";
 import { ruleKey } from "../rules/index.js";
@@ -14,7 +15,6 @@ import {
   describeObject,
   labelOf,
   quoteValue,
-  subjectObject,
 } from "./objects.js";
 import type { AdmissionRequest } from "./review.js";
 import type { ObservedCnf, ObservedRule } from "./snapshot.js";
@@ -154,45 +154,5 @@ export function planCnfNetworks(
       `${listed}; attached: ${known}`,
     `use a network listed in the CNF's pod template annotation ${NFN_NETWORK_ANNOTATION}, ` +
       `or attach the network to the CNF first`,
-  );
-}
-
-/** Live rules with the same purpose whose spec references the object being deleted. */
-export function findReferrers(
-  request: AdmissionRequest,
-  kinds: AdmissionKinds,
-  candidates: readonly ObservedRule[],
-): { rule: ObservedRule; ref: RuleReference }[] {
-  const purpose = labelOf(subjectObject(request), PURPOSE_LABEL);
-  const found: { rule: ObservedRule; ref: RuleReference }[] = [];
-  for (const rule of candidates) {
-    const kind = kinds.find(rule.kind);
-    if (kind === undefined || rule.deleting || rule.purpose !== purpose) continue;
-    // A referrer whose spec does not parse (written before this webhook) cannot be read; skip it.
-    const spec = kind.parseSpec(rule.spec);
-    const ref = (spec.ok ? kind.references(spec.spec) : []).find(
-      (candidate) => candidate.kind === request.kind.kind && candidate.name === request.name,
-    );
-    if (ref !== undefined) found.push({ rule, ref });
-  }
-  return found;
-}
-
-export function planReferencedBy(
-  request: AdmissionRequest,
-  kinds: AdmissionKinds,
-  candidates: readonly ObservedRule[],
-): Verdict {
-  if (request.operation !== "DELETE") return allow();
-  const referrers = findReferrers(request, kinds, candidates);
-  if (referrers.length === 0) return allow();
-  const listed = referrers
-    .map(({ rule, ref }) => `${rule.kind} "${rule.name}" (${ref.field})`)
-    .join(", ");
-  return deny(
-    POLICY.referencedByRules,
-    409,
-    `${describeObject(request)} is still referenced by live rules: ${listed}`,
-    `delete those rules or change their references first, then delete this object`,
   );
 }

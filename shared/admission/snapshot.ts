@@ -29,18 +29,26 @@ export interface RbacSnapshot {
   readonly roles: readonly AnnotatedRole[];
 }
 
+/** Whether the requesting user may get a Secret, as the API server answered (or why it did not). */
+export type SecretAccess =
+  | { readonly name: string; readonly allowed: boolean }
+  | { readonly name: string; readonly allowed: "unknown"; readonly why: string };
+
 export interface AdmissionSnapshot {
   readonly cnfDeployments: readonly ObservedCnf[];
   /** The objects a created/updated rule references that exist; a missing one is simply absent. */
   readonly referencedObjects: readonly ObservedRule[];
-  /** On DELETE: rules of every kind that can reference the deleted object, in its namespace. */
-  readonly referrerCandidates: readonly ObservedRule[];
   readonly rbac: RbacSnapshot;
+  /** Rules of the kinds sharing the admitted rule's CNF-unique names, in its namespace. */
+  readonly cnfPeers: readonly ObservedRule[];
+  /** The answers for each Secret the admitted rule newly references. */
+  readonly secretAccess: readonly SecretAccess[];
 }
 
 export const EMPTY_SNAPSHOT: AdmissionSnapshot = {
   cnfDeployments: [],
   referencedObjects: [],
-  referrerCandidates: [],
   rbac: { roleBindings: [], clusterRoleBindings: [], roles: [] },
+  cnfPeers: [],
+  secretAccess: [],
 };

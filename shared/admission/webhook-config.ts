@@ -12,11 +12,63 @@ import {
 } from "../core/api-groups.js";
 import { ALL_RULE_KINDS, PURPOSE_LABEL, RULE_GROUP, RULE_VERSION } from "../rules/index.js";
 import { CLUSTERLINK_ADMISSION_KINDS } from "./plan-clusterlink.js";
+import { BUCKET_LABEL, CLUSTER_ADMIN_GROUP } from "./rbac.js";
 
 export const WEBHOOK_CONFIGURATION_NAME = "sdewan-validate-admission";
 export const RULES_WEBHOOK_NAME = "rules.validate-admission.sdewan.akraino.org";
 export const CNF_WEBHOOK_NAME = "cnf-deployments.validate-admission.sdewan.akraino.org";
 export const CLUSTERLINK_WEBHOOK_NAME = "clusterlink.validate-admission.sdewan.akraino.org";
+export const RULE_DELETES_WEBHOOK_NAME = "rule-deletes.validate-admission.sdewan.akraino.org";
+
+/**
+ * The users that delete a namespace's content: kube-controller-manager's namespace controller
+ * with --use-service-account-credentials, or the controller manager's own user without it.
+ */
+export const NAMESPACE_DELETERS = [
+  "system:serviceaccount:kube-system:namespace-controller",
+  "system:kube-controller-manager",
+] as const;
+
+/** A CEL value of `path` (under object or oldObject) that is equal whether absent or empty. */
+const field = (root: "object" | "oldObject", path: string, empty: string): string =>
+  `(has(${root}.${path}) ? ${root}.${path} : ${empty})`;
+const changed = (path: string, empty: string): string =>
+  `${field("object", path, empty)} != ${field("oldObject", path, empty)}`;
+
+/**
+ * CREATE and UPDATE of rules are reviewed unless the UPDATE leaves spec, labels, annotations and
+ * owner references as they were: such an update changes only finalizers (the controller's claim
+ * and release), which no policy concerns, so a slow or absent webhook never keeps a deleted
+ * rule from being released (ADR 0010).
+ */
+export const RULE_WRITE_CONDITIONS: readonly MatchCondition[] = [
+  {
+    name: "changes-more-than-finalizers",
+    expression: [
+      "request.operation != 'UPDATE'",
+      changed("spec", "null"),
+      changed("metadata.labels", "{}"),
+      changed("metadata.annotations", "{}"),
+      changed("metadata.ownerReferences", "[]"),
+    ].join(" || "),
+  },
+];
+
+/**
+ * A DELETE is reviewed only where the bucket policy has something to decide: a labelled rule
+ * (objectSelector), deleted by someone who is neither a cluster admin (always granted) nor the
+ * namespace controller (whose deletes follow a namespace deletion RBAC already allowed).
+ */
+export const RULE_DELETE_CONDITIONS: readonly MatchCondition[] = [
+  {
+    name: "not-a-cluster-admin",
+    expression: `!has(request.userInfo.groups) || !('${CLUSTER_ADMIN_GROUP}' in request.userInfo.groups)`,
+  },
+  {
+    name: "not-the-namespace-controller",
+    expression: `!(request.userInfo.username in [${NAMESPACE_DELETERS.map((u) => `'${u}'`).join(", ")}])`,
+  },
+];
 
 /** Where the API server sends reviews: an in-cluster Service, or a URL (local control plane). */
 export type WebhookClientConfig =
@@ -63,6 +115,12 @@ export function ruleResources(): string[] {
   return ALL_RULE_KINDS.map((entry) => entry.plural).sort();
 }
 
+/** A CEL condition the API server evaluates before calling the webhook: all must hold. */
+export interface MatchCondition {
+  readonly name: string;
+  readonly expression: string;
+}
+
 /** The fields of admissionregistration.k8s.io/v1 ValidatingWebhook this project sets. */
 export interface ValidatingWebhook {
   name: string;
@@ -74,6 +132,7 @@ export interface ValidatingWebhook {
   failurePolicy: "Fail" | "Ignore";
   namespaceSelector: LabelSelector;
   objectSelector?: LabelSelector;
+  matchConditions?: MatchCondition[];
   rules: {
     apiGroups: string[];
     apiVersions: string[];
@@ -118,11 +177,12 @@ export function buildWebhookConfiguration(
         ...common,
         // Fail closed: a rule admitted without its checks could break the CNF or escape its bucket.
         failurePolicy: "Fail",
+        matchConditions: [...RULE_WRITE_CONDITIONS],
         rules: [
           {
             apiGroups: [RULE_GROUP],
             apiVersions: [RULE_VERSION],
-            operations: ["CREATE", "UPDATE", "DELETE"],
+            operations: ["CREATE", "UPDATE"],
             resources: ruleResources(),
             scope: "Namespaced",
           },
@@ -162,6 +222,23 @@ export function buildWebhookConfiguration(
             ).sort(),
             // PrivilegedAccessPolicy is cluster-scoped.
             scope: "*",
+          },
+        ],
+      },
+      {
+        name: RULE_DELETES_WEBHOOK_NAME,
+        ...common,
+        // Fail closed: the bucket policy is authorization. Its reach is kept small instead (ADR 0010).
+        failurePolicy: "Fail",
+        objectSelector: { matchExpressions: [{ key: BUCKET_LABEL, operator: "Exists" }] },
+        matchConditions: [...RULE_DELETE_CONDITIONS],
+        rules: [
+          {
+            apiGroups: [RULE_GROUP],
+            apiVersions: [RULE_VERSION],
+            operations: ["DELETE"],
+            resources: ruleResources(),
+            scope: "Namespaced",
           },
         ],
       },

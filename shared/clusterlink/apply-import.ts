@@ -8,18 +8,19 @@ import {
   clusterLinkResource,
   ENDPOINT_SLICES,
   isKubeError,
+  retryOnConflict,
   SERVICES,
   type EventRecorder,
   type KubeClient,
   type KubeObject,
+  type ResourceType,
 } from "../kube/index.js";
-import { planClusterLinkEvents } from "./plan-events.js";
+import { planClusterLinkEvents, planSourceEvents } from "./plan-events.js";
 import { recordClusterLinkEvents } from "./record-events.js";
 import { LEASED_PORT_ANNOTATION, MERGE_LABEL, ownedBy, type ImportKey } from "./names.js";
 import {
   copySelector,
   DATAPLANE_SERVICE_NAME,
-  removeCopies,
   SERVICE_NAME_LABEL,
   type FoundSlices,
   type SliceWrite,
@@ -33,12 +34,19 @@ import {
   type ServiceWrite,
 } from "./plan-import.js";
 import type { LeaseClaim, LeaseDecision } from "./plan-lease.js";
-import { peersNamedBy, type PeerReading } from "./plan-sources.js";
+import { peersNamedBy, planSources, type PeerReading } from "./plan-sources.js";
 import { planStatus } from "./plan-status.js";
-import { peerStatusSchema } from "../rules/clusterlink-kinds.js";
+import { importNameProblem, peerStatusSchema } from "../rules/clusterlink-kinds.js";
 
 export const IMPORTS = clusterLinkResource("Import");
 const PEERS = clusterLinkResource("Peer");
+
+/** Tries of a write whose object changed since it was read, each after a fresh read. */
+const WRITE_ATTEMPTS = 3;
+
+/** A write refused because its object changed (409) or vanished (404) since it was read. */
+const changedSinceRead = (error: unknown): boolean =>
+  isKubeError(error, "conflict") || isKubeError(error, "notFound");
 
 export interface ImportEventOptions {
   /** RFC 3339 time for condition transitions. */
@@ -53,8 +61,11 @@ export interface ImportEventOptions {
 
 export const keyOf = (k: ImportKey): string => `${k.namespace}/${k.name}`;
 
+/** An Import no Service can be named after claims no port (plan-import.ts: InvalidName). */
+const nameBarred = (imp: ObservedImport): boolean => importNameProblem(imp.name) !== null;
+
 export function leaseClaimOf(imp: ObservedImport): LeaseClaim | null {
-  if (imp.deleting || !imp.spec.ok) return null;
+  if (imp.deleting || !imp.spec.ok || nameBarred(imp)) return null;
   const targetPort = imp.spec.value.targetPort ?? 0;
   return {
     key: keyOf(imp),
@@ -86,6 +97,25 @@ export async function writeLease(
   return observeImport(written);
 }
 
+/**
+ * A port we leased an Import whose name bars it (leased before that was checked) is given back:
+ * its spec says no port again, and our annotation goes, in one write guarded by resourceVersion.
+ */
+async function releaseBarredLease(kube: KubeClient, imp: ObservedImport): Promise<ObservedImport> {
+  const port = imp.spec.ok ? (imp.spec.value.targetPort ?? 0) : 0;
+  if (!nameBarred(imp) || port === 0 || imp.annotations[LEASED_PORT_ANNOTATION] !== String(port)) {
+    return imp;
+  }
+  const { [LEASED_PORT_ANNOTATION]: _released, ...annotations } = imp.annotations;
+  const { targetPort: _port, ...spec } = imp.raw.spec as Record<string, unknown>;
+  const written = await kube.replace(IMPORTS, {
+    ...imp.raw,
+    metadata: { ...imp.raw.metadata, name: imp.name, namespace: imp.namespace, annotations },
+    spec,
+  });
+  return observeImport(written);
+}
+
 export async function findServices(
   kube: KubeClient,
   key: ImportKey,
@@ -99,9 +129,14 @@ export async function findServices(
   return { system, user };
 }
 
+/**
+ * One Service write. Update and delete carry the resourceVersion the plan was made from (a merge
+ * patch with metadata.resourceVersion is refused with 409 like an update): a Service replaced or
+ * relabelled since our read is never overwritten or deleted. See settleImport for the re-read.
+ */
 export async function applyWrite(kube: KubeClient, write: ServiceWrite): Promise<void> {
   if (write.action === "delete") {
-    await kube.delete(SERVICES, write.ref);
+    await kube.delete(SERVICES, write.ref, { resourceVersion: write.resourceVersion });
     return;
   }
   const { namespace, name, labels, spec } = write.service;
@@ -109,7 +144,8 @@ export async function applyWrite(kube: KubeClient, write: ServiceWrite): Promise
     await kube.create(SERVICES, { metadata: { name, namespace, labels }, spec });
   } else {
     // Merge patch: ports and selector are replaced whole; clusterIP and other defaults stay.
-    await kube.mergePatch(SERVICES, { namespace, name }, { metadata: { labels }, spec });
+    const metadata = { labels, resourceVersion: write.resourceVersion };
+    await kube.mergePatch(SERVICES, { namespace, name }, { metadata, spec });
   }
 }
 
@@ -170,9 +206,10 @@ export async function findSlices(
   return { dataplane, copies };
 }
 
+/** One copy's write; update and delete with the resourceVersion read, as applyWrite's. */
 export async function applySliceWrite(kube: KubeClient, write: SliceWrite): Promise<void> {
   if (write.action === "delete") {
-    await kube.delete(ENDPOINT_SLICES, write.ref);
+    await kube.delete(ENDPOINT_SLICES, write.ref, { resourceVersion: write.resourceVersion });
     return;
   }
   const { namespace, name, labels, addressType, endpoints, ports } = write.slice;
@@ -188,7 +225,7 @@ export async function applySliceWrite(kube: KubeClient, write: SliceWrite): Prom
     await kube.mergePatch(
       ENDPOINT_SLICES,
       { namespace, name },
-      { metadata: { labels }, endpoints, ports },
+      { metadata: { labels, resourceVersion: write.resourceVersion }, endpoints, ports },
     );
   }
 }
@@ -211,20 +248,35 @@ export interface Settled {
 async function writeStatusAndEvents(
   kube: KubeClient,
   imp: ObservedImport,
-  conditions: ImportPlan["conditions"],
+  next: {
+    readonly conditions: ImportPlan["conditions"];
+    /** The Peers the plan read: what the sources' Events are planned from. */
+    readonly peers: ReadonlyMap<string, PeerReading>;
+  },
   options: ImportEventOptions,
   decision: LeaseDecision | undefined,
 ): Promise<"unchanged" | "status written"> {
-  const status = planStatus(imp.status, conditions, imp.generation, options.now);
+  const status = planStatus(imp.status, next.conditions, imp.generation, options.now);
   if (status.write !== null) {
     await kube.patchStatus(IMPORTS, imp, status.write, { resourceVersion: imp.resourceVersion });
   }
   const leased = decision?.kind === "lease" ? decision.port : undefined;
   if (status.write !== null || leased !== undefined) {
+    const sources = imp.spec.ok ? (imp.spec.value.sources ?? []) : undefined;
     await recordClusterLinkEvents(
       options.events,
       { kind: "Import", namespace: imp.namespace, name: imp.name, uid: imp.uid },
-      planClusterLinkEvents(imp.status, conditions, leased),
+      [
+        ...planClusterLinkEvents(imp.status, next.conditions, leased),
+        // Only a written status can hold a new transition of the sources (their report changed).
+        ...(status.write === null || sources === undefined
+          ? []
+          : planSourceEvents(
+              imp.status,
+              sources,
+              planSources(sources, next.peers, options.clNamespace),
+            )),
+      ],
     );
   }
   return status.write === null ? "unchanged" : "status written";
@@ -272,34 +324,44 @@ export async function settleImport(
   const { fromOwnEvent } = how;
   // The Peers are read alongside the lease write and the slices: none depends on the others.
   const [imp, peers, slices] = await Promise.all([
-    decision?.kind === "lease" ? writeLease(kube, observed, decision.port) : observed,
+    decision?.kind === "lease"
+      ? writeLease(kube, observed, decision.port)
+      : releaseBarredLease(kube, observed),
     how.peers ?? readPeers(kube, peerNamesOf(observed), options.clNamespace),
     slicesMatter(observed) ? findSlices(kube, observed, options.clNamespace) : undefined,
   ]);
-  const planFor = (found: FoundServices): ImportPlan =>
+  const planFor = (found: FoundServices, copies: FoundSlices | undefined): ImportPlan =>
     planImport({
       imp,
       decision,
       found,
       peers,
       clNamespace: options.clNamespace,
-      ...(slices === undefined ? {} : { slices }),
+      ...(copies === undefined ? {} : { slices: copies }),
     });
-  const planAndApply = async (given: FoundServices | undefined): Promise<ImportPlan> => {
-    const next = planFor(given ?? (await findServices(kube, imp, options.clNamespace)));
-    // At most one write per Service (system, user) and per copy: independent, sent together.
-    await Promise.all([
-      ...next.writes.map((write) => applyWrite(kube, write)),
-      ...next.sliceWrites.map((write) => applySliceWrite(kube, write)),
-    ]);
-    return next;
-  };
+  // A write refused because its Service or copy changed (409), or vanished (404), since it was
+  // read: read both again and decide again (the Service may be someone else's now).
+  const planAndApply = (given: FoundServices | undefined): Promise<ImportPlan> =>
+    retryOnConflict({ attempts: WRITE_ATTEMPTS, isRace: changedSinceRead }, async (attempt) => {
+      const [found, copies] = await Promise.all([
+        attempt === 1 && given !== undefined ? given : findServices(kube, imp, options.clNamespace),
+        attempt === 1 || slices === undefined ? slices : findSlices(kube, imp, options.clNamespace),
+      ]);
+      const next = planFor(found, copies);
+      // At most one write per Service (system, user) and per copy: independent, sent together.
+      await Promise.all([
+        ...next.writes.map((write) => applyWrite(kube, write)),
+        ...next.sliceWrites.map((write) => applySliceWrite(kube, write)),
+      ]);
+      return next;
+    });
   const presumed = how.found === PRESUMED_ABSENT && slices === undefined;
-  let plan = presumed ? planFor(NO_SERVICES) : undefined;
+  let plan = presumed ? planFor(NO_SERVICES, undefined) : undefined;
   if (plan === undefined || plan.problem !== null || !(await createdAll(kube, plan.writes))) {
     plan = await planAndApply(how.found === PRESUMED_ABSENT ? undefined : how.found);
   }
-  const written = await writeStatusAndEvents(kube, imp, plan.conditions, options, decision);
+  const next = { conditions: plan.conditions, peers };
+  const written = await writeStatusAndEvents(kube, imp, next, options, decision);
   return settledAs(`Import ${keyOf(imp)}`, plan, written, fromOwnEvent);
 }
 
@@ -314,12 +376,39 @@ function settledAs(ref: string, plan: ImportPlan, written: string, fromOwnEvent:
 
 /** Copies of an Import that no longer exists (listed by the labels only its copies carry). */
 export async function removeCopiesOf(kube: KubeClient, key: ImportKey): Promise<number> {
-  const copies = await kube.list(ENDPOINT_SLICES, {
-    namespace: key.namespace,
-    labelSelector: copySelector(key),
+  const removed = await Promise.all(
+    (
+      await kube.list(ENDPOINT_SLICES, {
+        namespace: key.namespace,
+        labelSelector: copySelector(key),
+      })
+    ).map((copy) =>
+      deleteIfStill(kube, ENDPOINT_SLICES, copy, (now) =>
+        Object.entries(copySelector(key)).every(([k, v]) => now.metadata.labels?.[k] === v),
+      ),
+    ),
+  );
+  return removed.filter(Boolean).length;
+}
+
+/**
+ * Deletes `read` if `still` holds for it, with its resourceVersion as precondition; when it
+ * changed since (409), reads it again and decides again. False when it is gone or no longer
+ * qualifies (someone else's now): the check and the delete are about the same version.
+ */
+export function deleteIfStill<T extends KubeObject>(
+  kube: KubeClient,
+  type: ResourceType<T>,
+  read: T,
+  still: (object: T) => boolean,
+): Promise<boolean> {
+  const ref = { namespace: read.metadata.namespace ?? "", name: read.metadata.name };
+  return retryOnConflict({ attempts: WRITE_ATTEMPTS }, async (attempt) => {
+    const current = attempt === 1 ? read : await kube.get(type, ref);
+    if (current === undefined || !still(current)) return false;
+    const resourceVersion = current.metadata.resourceVersion ?? "";
+    return kube.delete(type, ref, { resourceVersion });
   });
-  await Promise.all(removeCopies({ dataplane: [], copies }).map((w) => applySliceWrite(kube, w)));
-  return copies.length;
 }
 
 /** Services of an Import that no longer exists: remove exactly what carries its labels. */
@@ -329,15 +418,10 @@ export async function removeServicesOf(
   clNamespace: string,
 ): Promise<number> {
   const found = await findServices(kube, key, clNamespace);
-  const refs = serviceRefs(key, clNamespace);
-  let removed = 0;
-  for (const [svc, ref] of [
-    [found.system, refs.system],
-    [found.user, refs.user],
-  ] as const) {
-    if (svc !== undefined && ref !== null && ownedBy(svc.metadata.labels, key)) {
-      if (await kube.delete(SERVICES, ref)) removed += 1;
-    }
-  }
-  return removed;
+  const removed = await Promise.all(
+    [found.system, found.user]
+      .filter((svc) => svc !== undefined)
+      .map((svc) => deleteIfStill(kube, SERVICES, svc, (now) => ownedBy(now.metadata.labels, key))),
+  );
+  return removed.filter(Boolean).length;
 }

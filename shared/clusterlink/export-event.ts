@@ -6,27 +6,31 @@
  * Outcomes: done when every status is as planned (an Export found invalid through a Service
  * event or the resync is recorded as Stalled, still done: redelivery cannot fix it); permanent
  * for an Export event whose Export is invalid (422, Stalled); retry on API errors; malformed for
- * events of other kinds.
+ * events of other kinds. In the resync an Export whose status cannot be written is reported on
+ * itself (an Event) and skipped: the others are settled, the answer stays 202.
  */
 import type { Log } from "../core/context.js";
 import type { KubeObject, Service } from "../core/objects.js";
 import {
+  batchOutcome,
   done,
   malformed,
   permanent,
   retryLater,
-  worstOutcome,
   type Outcome,
 } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
   clusterLinkResource,
+  eachObject,
   isKubeError,
   retryOnConflict,
   SERVICES,
   type EventRecorder,
+  type EventRegarding,
   type KubeClient,
 } from "../kube/index.js";
+import { CLUSTERLINK_API_VERSION } from "../rules/clusterlink-kinds.js";
 import { observeExport, type ObservedExport } from "./observed.js";
 import { planExport } from "./plan-export.js";
 import { planStatus } from "./plan-status.js";
@@ -93,10 +97,22 @@ async function syncOneExport(
   });
 }
 
-/** The resync: every Export, with one Service list per namespace that needs one. */
+const exportRegarding = (exp: ObservedExport): EventRegarding => ({
+  apiVersion: CLUSTERLINK_API_VERSION,
+  kind: "Export",
+  namespace: exp.namespace,
+  name: exp.name,
+  uid: exp.uid,
+});
+
+/**
+ * The resync: every Export, with one Service list per namespace that needs one. An Export that
+ * cannot be settled is reported on itself and skipped (eachObject); the others are settled.
+ */
 async function syncAllExports(
   kube: KubeClient,
   namespace: string | undefined,
+  log: Log,
   options: ExportEventOptions,
 ): Promise<Outcome> {
   const exports = (await kube.list(EXPORTS, namespace ? { namespace } : {})).map(observeExport);
@@ -107,17 +123,21 @@ async function syncAllExports(
       services.set(`${ns}/${svc.metadata.name}`, svc);
     }
   }
-  const outcomes: Outcome[] = [];
-  for (const exp of exports) {
-    const service = services.get(`${exp.namespace}/${exp.name}`);
-    try {
-      outcomes.push(await settleExport(kube, { exp, service }, options, false));
-    } catch (error) {
-      // Changed since the list: its own event (or the next resync) brings it.
-      if (!isKubeError(error, "conflict")) throw error;
-    }
-  }
-  return outcomes.length === 0 ? done("no Export to verify") : worstOutcome(outcomes);
+  const outcomes = await eachObject(
+    exports,
+    async (exp) => {
+      const service = services.get(`${exp.namespace}/${exp.name}`);
+      try {
+        return await settleExport(kube, { exp, service }, options, false);
+      } catch (error) {
+        // Changed since the list: its own event (or the next resync) brings it.
+        if (!isKubeError(error, "conflict")) throw error;
+        return done(`Export ${exp.namespace}/${exp.name} changed since the list`);
+      }
+    },
+    { regarding: exportRegarding, log, events: options.events },
+  );
+  return outcomes.length === 0 ? done("no Export to verify") : batchOutcome(outcomes);
 }
 
 export async function syncExportEvent(
@@ -127,7 +147,9 @@ export async function syncExportEvent(
   options: ExportEventOptions,
 ): Promise<Outcome> {
   try {
-    if (event.type === "resync") return await syncAllExports(kube, event.scope.namespace, options);
+    if (event.type === "resync") {
+      return await syncAllExports(kube, event.scope.namespace, log, options);
+    }
     const { kind, namespace, name } = event.ref;
     if (kind !== "Export" && kind !== "Service") {
       return malformed(

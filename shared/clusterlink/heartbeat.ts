@@ -3,7 +3,8 @@
  * at once over mutual TLS (server name = the Peer's name), the first success wins. A success
  * carries the remote peer's labels in the `ClusterLinkPeerLabels` header (base64 JSON). Every
  * failure (refused, timed out, a certificate the other side rejects) is a failed heartbeat, never
- * a thrown error; key material never appears in a message.
+ * a thrown error, whose message says what happened (describeProbeFailure); key material never
+ * appears in a message.
  */
 import { readFile } from "node:fs/promises";
 import { request } from "node:https";
@@ -34,6 +35,32 @@ function labelsOf(header: string | string[] | undefined): Record<string, string>
   } catch {
     return {};
   }
+}
+
+/** TLS alerts a gateway sends when it refuses the client certificate it was shown. */
+const REFUSED_CERTIFICATE_ALERT =
+  /^ERR_SSL_(?:SSLV3|TLSV1|TLSV13)_ALERT_(?:BAD_CERTIFICATE|UNKNOWN_CA|CERTIFICATE_UNKNOWN|CERTIFICATE_REQUIRED|UNSUPPORTED_CERTIFICATE|CERTIFICATE_EXPIRED|CERTIFICATE_REVOKED|ACCESS_DENIED)$/;
+
+const IDENTITY_REFUSED = "it does not accept our identity (signed by another CA?)";
+
+/**
+ * What a probe's failure says to an operator. A gateway that refuses our client certificate
+ * either answers with a TLS alert, or (TLS 1.3: it checks the certificate after the handshake
+ * completed on our side) just closes the connection, which Node reports as "socket hang up":
+ * both are named for what they are. Anything else keeps Node's message (e.g. a Peer name that
+ * is not in the gateway's certificate: "Host: <peer>. is not in the cert's altnames").
+ */
+export function describeProbeFailure(
+  error: Error & { readonly code?: string },
+  handshakeDone: boolean,
+): string {
+  if (error.code !== undefined && REFUSED_CERTIFICATE_ALERT.test(error.code)) {
+    return `the gateway refused our client certificate (${error.message.trim()}): ${IDENTITY_REFUSED}`;
+  }
+  if (handshakeDone && (error.code === "ECONNRESET" || error.message === "socket hang up")) {
+    return `the gateway closed the TLS connection after our client certificate, without answering: ${IDENTITY_REFUSED}`;
+  }
+  return error.message;
 }
 
 /**
@@ -80,9 +107,15 @@ function probe(
       () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)),
       timeoutMs,
     );
+    let handshakeDone = false;
+    req.on("socket", (socket) => {
+      socket.once("secureConnect", () => {
+        handshakeDone = true;
+      });
+    });
     req.on("error", (error) => {
       clearTimeout(deadline);
-      resolve({ ok: false, error: `${where}: ${error.message}` });
+      resolve({ ok: false, error: `${where}: ${describeProbeFailure(error, handshakeDone)}` });
     });
     req.end();
   });

@@ -15,16 +15,28 @@
  * re-settles the Imports whose sources' report (plan-sources.ts) it changed.
  */
 import type { Log } from "../core/context.js";
-import { done, malformed, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
+import {
+  batchOutcome,
+  done,
+  malformed,
+  retryLater,
+  worstOutcome,
+  type Outcome,
+} from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
+  apiVersionOf,
+  eachObject,
   ENDPOINT_SLICES,
   isKubeError,
   readOptions,
   retryOnConflict,
   SERVICES,
+  type EventRegarding,
   type KubeClient,
+  type KubeObject,
 } from "../kube/index.js";
+import { CLUSTERLINK_API_VERSION } from "../rules/clusterlink-kinds.js";
 import {
   importOfLabels,
   MANAGED_BY,
@@ -34,6 +46,7 @@ import {
   type ImportKey,
 } from "./names.js";
 import {
+  deleteIfStill,
   IMPORTS,
   keyOf,
   leaseClaimOf,
@@ -52,34 +65,99 @@ import { grantedPort } from "./plan-import.js";
 import { planLeases, type LeaseClaim, type LeaseDecision } from "./plan-lease.js";
 import { SERVICE_NAME_LABEL, SLICE_MANAGED_BY_LABEL } from "./plan-merge.js";
 import { planSources, SOURCES_CONDITION } from "./plan-sources.js";
+import { planStatus, reconcileConditions } from "./plan-status.js";
 
 const isMerge = (imp: ObservedImport): boolean => imp.labels[MERGE_LABEL] === "true";
 
+/** An event's options with its log: what a round reports a skipped Import with. */
+interface RoundOptions extends ImportEventOptions {
+  readonly log: Log;
+}
+
+const importRegarding = (imp: ObservedImport): EventRegarding => ({
+  apiVersion: CLUSTERLINK_API_VERSION,
+  kind: "Import",
+  namespace: imp.namespace,
+  name: imp.name,
+  uid: imp.uid,
+});
+
+/**
+ * What an Import that could not be settled is told beside eachObject's Event: Ready False with
+ * why, Stalled (or Reconciling, for what a retry may fix). Re-read: its lease may have been written.
+ */
+async function recordSkipped(
+  kube: KubeClient,
+  key: ImportKey,
+  outcome: Outcome,
+  options: RoundOptions,
+): Promise<void> {
+  const live = await kube.get(IMPORTS, key);
+  if (live === undefined || outcome.kind === "done") return;
+  const imp = observeImport(live);
+  const kind = outcome.kind === "retry" ? "reconciling" : "stalled";
+  const wanted = reconcileConditions({ kind, reason: "ReconcileFailed", message: outcome.reason });
+  const status = planStatus(imp.status, wanted, imp.generation, options.now);
+  if (status.write === null) return;
+  await kube.patchStatus(IMPORTS, imp, status.write, { resourceVersion: imp.resourceVersion });
+}
+
 /**
  * The resync's sweep: every Service with our labels whose Import is gone (a lost delete), and
- * every EndpointSlice copy whose Import is gone or no longer merge.
+ * every EndpointSlice copy whose Import is gone or no longer merge. One that cannot be deleted is
+ * reported on itself and left for the next resync.
  */
-async function sweepOrphans(kube: KubeClient, imports: readonly ObservedImport[]): Promise<number> {
+async function sweepOrphans(
+  kube: KubeClient,
+  imports: readonly ObservedImport[],
+  options: RoundOptions,
+): Promise<Outcome[]> {
   const live = new Set(imports.filter((i) => !i.deleting).map(keyOf));
   const merging = new Set(imports.filter((i) => !i.deleting && isMerge(i)).map(keyOf));
   const [ours, copies] = await Promise.all([
     kube.list(SERVICES, { labelSelector: { [MANAGED_BY_LABEL]: MANAGED_BY } }),
     kube.list(ENDPOINT_SLICES, { labelSelector: { [SLICE_MANAGED_BY_LABEL]: MANAGED_BY } }),
   ]);
-  let removed = 0;
-  for (const svc of ours) {
+  // Each delete is of the version whose labels were checked (deleteIfStill): a Service relabelled
+  // or replaced since the list is decided again, never removed on the list's word.
+  const orphanService = (svc: KubeObject): boolean => {
     const owner = importOfLabels(svc.metadata.labels);
-    if (owner === undefined || live.has(keyOf(owner))) continue;
-    const ref = { namespace: svc.metadata.namespace ?? "", name: svc.metadata.name };
-    if (await kube.delete(SERVICES, ref)) removed += 1;
-  }
-  for (const copy of copies) {
-    const namespace = copy.metadata.namespace ?? "";
-    const owner = copy.metadata.labels?.[SERVICE_NAME_LABEL] ?? "";
-    if (merging.has(keyOf({ namespace, name: owner }))) continue;
-    if (await kube.delete(ENDPOINT_SLICES, { namespace, name: copy.metadata.name })) removed += 1;
-  }
-  return removed;
+    return owner !== undefined && !live.has(keyOf(owner));
+  };
+  const orphanCopy = (copy: KubeObject): boolean => {
+    const labels = copy.metadata.labels ?? {};
+    const owner = {
+      namespace: copy.metadata.namespace ?? "",
+      name: labels[SERVICE_NAME_LABEL] ?? "",
+    };
+    return labels[SLICE_MANAGED_BY_LABEL] === MANAGED_BY && !merging.has(keyOf(owner));
+  };
+  const orphans = [
+    ...ours
+      .filter(orphanService)
+      .map((object) => ({ type: SERVICES, object, still: orphanService })),
+    ...copies
+      .filter(orphanCopy)
+      .map((object) => ({ type: ENDPOINT_SLICES, object, still: orphanCopy })),
+  ];
+  return eachObject(
+    orphans,
+    async ({ type, object, still }) =>
+      (await deleteIfStill(kube, type, object, still))
+        ? done("removed")
+        : done("not an orphan now"),
+    {
+      regarding: ({ type, object }) => ({
+        apiVersion: apiVersionOf(type),
+        kind: type.kind,
+        namespace: object.metadata.namespace ?? "",
+        name: object.metadata.name,
+        uid: object.metadata.uid ?? "",
+      }),
+      log: options.log,
+      events: options.events,
+    },
+  );
 }
 
 /** Which Imports an event concerns, as keys; `own` is the Import the event is about, if any. */
@@ -136,12 +214,13 @@ interface RoundResult {
 
 /**
  * One round: list (the Imports, and the Peers once for all of them), plan leases, settle the
- * focused Imports and every re-lease loser.
+ * focused Imports and every re-lease loser. An Import that cannot be settled is reported on
+ * itself and skipped (eachObject); a race is the round's, which is run again.
  */
 async function round(
   kube: KubeClient,
   focus: (imports: readonly ObservedImport[]) => Focus,
-  options: ImportEventOptions,
+  options: RoundOptions,
   settledPorts: Map<string, number>,
 ): Promise<RoundResult> {
   const [imports, peers] = await Promise.all([
@@ -151,28 +230,40 @@ async function round(
   const claims = imports.map(leaseClaimOf).filter((c): c is LeaseClaim => c !== null);
   const decisions = planLeases(claims);
   const focused = focus(imports);
+  const settling = imports.filter((imp) =>
+    inFocus(imp, decisions.get(keyOf(imp)), focused, settledPorts),
+  );
   let leased = 0;
-  const outcomes = new Map<string, Outcome>();
-  for (const imp of imports) {
-    const key = keyOf(imp);
-    const decision = decisions.get(key);
-    if (!inFocus(imp, decision, focused, settledPorts)) continue;
-    const settled = await settleImport(kube, imp, decision, options, {
-      fromOwnEvent: key === focused.own,
-      peers,
-    });
-    if (decision?.kind === "lease") leased += 1;
-    const port = grantedPort(decision);
-    if (port !== null) settledPorts.set(key, port);
-    outcomes.set(key, settled.outcome);
-  }
+  const settled = await eachObject(
+    settling,
+    async (imp) => {
+      const key = keyOf(imp);
+      const decision = decisions.get(key);
+      const { outcome } = await settleImport(kube, imp, decision, options, {
+        fromOwnEvent: key === focused.own,
+        peers,
+      });
+      if (decision?.kind === "lease") leased += 1;
+      const port = grantedPort(decision);
+      if (port !== null) settledPorts.set(key, port);
+      return outcome;
+    },
+    {
+      regarding: importRegarding,
+      log: options.log,
+      events: options.events,
+      rethrow: raced,
+      onFailure: (imp, outcome) => recordSkipped(kube, imp, outcome, options),
+    },
+  );
+  const outcomes = new Map(settling.map((imp, i) => [keyOf(imp), settled[i] ?? done("")]));
   return { leased, outcomes };
 }
 
 async function rounds(
   kube: KubeClient,
   focus: (imports: readonly ObservedImport[]) => Focus,
-  options: ImportEventOptions,
+  options: RoundOptions,
 ): Promise<Outcome[]> {
   const settledPorts = new Map<string, number>();
   const max = options.maxRounds ?? 5;
@@ -199,7 +290,7 @@ const raced = (error: unknown): boolean =>
 async function onImportEvent(
   kube: KubeClient,
   ref: ImportKey,
-  options: ImportEventOptions,
+  options: RoundOptions,
 ): Promise<Outcome> {
   const own = keyOf(ref);
   const live = await kube.get(IMPORTS, ref);
@@ -222,7 +313,7 @@ async function onImportEvent(
   outcomes.push(
     done(`Import ${own} is gone, ${removed} Services and ${copies} EndpointSlice copies removed`),
   );
-  return worstOutcome(outcomes);
+  return batchOutcome(outcomes);
 }
 
 /**
@@ -233,7 +324,7 @@ async function onImportEvent(
 async function onServiceEvent(
   kube: KubeClient,
   ref: ImportKey,
-  options: ImportEventOptions,
+  options: RoundOptions,
 ): Promise<Outcome> {
   const svc = await kube.get(SERVICES, ref);
   const labelled = importOfLabels(svc?.metadata.labels);
@@ -249,7 +340,7 @@ async function onServiceEvent(
     );
     return outcomes.length === 0
       ? done(`no Import uses Service ${keyOf(ref)}`)
-      : worstOutcome(outcomes);
+      : batchOutcome(outcomes);
   }
   const keys = new Map([ref, ...(labelled ? [labelled] : [])].map((k) => [keyOf(k), k]));
   const outcomes: Outcome[] = [];
@@ -266,11 +357,14 @@ async function onServiceEvent(
     : worstOutcome(outcomes);
 }
 
-async function onResync(kube: KubeClient, options: ImportEventOptions): Promise<Outcome> {
+/** Every Import, then the sweep: an Import that cannot be settled never keeps the sweep from running. */
+async function onResync(kube: KubeClient, options: RoundOptions): Promise<Outcome> {
   const outcomes = await rounds(kube, () => ({ keys: new Set(), own: null, all: true }), options);
-  const removed = await sweepOrphans(kube, await listImports(kube));
+  const swept = await sweepOrphans(kube, await listImports(kube), options);
+  const removed = swept.filter((o) => o.kind === "done" && o.result === "removed").length;
+  outcomes.push(...swept.filter((o) => o.kind !== "done"));
   outcomes.push(done(`${removed} orphaned Services and EndpointSlice copies removed`));
-  return worstOutcome(outcomes);
+  return batchOutcome(outcomes);
 }
 
 /** The Import a copy belongs to, from its name (`clusterlink-<len>-<import>-<slice>`). */
@@ -379,8 +473,9 @@ export async function syncImportEvent(
   log: Log,
   options: ImportEventOptions,
 ): Promise<Outcome> {
+  const withLog: RoundOptions = { ...options, log };
   try {
-    if (event.type === "resync") return await onResync(kube, options);
+    if (event.type === "resync") return await onResync(kube, withLog);
     const { kind, namespace, name } = event.ref;
     if (kind !== "Import" && kind !== "Service" && kind !== "EndpointSlice" && kind !== "Peer") {
       return malformed(
@@ -396,7 +491,7 @@ export async function syncImportEvent(
       EndpointSlice: onEndpointSliceEvent,
       Peer: onPeerEvent,
     } as const;
-    const outcome = await handlers[kind](kube, ref, options);
+    const outcome = await handlers[kind](kube, ref, withLog);
     log.debug({ kind, namespace, name, outcome: outcome.kind }, "imports reconciled");
     return outcome;
   } catch (error) {

@@ -10,22 +10,36 @@ import { isDeepStrictEqual } from "node:util";
  *
  * Outcomes: done when every status is written (an unreachable Peer is a state, not a failure);
  * retry when the client certificate cannot be read (the Peers say so) or on API errors;
- * malformed for events of other kinds.
+ * malformed for events of other kinds. A Peer whose status cannot be written is reported on
+ * itself (an Event) and skipped: the others are written, the answer stays 202.
  */
 import type { Log } from "../core/context.js";
-import { done, malformed, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
+import {
+  batchOutcome,
+  done,
+  malformed,
+  retryLater,
+  worstOutcome,
+  type Outcome,
+} from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
   clusterLinkResource,
+  eachObject,
   isKubeError,
   readOptions,
   type EventRecorder,
+  type EventRegarding,
   type KubeClient,
   type KubeObject,
 } from "../kube/index.js";
 import { planClusterLinkEvents } from "./plan-events.js";
 import { recordClusterLinkEvents } from "./record-events.js";
-import { peerSpecSchema, peerStatusSchema } from "../rules/clusterlink-kinds.js";
+import {
+  CLUSTERLINK_API_VERSION,
+  peerSpecSchema,
+  peerStatusSchema,
+} from "../rules/clusterlink-kinds.js";
 import { heartbeat, InvalidPeerTlsError, type PeerTls } from "./heartbeat.js";
 import {
   DEFAULT_HEARTBEAT_CADENCE,
@@ -48,6 +62,14 @@ export interface PeerEventOptions {
   readonly cadence?: HeartbeatCadence;
   /** Where transitions an operator must see are recorded (plan-events.ts). */
   readonly events?: EventRecorder;
+  /**
+   * Told each heartbeaten Peer's reachability (the function's metrics). `complete`: every Peer of
+   * the ClusterLink namespace was heartbeaten (a resync).
+   */
+  readonly onPeersChecked?: (
+    peers: readonly { readonly peer: string; readonly reachable: boolean }[],
+    complete: boolean,
+  ) => void;
 }
 
 function memoryOf(status: unknown): HeartbeatMemory {
@@ -132,6 +154,7 @@ async function checkPeer(
   peer: KubeObject,
   tls: PeerTls,
   options: PeerEventOptions,
+  seen: Map<string, boolean>,
 ): Promise<Outcome> {
   const ref = `Peer ${peer.metadata.namespace ?? ""}/${peer.metadata.name}`;
   const spec = peerSpecSchema.safeParse(peer.spec ?? {});
@@ -139,6 +162,7 @@ async function checkPeer(
   const before = memoryOf(peer.status);
   const beat = await heartbeat(peer.metadata.name, gateways, tls, options.timeoutMs);
   const plan = planPeerHealth(before, beat);
+  seen.set(peer.metadata.name, plan.reachable);
   const ready = plan.reachable
     ? reconcileConditions({ kind: "ready", reason: "Reachable", message: "" })
     : reconcileConditions({
@@ -161,6 +185,33 @@ async function checkPeer(
   return done(`${ref} ${plan.reachable ? "reachable" : "unreachable"}`);
 }
 
+type Reachability = { readonly peer: string; readonly reachable: boolean };
+
+/**
+ * Every Peer heartbeaten at once, each on its own (a Peer whose status cannot be written is
+ * reported and skipped); their reachability reported when all are done, with `held`: the Peers
+ * not due this tick, as their status has them.
+ */
+async function checkAll(
+  kube: KubeClient,
+  peers: readonly KubeObject[],
+  tls: PeerTls,
+  options: PeerEventOptions,
+  tick: { readonly log: Log; readonly held: readonly Reachability[]; readonly complete: boolean },
+): Promise<Outcome[]> {
+  const { log, held, complete } = tick;
+  const seen = new Map<string, boolean>();
+  const checked = await eachObject(peers, (p) => checkPeer(kube, p, tls, options, seen), {
+    regarding: peerRegarding,
+    log,
+    events: options.events,
+    concurrency: peers.length,
+  });
+  const reachability = [...seen].map(([peer, reachable]) => ({ peer, reachable }));
+  options.onPeersChecked?.([...reachability, ...held], complete);
+  return checked;
+}
+
 async function ignorePeer(
   kube: KubeClient,
   peer: KubeObject,
@@ -175,6 +226,14 @@ async function ignorePeer(
   await writeStatus(kube, peer, conditions, {}, options);
   return done(`Peer ${peer.metadata.namespace ?? ""}/${peer.metadata.name} ignored: ${message}`);
 }
+
+const peerRegarding = (peer: KubeObject): EventRegarding => ({
+  apiVersion: CLUSTERLINK_API_VERSION,
+  kind: "Peer",
+  namespace: peer.metadata.namespace ?? "",
+  name: peer.metadata.name,
+  uid: peer.metadata.uid ?? "",
+});
 
 /**
  * Whether a Peer's status already answers for its spec: it was heartbeaten at this generation.
@@ -194,7 +253,12 @@ async function peersOf(
   kube: KubeClient,
   event: IntakeEvent,
   options: PeerEventOptions,
-): Promise<{ readonly peers: KubeObject[]; readonly skipped?: string }> {
+): Promise<{
+  readonly peers: KubeObject[];
+  /** Peers of the tick that are not due (unreachable, between their 10 s probes). */
+  readonly waiting?: KubeObject[];
+  readonly skipped?: string;
+}> {
   const cadence = options.cadence ?? DEFAULT_HEARTBEAT_CADENCE;
   if (event.type === "resync") {
     // Every second: from the watch cache (a stale Peer only loses its write to the precondition).
@@ -204,10 +268,10 @@ async function peersOf(
     });
     const nowMs = Date.parse(options.now);
     const due = all.filter((p) => heartbeatDue(memoryOf(p.status).reachable, nowMs, cadence));
-    const waiting = all.length - due.length;
-    return waiting === 0
+    const waiting = all.filter((p) => !due.includes(p));
+    return waiting.length === 0
       ? { peers: due }
-      : { peers: due, skipped: `${waiting} unreachable Peer(s) not due this tick` };
+      : { peers: due, waiting, skipped: `${waiting.length} unreachable Peer(s) not due this tick` };
   }
   const peer = await kube.get(PEERS, { namespace: event.ref.namespace, name: event.ref.name });
   if (peer === undefined || peer.metadata.deletionTimestamp !== undefined) return { peers: [] };
@@ -256,17 +320,25 @@ export async function syncPeerEvent(
     );
   }
   try {
-    const { peers, skipped } = await peersOf(kube, event, options);
+    const { peers, waiting = [], skipped } = await peersOf(kube, event, options);
+    // A tick reports every Peer: those not due keep the reachability their status says.
+    const complete = event.type === "resync";
+    const held = waiting.map((p) => ({
+      peer: p.metadata.name,
+      reachable: memoryOf(p.status).reachable === true,
+    }));
     const outside = peers.filter((p) => p.metadata.namespace !== options.clNamespace);
     const inside = peers.filter((p) => p.metadata.namespace === options.clNamespace);
     const ignored = await Promise.all(outside.map((p) => ignorePeer(kube, p, options)));
-    if (inside.length === 0)
+    if (inside.length === 0) {
+      if (complete) options.onPeersChecked?.(held, true);
       return ignored.length === 0 ? done(skipped ?? "no Peer to check") : worstOutcome(ignored);
+    }
     const tls = await readTls(kube, inside, options);
     if ("retry" in tls) return tls.retry;
-    const checked = await Promise.all(inside.map((p) => checkPeer(kube, p, tls.tls, options)));
+    const checked = await checkAll(kube, inside, tls.tls, options, { log, held, complete });
     log.debug({ peers: inside.length }, "peers heartbeaten");
-    return worstOutcome([...ignored, ...checked]);
+    return batchOutcome([...ignored, ...checked]);
   } catch (error) {
     if (isKubeError(error) && (error.retryable || error.code === "forbidden"))
       return retryLater(error.message);

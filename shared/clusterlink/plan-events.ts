@@ -5,6 +5,8 @@
  * that see one transition record one Event (the recorder names it by object, reason and note,
  * and counts a repeat in its series).
  */
+import type { ImportSpec } from "../rules/clusterlink-kinds.js";
+import { listedUnusable, SOURCES_CONDITION, type SourcesPlan } from "./plan-sources.js";
 import type { StoredStatus, WantedCondition } from "./plan-status.js";
 
 /** The closed catalogue of Event reasons on ClusterLink objects; docs/clusterlink.md lists them. */
@@ -16,6 +18,18 @@ export const CLUSTERLINK_EVENT_REASONS = {
   ServiceConflict: {
     type: "Warning",
     means: "a Service the Import needs is someone else's, or missing (merge mode)",
+  },
+  InvalidName: {
+    type: "Warning",
+    means: "no Service can take the Import's name: recreate it under a DNS-1035 label",
+  },
+  SourceUnusable: {
+    type: "Warning",
+    means: "a source of the Import turned unusable: its Peer is unreachable or missing",
+  },
+  SourcesReachable: {
+    type: "Normal",
+    means: "every source of the Import is usable again",
   },
   ExportInvalid: { type: "Warning", means: "the Export's Service or port is not there" },
   ExportVerified: { type: "Normal", means: "the Export is valid again (or for the first time)" },
@@ -46,6 +60,9 @@ const event = (reason: ClusterLinkEventReason, note: string): PlannedClusterLink
   note,
 });
 
+/** The reason of both Import conditions when its name cannot name a Service (plan-import.ts). */
+const INVALID_NAME = "InvalidName";
+
 /** Upstream's condition types and the Event each transition of theirs is reported as. */
 const TRANSITIONS: Readonly<Record<string, Transition>> = {
   PeerReachable: (_before, after) =>
@@ -53,9 +70,13 @@ const TRANSITIONS: Readonly<Record<string, Transition>> = {
       ? event("PeerReachable", "a gateway answered the heartbeat")
       : event("PeerUnreachable", after.message || "no gateway answers the heartbeat"),
   ImportTargetPortValid: (_before, after) =>
-    after.status === "True" ? null : event("PortConflict", after.message),
+    after.status === "True" || after.reason === INVALID_NAME
+      ? null
+      : event("PortConflict", after.message),
   ImportServiceValid: (_before, after) =>
-    after.status === "True" ? null : event("ServiceConflict", after.message),
+    after.status === "True"
+      ? null
+      : event(after.reason === INVALID_NAME ? "InvalidName" : "ServiceConflict", after.message),
   ExportValid: (before, after) =>
     after.status === "True"
       ? before === undefined
@@ -83,7 +104,9 @@ export function planClusterLinkEvents(
   const stored = new Map((before?.conditions ?? []).map((c) => [c.type, c]));
   // Upstream sets ImportServiceValid False with the same message when the port fails: one
   // problem, one Event (PortConflict).
-  const portFailed = after.some((c) => c.type === "ImportTargetPortValid" && c.status === "False");
+  const portFailed = after.some(
+    (c) => c.type === "ImportTargetPortValid" && c.status === "False" && c.reason !== INVALID_NAME,
+  );
   const events: PlannedClusterLinkEvent[] = [];
   for (const condition of after) {
     const transition = TRANSITIONS[condition.type];
@@ -97,4 +120,29 @@ export function planClusterLinkEvents(
     events.push(event("PortLeased", `dataplane target port ${leasedPort} leased`));
   }
   return events;
+}
+
+/**
+ * An Import's sources: one Warning when sources turn unusable (their Peer unreachable or
+ * missing), naming only those that were usable per the stored status, and one Normal when every
+ * source is usable again. From the stored condition against the plan, so a redelivery, or a
+ * Peer's message changing while it stays down, records nothing.
+ */
+export function planSourceEvents(
+  before: StoredStatus | undefined,
+  sources: NonNullable<ImportSpec["sources"]>,
+  after: SourcesPlan,
+): PlannedClusterLinkEvent[] {
+  const stored = before?.conditions?.find((c) => c.type === SOURCES_CONDITION);
+  const known = listedUnusable(stored, sources);
+  const turned = after.unusable.filter((u) => !known.has(u.source));
+  if (turned.length > 0) {
+    const what = turned.length === 1 ? "a source" : `${turned.length} sources`;
+    const note = `${what} turned unusable: ${turned.map((u) => u.problem).join("; ")}`;
+    return [event("SourceUnusable", note)];
+  }
+  if (after.condition.status === "True" && stored?.status === "False") {
+    return [event("SourcesReachable", `all ${after.total} sources usable again`)];
+  }
+  return [];
 }

@@ -1,10 +1,11 @@
 /**
  * Pure: what one Import's Services and conditions should be (reference B.3), given its lease
  * decision and the Services found where it wants them. Beyond upstream: an Import that cannot be
- * served (bad spec, port conflict, a name taken by someone else's Service) keeps none of its
- * Services, so nothing of an invalid Import lingers.
+ * served (a name no Service can take, bad spec, port conflict, a name taken by someone else's
+ * Service) keeps none of its Services, so nothing of an invalid Import lingers.
  */
 import type { Service } from "../core/objects.js";
+import { importNameProblem } from "../rules/clusterlink-kinds.js";
 import type { ObservedImport } from "./observed.js";
 import {
   DATAPLANE_SELECTOR,
@@ -37,12 +38,22 @@ export interface DesiredService extends ServiceRef {
   };
 }
 
+/**
+ * Update and delete carry the resourceVersion of the Service they were decided on (read, labels
+ * checked): the API server refuses them (409) if the Service changed since, so a Service that is
+ * no longer ours (replaced, relabelled) is never overwritten or deleted on a stale read.
+ */
 export type ServiceWrite =
   | { readonly action: "create"; readonly service: DesiredService }
-  | { readonly action: "update"; readonly service: DesiredService }
-  | { readonly action: "delete"; readonly ref: ServiceRef };
+  | {
+      readonly action: "update";
+      readonly service: DesiredService;
+      readonly resourceVersion: string;
+    }
+  | { readonly action: "delete"; readonly ref: ServiceRef; readonly resourceVersion: string };
 
-export type ImportProblem = "InvalidSpec" | "PortConflict" | "ServiceConflict" | "ServiceNotFound";
+export type ImportProblem =
+  "InvalidName" | "InvalidSpec" | "PortConflict" | "ServiceConflict" | "ServiceNotFound";
 
 export interface ImportPlan {
   readonly writes: readonly ServiceWrite[];
@@ -122,6 +133,8 @@ export function serviceMatches(found: Service, want: DesiredService): boolean {
   );
 }
 
+const versionOf = (found: Service): string => found.metadata.resourceVersion ?? "";
+
 /** Delete what of ours is there: the cleanup of an Import that cannot be served. */
 function removeOwn(
   key: ImportKey,
@@ -130,10 +143,10 @@ function removeOwn(
 ): ServiceWrite[] {
   const writes: ServiceWrite[] = [];
   if (found.system !== undefined && ownedBy(found.system.metadata.labels, key)) {
-    writes.push({ action: "delete", ref: refs.system });
+    writes.push({ action: "delete", ref: refs.system, resourceVersion: versionOf(found.system) });
   }
   if (refs.user !== null && found.user !== undefined && ownedBy(found.user.metadata.labels, key)) {
-    writes.push({ action: "delete", ref: refs.user });
+    writes.push({ action: "delete", ref: refs.user, resourceVersion: versionOf(found.user) });
   }
   return writes;
 }
@@ -157,6 +170,25 @@ function failed(
   };
 }
 
+/**
+ * An Import whose name no Service can take (stored with the webhook down, or before the CRD's
+ * rule): no lease, no Service, and one reason on all three conditions, so its Event says what to
+ * fix rather than a port or Service conflict.
+ */
+function invalidName(cleanup: ServiceWrite[], message: string, slices?: FoundSlices): ImportPlan {
+  const invalid = { status: "False", reason: "InvalidName", message } as const;
+  return {
+    writes: cleanup,
+    sliceWrites: removeCopies(slices),
+    problem: { reason: "InvalidName", message },
+    conditions: [
+      { type: "ImportTargetPortValid", ...invalid },
+      { type: "ImportServiceValid", ...invalid },
+      ...reconcileConditions({ kind: "stalled", reason: "InvalidName", message }),
+    ],
+  };
+}
+
 const LEASED: WantedCondition = {
   type: "ImportTargetPortValid",
   status: "True",
@@ -172,7 +204,9 @@ function writeFor(
 ): ServiceWrite | "conflict" | null {
   if (found === undefined) return { action: "create", service: want };
   if (!ownedBy(found.metadata.labels, key)) return "conflict";
-  return serviceMatches(found, want) ? null : { action: "update", service: want };
+  return serviceMatches(found, want)
+    ? null
+    : { action: "update", service: want, resourceVersion: versionOf(found) };
 }
 
 export interface ImportPlanInput {
@@ -293,6 +327,8 @@ function planUnlessInvalid(input: ImportPlanInput): ImportPlan {
     reason: "Error",
     message,
   });
+  const nameProblem = importNameProblem(imp.name);
+  if (nameProblem !== null) return invalidName(cleanup, nameProblem, slices);
   if (!imp.spec.ok) {
     return failed(cleanup, "InvalidSpec", imp.spec.message, portError(imp.spec.message), slices);
   }

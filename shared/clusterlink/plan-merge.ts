@@ -38,9 +38,15 @@ export interface DesiredSlice {
   readonly ports: readonly { name?: string; port: number; protocol: "TCP" }[];
 }
 
+/** Update and delete carry the resourceVersion of the copy they were decided on (as Services do). */
 export type SliceWrite =
-  | { readonly action: "create" | "update"; readonly slice: DesiredSlice }
-  | { readonly action: "delete"; readonly ref: { namespace: string; name: string } };
+  | { readonly action: "create"; readonly slice: DesiredSlice }
+  | { readonly action: "update"; readonly slice: DesiredSlice; readonly resourceVersion: string }
+  | {
+      readonly action: "delete";
+      readonly ref: { namespace: string; name: string };
+      readonly resourceVersion: string;
+    };
 
 /** The dataplane slices and this Import's copies, as read. */
 export interface FoundSlices {
@@ -56,6 +62,7 @@ export function removeCopies(found: FoundSlices | undefined): SliceWrite[] {
   return (found?.copies ?? []).map((copy) => ({
     action: "delete",
     ref: { namespace: copy.metadata.namespace ?? "", name: copy.metadata.name },
+    resourceVersion: copy.metadata.resourceVersion ?? "",
   }));
 }
 
@@ -97,7 +104,10 @@ export function planCopies(input: {
   for (const want of wanted) {
     const existing = have.get(want.name);
     if (existing === undefined) writes.push({ action: "create", slice: want });
-    else if (!sameCopy(existing, want)) writes.push({ action: "update", slice: want });
+    else if (!sameCopy(existing, want)) {
+      const resourceVersion = existing.metadata.resourceVersion ?? "";
+      writes.push({ action: "update", slice: want, resourceVersion });
+    }
   }
   const keep = new Set(wanted.map((w) => w.name));
   for (const copy of found.copies) {
@@ -105,6 +115,7 @@ export function planCopies(input: {
       writes.push({
         action: "delete",
         ref: { namespace: copy.metadata.namespace ?? key.namespace, name: copy.metadata.name },
+        resourceVersion: copy.metadata.resourceVersion ?? "",
       });
     }
   }

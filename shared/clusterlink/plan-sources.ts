@@ -30,11 +30,24 @@ export interface SourcesPlan {
   /** Sources whose Peer is not known to be down. */
   readonly usable: number;
   readonly total: number;
+  /** The unusable ones, each as `<peer>/<exportNamespace>/<exportName>` and why. */
+  readonly unusable: readonly UnusableSource[];
+}
+
+export interface UnusableSource {
+  readonly source: string;
+  /** `<source>: <why>`, as the condition's message lists it. */
+  readonly problem: string;
 }
 
 type Source = NonNullable<ImportSpec["sources"]>[number];
 
-const nameOf = (s: Source): string => `${s.peer}/${s.exportNamespace}/${s.exportName}`;
+export const sourceName = (s: Source): string => `${s.peer}/${s.exportNamespace}/${s.exportName}`;
+const nameOf = sourceName;
+
+/** What the message lists before the problems; each problem starts `<source>: `. */
+const UNUSABLE_LEAD = "sources unusable: ";
+const PROBLEM_SEPARATOR = "; ";
 
 function problemOf(source: Source, peer: PeerReading | undefined, clNamespace: string): string {
   if (peer === undefined || !peer.found) {
@@ -57,6 +70,7 @@ export function planSources(
       condition: { type: SOURCES_CONDITION, status: "False", reason: "NoSources", message },
       usable: 0,
       total,
+      unusable: [],
     };
   }
   const down = sources.filter((s) => {
@@ -69,12 +83,17 @@ export function planSources(
   });
   const usable = total - down.length;
   if (down.length > 0) {
-    const problems = down.map((s) => problemOf(s, peers.get(s.peer), clNamespace));
-    const message = `${down.length} of ${total} sources unusable: ${problems.join("; ")}`;
+    const unusable = down.map((s) => ({
+      source: nameOf(s),
+      problem: problemOf(s, peers.get(s.peer), clNamespace),
+    }));
+    const problems = unusable.map((u) => u.problem).join(PROBLEM_SEPARATOR);
+    const message = `${down.length} of ${total} ${UNUSABLE_LEAD}${problems}`;
     return {
       condition: { type: SOURCES_CONDITION, status: "False", reason: "Unreachable", message },
       usable,
       total,
+      unusable,
     };
   }
   if (pending.length > 0) {
@@ -84,13 +103,39 @@ export function planSources(
       condition: { type: SOURCES_CONDITION, status: "Unknown", reason: "Pending", message },
       usable,
       total,
+      unusable: [],
     };
   }
   return {
     condition: { type: SOURCES_CONDITION, status: "True", reason: "Reachable", message: "" },
     usable,
     total,
+    unusable: [],
   };
+}
+
+/**
+ * The sources a stored ImportSourcesReachable listed as unusable (the status is the function's
+ * only memory): `<source>: ` at the start of a problem. A Peer's message inside a problem may
+ * hold "; " too, so only the Import's own source names are looked for.
+ */
+export function listedUnusable(
+  stored:
+    { readonly status: string; readonly reason: string; readonly message: string } | undefined,
+  sources: readonly Source[],
+): Set<string> {
+  if (stored?.status !== "False" || stored.reason !== "Unreachable") return new Set();
+  const lead = stored.message.indexOf(UNUSABLE_LEAD);
+  if (lead < 0) return new Set();
+  const problems = stored.message.slice(lead + UNUSABLE_LEAD.length);
+  return new Set(
+    sources
+      .map(nameOf)
+      .filter(
+        (name) =>
+          problems.startsWith(`${name}: `) || problems.includes(`${PROBLEM_SEPARATOR}${name}: `),
+      ),
+  );
 }
 
 /** The distinct Peer names an Import's sources name. */

@@ -13,7 +13,7 @@ export type CnfRejection =
   | "invalid" //             400/416 validation failure: the body will never be accepted as is
   | "dependency-missing" //  400 "... [Policy[x] is not definied]" (sic) or HEAD's 428
   | "in-use" //              400 "<type> <name> is used" on DELETE
-  | "conflict" //            409 on POST: the object exists (e.g. a concurrent create)
+  | "conflict" //            409 on a write: the CNF holds the object or a name it uses
   | "not-found" //           404
   | "not-allowed" //         405 (e.g. PUT on the CNFService collection)
   | "unauthorized" //        403 even after a fresh login
@@ -48,6 +48,11 @@ export abstract class CnfError extends Error {
   }
 }
 
+// Upstream answers a conflicting create with an empty message: say what it means.
+const CONFLICT_EXPLAINED =
+  " (conflict: the CNF already holds an object or a section name this one uses, e.g. an ipsec" +
+  " connection name another rule gives; rename one of them)";
+
 /** The CNF answered with an error status; `cnfMessage` is the text of its `{"message": ...}` body. */
 export class CnfHttpError extends CnfError {
   readonly code = "cnf-http";
@@ -58,8 +63,10 @@ export class CnfHttpError extends CnfError {
     readonly status: number,
     readonly cnfMessage: string,
   ) {
-    super(site, `HTTP ${status}${cnfMessage === "" ? "" : ` ${cnfMessage}`}`);
-    this.rejection = rejectionOf(status, cnfMessage, site.method);
+    const rejection = rejectionOf(status, cnfMessage, site.method);
+    const text = cnfMessage === "" ? "" : ` ${cnfMessage}`;
+    super(site, `HTTP ${status}${text}${rejection === "conflict" ? CONFLICT_EXPLAINED : ""}`);
+    this.rejection = rejection;
   }
 }
 
@@ -163,8 +170,10 @@ function rejectionOf(status: number, message: string, method: string | undefined
  *   the operator fixes the Secret and the next delivery heals);
  * dependency: the CNF lacks something this object refers to, or something still uses it;
  *   retry later, ordering heals;
- * permanent: the CNF will never accept this object as it is (validation), or the CNF endpoint
- *   configuration is unusable.
+ * permanent: the CNF will never accept this object as it is (validation, or a 409: a name it
+ *   already holds, such as another rule's ipsec connection name, which no retry frees; a
+ *   concurrent create of the same object is told apart first, see apply-pod's
+ *   heldAfterConflict), or the CNF endpoint configuration is unusable.
  * Unknown errors count as transient.
  */
 export function classifyCnfFailure(error: unknown): CnfFailureClass {
@@ -175,6 +184,7 @@ export function classifyCnfFailure(error: unknown): CnfFailureClass {
     case "in-use":
       return "dependency";
     case "invalid":
+    case "conflict":
     case "not-allowed":
     case "not-found":
       return "permanent";

@@ -1,6 +1,7 @@
 /**
  * Kubernetes label key and value syntax (apimachinery's IsQualifiedName and IsValidLabelValue),
- * used to reject selectors the API server itself would refuse to evaluate.
+ * used to reject selectors the API server itself would refuse to evaluate, and the DNS-1035 label
+ * a Service's name must be (IsDNS1035Label), for names we derive from other objects' names.
  */
 
 /** A Kubernetes label set; absent labels are treated as the empty set. */
@@ -10,6 +11,9 @@ const NAME_MAX_LENGTH = 63;
 const PREFIX_MAX_LENGTH = 253;
 const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+/** A DNS-1035 label, as a pattern both RE2 (CEL) and JavaScript read alike. */
+export const DNS1035_LABEL_PATTERN = "^[a-z]([-a-z0-9]*[a-z0-9])?$";
+const DNS1035_LABEL = new RegExp(DNS1035_LABEL_PATTERN);
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 function labelNameProblem(name: string): string | null {
@@ -48,6 +52,15 @@ export function labelValueProblem(value: string): string | null {
   if (value.length > NAME_MAX_LENGTH) return `must be no more than ${NAME_MAX_LENGTH} characters`;
   if (!LABEL_VALUE.test(value)) {
     return "must be empty or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+  }
+  return null;
+}
+
+/** Why `name` is not a DNS-1035 label (what a Service's name must be), or null when it is. */
+export function dns1035LabelProblem(name: string): string | null {
+  if (name.length > NAME_MAX_LENGTH) return `must be no more than ${NAME_MAX_LENGTH} characters`;
+  if (!DNS1035_LABEL.test(name)) {
+    return "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
   }
   return null;
 }

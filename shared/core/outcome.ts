@@ -85,3 +85,12 @@ export function worstOutcome(outcomes: readonly Outcome[]): Outcome {
   if (worst.kind !== "done" || outcomes.length === 1) return worst;
   return done(summarise(outcomes));
 }
+
+/**
+ * The answer of an event that handled many objects on their own (a resync, a CNF-wide sync): a
+ * permanent problem of one object is recorded on that object, not the event's, so only retries
+ * (and done) reach the reply.
+ */
+export function batchOutcome(outcomes: readonly Outcome[]): Outcome {
+  return worstOutcome(outcomes.map((o) => (o.kind === "permanent" ? done("stalled") : o)));
+}

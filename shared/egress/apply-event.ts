@@ -5,8 +5,13 @@
  * client: functions/egress-group-sync implements EgressStore over shared/kube.
  */
 import pLimit from "p-limit";
-import { KubeError } from "../kube/errors.js";
+import type { Log } from "../core/context.js";
+import { done, type Outcome } from "../core/outcome.js";
+import { eachObject } from "../kube/each-object.js";
+import type { EventRecorder } from "../kube/event-recorder.js";
+import { isKubeError, KubeError } from "../kube/errors.js";
 import type { ReadFreshness } from "../kube/freshness.js";
+import { EGRESS_GROUP_API_VERSION, EGRESS_GROUP_KIND } from "../rules/index.js";
 import type { NamespaceLabels, PodKey, PodSnapshot } from "./membership.js";
 import type { NamespaceSnapshot } from "./observed.js";
 import { compareStrings } from "../core/order.js";
@@ -81,6 +86,9 @@ export interface ApplyOptions {
    * Default "consistent".
    */
   readonly freshness?: ReadFreshness;
+  /** Where a group that could not be written is reported (eachObject); silent when absent. */
+  readonly log?: Log;
+  readonly events?: EventRecorder;
 }
 
 export interface GroupResult {
@@ -88,6 +96,8 @@ export interface GroupResult {
   readonly action: EgressGroupPlan["action"];
   readonly memberCount: number | null;
   readonly problem: GroupProblem | null;
+  /** Set when the group could not be written: reported on it and skipped, the others written. */
+  readonly failure?: Outcome;
 }
 
 export interface EventResult {
@@ -205,25 +215,53 @@ async function planRecomputes(
   );
 }
 
-/** Writes every plan (bounded), in the order given; reports each change of members written. */
-function writeAll(
+/** A concurrent writer changed or deleted a group: the whole recompute runs again. */
+const raced = (error: unknown): boolean =>
+  isKubeError(error, "conflict") || isKubeError(error, "notFound");
+
+const SILENT: Log = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+
+/**
+ * Writes every plan (bounded), in the order given; reports each change of members written. A
+ * group the API server refuses is reported on itself and skipped (eachObject); a race is the
+ * recompute's.
+ */
+async function writeAll(
   store: EgressStore,
   plans: readonly EgressGroupPlan[],
   seen: Candidates,
   limit: Limit,
   options: ApplyOptions,
 ): Promise<GroupResult[]> {
-  return Promise.all(
-    plans.map((plan) =>
+  const outcomes = await eachObject(
+    plans,
+    (plan) =>
       limit(async () => {
         const existing = seen.groups.get(plan.name) ?? null;
         const uid = await write(store, plan, existing);
         const change = planMembersChange(existing, plan);
         if (uid !== null && change !== null) await options.onMembersChanged?.(change, uid);
-        return resultOf(plan);
+        return done(plan.action);
       }),
-    ),
+    {
+      regarding: (plan) => ({
+        apiVersion: EGRESS_GROUP_API_VERSION,
+        kind: EGRESS_GROUP_KIND,
+        namespace: "",
+        name: plan.name,
+      }),
+      log: options.log ?? SILENT,
+      events: options.events,
+      rethrow: raced,
+      concurrency: plans.length,
+    },
   );
+  return plans.map((plan, i) => {
+    const outcome = outcomes[i];
+    return outcome === undefined || outcome.kind === "done"
+      ? resultOf(plan)
+      : { ...resultOf(plan), action: "unchanged", failure: outcome };
+  });
 }
 
 /**

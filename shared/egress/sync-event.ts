@@ -6,10 +6,19 @@
  * Outcomes: done when every touched group is as planned, also when a group is Stalled because of
  * a Pod or Namespace event (the group records it; redelivery cannot help); permanent for an Egress
  * event whose Egress has an invalid selector or too many members; retry on API errors and after
- * repeated races; malformed for events of other kinds.
+ * repeated races; malformed for events of other kinds. A group the API server refuses to write is
+ * reported on itself and skipped (apply-event.ts): the Egress's own event answers with it, an event
+ * over many groups (a resync) stays done.
  */
 import type { Log } from "../core/context.js";
-import { done, malformed, permanent, retryLater, type Outcome } from "../core/outcome.js";
+import {
+  batchOutcome,
+  done,
+  malformed,
+  permanent,
+  retryLater,
+  type Outcome,
+} from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
   cachedThenConsistent,
@@ -66,10 +75,13 @@ function summary(result: EventResult): string {
 function outcomeOf(result: EventResult): Outcome {
   const { trigger, groups } = result;
   const problem = groups[0]?.problem ?? null;
+  const failures = groups.flatMap((g) => (g.failure === undefined ? [] : [g.failure]));
+  // The Egress's own event answers for its one group; other events for many (batchOutcome).
+  if (trigger.kind === "egress" && failures[0] !== undefined) return failures[0];
   if (trigger.kind === "egress" && problem !== null) {
     return permanent(problem.reason, `EgressGroup ${trigger.name}: ${problem.message}`);
   }
-  return done(summary(result));
+  return batchOutcome([...failures, done(summary(result))]);
 }
 
 /** The group's `MembersChanged (+a -b)` Event (plan-events.ts), on the cluster-scoped group. */
@@ -103,6 +115,8 @@ export async function syncEgressEvent(
   const store = kubeEgressStore(kube);
   const apply = {
     now: options.now,
+    log,
+    ...(options.events ? { events: options.events } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
     ...(options.events ? { onMembersChanged: recordMembersChanged(options.events) } : {}),
   };

@@ -4,8 +4,10 @@
  * one kept-alive HTTPS agent per process (watches on a second, uncapped one), typed get/list
  * (validated with zod) of rule kinds, Deployments, ReplicaSets, Pods, Namespaces, ConfigMaps, Secrets,
  * Egresses and EgressGroups, writes, status merge patches, conflict-safe finalizer changes, the one
- * conflict-retry loop (retryOnConflict), the per-event API call count, and one error type
- * (KubeError). It does not decide anything: no reconcile logic, no retry policy of its own.
+ * conflict-retry loop (retryOnConflict), the per-event API call count, one error type (KubeError),
+ * what a failed API call means as an Outcome (kubeFailureOutcome) and the one loop that keeps one
+ * object's failure its own in an event over many (eachObject). It does not decide anything else:
+ * no reconcile logic, no retry policy of its own.
  *
  * Example:
  *   const kube = defaultKubeClient().withCalls(ctx.calls);  // counts into HandlerContext.calls.api
@@ -83,6 +85,13 @@ export { formatLabelSelector } from "./selectors.js";
 export type { LabelSelectorInput } from "./selectors.js";
 export { planFinalizers } from "./plan-finalizers.js";
 export { retryOnConflict } from "./retry.js";
+export {
+  eachObject,
+  kubeFailureOutcome,
+  OBJECT_FAILED_REASON,
+  settleObject,
+} from "./each-object.js";
+export type { EachObjectOptions, SettleObjectOptions } from "./each-object.js";
 export { cachedThenConsistent, readOptions } from "./freshness.js";
 export type { ReadFreshness } from "./freshness.js";
 export { EVENTS, NO_EVENTS, eventName, kubeEventRecorder } from "./event-recorder.js";

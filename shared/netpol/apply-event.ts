@@ -6,14 +6,29 @@
  * Knows nothing of HTTP or of the Kubernetes client: kube-store.ts implements NetpolStore.
  */
 import pLimit from "p-limit";
-import { NO_EVENTS, type EventRecorder, type ReadFreshness } from "../kube/index.js";
+import type { Log } from "../core/context.js";
+import { done, type Outcome } from "../core/outcome.js";
+import {
+  eachObject,
+  isKubeError,
+  NO_EVENTS,
+  type EventRecorder,
+  type EventRegarding,
+  type ReadFreshness,
+} from "../kube/index.js";
 import { applyPodEventFast } from "./apply-pod-event.js";
 import { planTableEvents } from "./plan-events.js";
 import type { NetpolEventResult, NetpolStore } from "./store.js";
-import { parseWorld } from "./compile.js";
-import { compileNetworkPolicies } from "./plan-tables.js";
+import { compileWorld, parseWorld } from "./compile.js";
+import type { CompiledNetpol } from "./plan-tables.js";
+import {
+  DEFAULT_MAX_PEER_SET_BYTES,
+  PEER_SET_TOO_LARGE,
+  peerSetTooLarge,
+} from "./peer-set-bound.js";
 import {
   EVERY,
+  inScope,
   planTableScope,
   planTableWrites,
   type NetpolTrigger,
@@ -51,6 +66,22 @@ export interface NetpolApplyOptions {
    * Default "consistent".
    */
   readonly freshness?: ReadFreshness;
+  /** Where a table that could not be written is reported (eachObject). Default: silent. */
+  readonly log?: Log;
+  /** Bytes of JSON one peer set may take (peer-set-bound.ts). Default 1.25 MiB. */
+  readonly maxPeerSetBytes?: number;
+  /**
+   * Told, after a full recompute's writes, the problems of every peer set it covered (for the
+   * function's metric); `complete`: it covered every peer set of the cluster (a resync).
+   */
+  readonly onPolicyProblems?: (report: readonly PolicyProblems[], complete: boolean) => void;
+}
+
+/** The problem reasons of one policy's peer set (none: it is stored as compiled). */
+export interface PolicyProblems {
+  readonly namespace: string;
+  readonly policy: string;
+  readonly reasons: readonly string[];
 }
 
 /** Events per delivery at most: a policy edit over a large namespace must not become a storm. */
@@ -119,6 +150,90 @@ function write(store: NetpolStore, w: TableWrite): Promise<void> {
   }
 }
 
+/** A concurrent writer changed, created or deleted a table: the whole recompute runs again. */
+const raced = (error: unknown): boolean =>
+  isKubeError(error, "conflict") || isKubeError(error, "notFound");
+
+const SILENT: Log = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+
+/** The object a table stands for: its Pod (endpoint table) or its NetworkPolicy (peer set). */
+function tableRegarding(w: TableWrite): EventRegarding {
+  const table = w.action === "delete" ? w.stored : w.desired;
+  const pod = table.kind === "endpoint";
+  return {
+    apiVersion: pod ? "v1" : "networking.k8s.io/v1",
+    kind: pod ? "Pod" : "NetworkPolicy",
+    namespace: table.namespace,
+    name: table.name,
+  };
+}
+
+/**
+ * One phase's writes, bounded: a table the API server refuses is reported on its Pod or policy
+ * and skipped (eachObject), the others are written; a race is the recompute's.
+ */
+function writeEach(
+  phase: readonly TableWrite[],
+  limit: Limit,
+  writeTable: (w: TableWrite) => Promise<void>,
+  options: NetpolApplyOptions,
+): Promise<Outcome[]> {
+  return eachObject(
+    phase,
+    (w) =>
+      limit(async () => {
+        await writeTable(w);
+        return done(w.action);
+      }),
+    {
+      regarding: tableRegarding,
+      log: options.log ?? SILENT,
+      events: options.events,
+      rethrow: raced,
+      concurrency: phase.length,
+    },
+  );
+}
+
+/** The options' defaults for what the Pod path reads and bounds. */
+const readingOf = (options: NetpolApplyOptions, limit: Limit) => ({
+  limit,
+  freshness: options.freshness ?? "consistent",
+  maxPeerSetBytes: options.maxPeerSetBytes ?? DEFAULT_MAX_PEER_SET_BYTES,
+});
+
+/**
+ * The problems of the compiled tables, as the outcome lists them; the peer sets this recompute
+ * covered also go to options.onPolicyProblems (the function's metric).
+ */
+function reportProblems(
+  trigger: NetpolTrigger,
+  scope: TableScope,
+  compiled: CompiledNetpol,
+  options: NetpolApplyOptions,
+): string[] {
+  const covered = compiled.peerSets.filter((p) =>
+    inScope(scope.peerSets, { ...p, labelled: p.namespaceSelected }),
+  );
+  options.onPolicyProblems?.(
+    covered.map((p) => ({
+      namespace: p.namespace,
+      policy: p.name,
+      reasons: [...new Set(p.problems.map((problem) => problem.reason))].sort(),
+    })),
+    trigger.kind === "resync",
+  );
+  return [
+    ...compiled.endpoints.flatMap((e) =>
+      e.problems.map((p) => `${e.namespace}/${e.name}: ${p.reason}`),
+    ),
+    // What a policy's endpoints do not show: its peer set stored failing closed.
+    ...covered
+      .filter((p) => peerSetTooLarge(p.problems))
+      .map((p) => `${p.namespace}/${p.name}: ${PEER_SET_TOO_LARGE}`),
+  ];
+}
+
 export async function applyNetpolTrigger(
   trigger: NetpolTrigger,
   store: NetpolStore,
@@ -126,10 +241,11 @@ export async function applyNetpolTrigger(
 ): Promise<NetpolEventResult> {
   const limit = pLimit(options.concurrency ?? (trigger.kind === "resync" ? RESYNC_IN_FLIGHT : 8));
   const writeTable = writerWithEvents(store, trigger, options.events ?? NO_EVENTS);
+  const reading = readingOf(options, limit);
+  const { maxPeerSetBytes } = reading;
   let fullBecause: string | null = null;
   if (trigger.kind === "pod" && options.podFastPath !== false) {
-    const freshness = options.freshness ?? "consistent";
-    const fast = await applyPodEventFast(trigger, store, { limit, freshness }, writeTable);
+    const fast = await applyPodEventFast(trigger, store, reading, writeTable);
     if (!("fullBecause" in fast)) return fast;
     fullBecause = fast.fullBecause;
   }
@@ -145,7 +261,7 @@ export async function applyNetpolTrigger(
     store.listNamespaces(),
   ]);
   const { world, unreadable } = parseWorld({ policies, pods, namespaces });
-  const compiled = compileNetworkPolicies(world);
+  const compiled = compileWorld(world, { maxPeerSetBytes });
   const desired = [
     ...compiled.peerSets.map(desiredPeerSetTable),
     ...compiled.endpoints.map(desiredEndpointTable),
@@ -155,16 +271,16 @@ export async function applyNetpolTrigger(
     planTableWrites("endpoint", scope.endpoints, desired, storedEndpoints),
   ];
   const writes = { create: 0, replace: 0, delete: 0 };
+  const failures: Outcome[] = [];
   for (const phase of phases) {
-    await Promise.all(phase.map((w) => limit(() => writeTable(w))));
-    for (const w of phase) writes[w.action] += 1;
+    const outcomes = await writeEach(phase, limit, writeTable, options);
+    phase.forEach((w, i) => {
+      const outcome = outcomes[i] ?? done("");
+      if (outcome.kind === "done") writes[w.action] += 1;
+      else failures.push(outcome);
+    });
   }
-  const problems = [
-    ...unreadable,
-    ...compiled.endpoints.flatMap((e) =>
-      e.problems.map((p) => `${e.namespace}/${e.name}: ${p.reason}`),
-    ),
-  ];
+  const problems = [...unreadable, ...reportProblems(trigger, scope, compiled, options)];
   return {
     trigger,
     endpoints: compiled.endpoints.length,
@@ -172,5 +288,10 @@ export async function applyNetpolTrigger(
     writes,
     problems,
     path: fullBecause === null ? "full" : `full: ${fullBecause}`,
+    failures,
+    failingClosed: {
+      ingress: compiled.endpoints.filter((e) => e.spec.ingress.failClosed).length,
+      egress: compiled.endpoints.filter((e) => e.spec.egress.failClosed).length,
+    },
   };
 }

@@ -38,6 +38,8 @@ interface Reading {
   readonly limit: Limit;
   /** Of every list (shared/kube/freshness.ts); the GETs by name are consistent. */
   readonly freshness: ReadFreshness;
+  /** Bytes of JSON one peer set may take (peer-set-bound.ts). */
+  readonly maxPeerSetBytes: number;
 }
 
 const resourceVersionOf = (object: unknown): string | undefined =>
@@ -148,7 +150,7 @@ async function verifyUnchanged(
 export async function applyPodEventFast(
   trigger: Extract<NetpolTrigger, { kind: "pod" }>,
   store: NetpolStore,
-  { limit, freshness }: Reading,
+  { limit, freshness, maxPeerSetBytes }: Reading,
   write: (w: TableWrite) => Promise<void>,
 ): Promise<NetpolEventResult | { readonly fullBecause: string }> {
   const { namespace, name } = trigger;
@@ -171,7 +173,8 @@ export async function applyPodEventFast(
   ]);
   if (older.length > 0) return { fullBecause: "peer sets written by an older version" };
   const splitSources = new Map(scope.splitSources.map((key, i) => [key, sources[i] ?? null]));
-  const plan = planPodEvent(read.world, scope, ownTable, found.flat(), splitSources);
+  const tables = { ownTable, found: found.flat(), splitSources };
+  const plan = planPodEvent(read.world, scope, tables, maxPeerSetBytes);
   if (plan.kind === "stale") throw new KubeError("conflict", plan.reason);
   if (plan.kind === "full") return { fullBecause: plan.reason };
   if (plan.peerSets.length + plan.endpoint.length > 0) {

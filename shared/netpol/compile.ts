@@ -1,6 +1,7 @@
 /**
  * Raw objects (as listed from the API server) -> compiled tables, in one pure call: parse each
- * at the boundary (observed.ts), report what does not parse, compile the rest (plan-tables.ts).
+ * at the boundary (observed.ts), report what does not parse, compile the rest (plan-tables.ts),
+ * and bound each peer set to what the API server can store (peer-set-bound.ts).
  */
 import {
   parseNetpolNamespace,
@@ -8,7 +9,13 @@ import {
   parseNetworkPolicy,
   type Parsed,
 } from "./observed.js";
+import { DEFAULT_MAX_PEER_SET_BYTES, boundPeerSet } from "./peer-set-bound.js";
 import { compileNetworkPolicies, type CompiledNetpol, type NetpolWorld } from "./plan-tables.js";
+
+export interface CompileOptions {
+  /** Bytes of JSON one peer set may take (peer-set-bound.ts). Default 1.25 MiB. */
+  readonly maxPeerSetBytes?: number;
+}
 
 export interface RawWorld {
   readonly policies: readonly unknown[];
@@ -45,7 +52,14 @@ export function parseWorld(raw: RawWorld): { world: NetpolWorld; unreadable: str
   return { world, unreadable };
 }
 
-export function compileObjects(raw: RawWorld): CompiledObjects {
+/** The tables of a parsed world, as they are stored: every peer set within its bound. */
+export function compileWorld(world: NetpolWorld, options: CompileOptions = {}): CompiledNetpol {
+  const compiled = compileNetworkPolicies(world);
+  const maxBytes = options.maxPeerSetBytes ?? DEFAULT_MAX_PEER_SET_BYTES;
+  return { ...compiled, peerSets: compiled.peerSets.map((p) => boundPeerSet(p, maxBytes)) };
+}
+
+export function compileObjects(raw: RawWorld, options: CompileOptions = {}): CompiledObjects {
   const { world, unreadable } = parseWorld(raw);
-  return { ...compileNetworkPolicies(world), unreadable };
+  return { ...compileWorld(world, options), unreadable };
 }

@@ -5,7 +5,8 @@
  * Owns: parsing NetworkPolicies, Pods and Namespaces at the boundary with the API server's
  * defaults (observed.ts); the pure compiler to NetworkPolicyEndpoint and NetworkPolicyPeerSet
  * contents with the standard semantics, bit splitting and the 64-bit fail-closed limit
- * (plan-tables.ts, compile.ts); IPv4 CIDR arithmetic (ipv4.ts); the datapath as a pure function
+ * (plan-tables.ts, compile.ts), each peer set bounded to what the API server stores
+ * (peer-set-bound.ts); IPv4 CIDR arithmetic (ipv4.ts); the datapath as a pure function
  * over the stored tables only (decide.ts). Label selectors are shared/core's; the table schemas
  * and CRDs are shared/rules' (netpol-kinds.ts).
  *
@@ -23,6 +24,7 @@ export * from "./plan-tables.js";
 export * from "./compile.js";
 export * from "./decide.js";
 export * from "./table-objects.js";
+export * from "./peer-set-bound.js";
 export * from "./plan-scope.js";
 export * from "./member-index.js";
 export * from "./plan-pod-event.js";

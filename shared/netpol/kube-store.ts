@@ -10,7 +10,8 @@ import {
   type KubeObject,
 } from "../kube/index.js";
 import type { NetpolStore } from "./store.js";
-import { storedTable, type DesiredTable, type TableKind } from "./table-objects.js";
+import { isMemberLabelKey } from "./member-index.js";
+import { storedTable, tableFits, type DesiredTable, type TableKind } from "./table-objects.js";
 
 /** Terminated Pods never take part; the server drops them before they cross the wire. */
 const RUNNING_OR_PENDING = "status.phase!=Succeeded,status.phase!=Failed";
@@ -18,6 +19,14 @@ const RUNNING_OR_PENDING = "status.phase!=Succeeded,status.phase!=Failed";
 const resourceOf = (kind: TableKind) => (kind === "endpoint" ? NETPOL_ENDPOINTS : NETPOL_PEER_SETS);
 
 const stored = (kind: TableKind, object: KubeObject) => storedTable(kind, object);
+
+/** Peer sets up to this size are created in one request, managedFields and all (at most ~45 KiB). */
+const TRACKED_UP_TO_BYTES = 65_536;
+
+const withoutMemberIndex = (
+  labels: Readonly<Record<string, string>> | undefined,
+): Record<string, string> =>
+  Object.fromEntries(Object.entries(labels ?? {}).filter(([key]) => !isMemberLabelKey(key)));
 
 export function kubeNetpolStore(kube: KubeClient): NetpolStore {
   return {
@@ -43,7 +52,23 @@ export function kubeNetpolStore(kube: KubeClient): NetpolStore {
       return object === undefined ? null : stored(kind, object);
     },
     createTable: async (desired: DesiredTable) => {
-      await kube.create(resourceOf(desired.kind), desired.object);
+      const resource = resourceOf(desired.kind);
+      if (desired.kind === "endpoint" || tableFits(desired, TRACKED_UP_TO_BYTES)) {
+        await kube.create(resource, desired.object);
+        return;
+      }
+      // A create records managedFields whatever it is sent, one entry per label: ~60 bytes a
+      // member, which could push a peer set within its bound past etcd's limit. Created without
+      // its member index, then replaced in full with none ([{}] clears them on a replace).
+      const { metadata } = desired.object;
+      const created = await kube.create(resource, {
+        ...desired.object,
+        metadata: { ...metadata, labels: withoutMemberIndex(metadata.labels) },
+      });
+      await kube.replace(resource, {
+        ...desired.object,
+        metadata: { ...metadata, resourceVersion: created.metadata.resourceVersion },
+      });
     },
     replaceTable: async (desired, resourceVersion) => {
       const { metadata } = desired.object;

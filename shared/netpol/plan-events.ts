@@ -7,8 +7,8 @@
  * - A Pod's tables written for the first time / removed (it became / stopped being an endpoint).
  *   Not for a resync: its creations and deletions are counted in its outcome, and a first resync
  *   of a cluster would otherwise be one Event per Pod.
- * - A problem appearing on a table (TooManyRules on a Pod or a policy; InvalidSelector on a
- *   policy), and the problems going away.
+ * - A problem appearing on a table (TooManyRules on a Pod or a policy; InvalidSelector or
+ *   PeerSetTooLarge on a policy), and the problems going away.
  */
 import { compareStrings } from "../core/order.js";
 import type { NetpolProblem } from "../rules/netpol-kinds.js";
@@ -31,6 +31,11 @@ export const NETPOL_EVENT_REASONS = {
   InvalidSelector: {
     type: "Warning",
     means: "a selector of the policy is invalid: it selects nothing until fixed",
+  },
+  PeerSetTooLarge: {
+    type: "Warning",
+    means:
+      "the policy's peer set is too large to store: its label-selected peers are denied until it fits",
   },
   ProblemsResolved: {
     type: "Normal",
@@ -103,6 +108,13 @@ function eventsOfWrite(write: TableWrite, resync: boolean): PlannedNetpolEvent[]
   return [...events, ...problemEvents(write, before, after, uid)];
 }
 
+/** Event reason -> the problem reason it reports. */
+const PROBLEM_EVENTS = [
+  ["FailClosed", "TooManyRules"],
+  ["InvalidSelector", "InvalidSelector"],
+  ["PeerSetTooLarge", "PeerSetTooLarge"],
+] as const;
+
 /** Problems that appeared (one Event per kind), or all of them gone. */
 function problemEvents(
   write: TableWrite,
@@ -113,10 +125,11 @@ function problemEvents(
   const known = new Set(before.map((p) => `${p.reason}\n${p.message}`));
   const added = after.filter((p) => !known.has(`${p.reason}\n${p.message}`));
   const events: PlannedNetpolEvent[] = [];
-  for (const reason of ["FailClosed", "InvalidSelector"] as const) {
-    const problem = reason === "FailClosed" ? "TooManyRules" : "InvalidSelector";
+  for (const [reason, problem] of PROBLEM_EVENTS) {
     const news = added.filter((p) => p.reason === problem);
-    if (news.length > 0) events.push(event(write, reason, describe(news), uid));
+    // A peer set's size changes with every member: one Event when it stops fitting, not per size.
+    const again = problem === "PeerSetTooLarge" && before.some((p) => p.reason === problem);
+    if (news.length > 0 && !again) events.push(event(write, reason, describe(news), uid));
   }
   if (before.length > 0 && after.length === 0) {
     events.push(event(write, "ProblemsResolved", `resolved: ${describe(before)}`, uid));

@@ -16,7 +16,10 @@
  * policy (generation or owner differ: the policy's own event is due) or by an older version (no
  * index); a change of split groups; an address the Pod shares with another member of a group
  * (taking it out would drop the other); a Pod with more addresses than its index label holds;
- * a TooManyRules problem before or after (it is also written on the policies' peer sets).
+ * a TooManyRules problem before or after (it is also written on the policies' peer sets); a peer
+ * set the Pod's entry would grow past its bound (peer-set-bound.ts). A peer set already stored
+ * failing closed for its size is left as it is: a Pod that should join it cannot make it fit, and
+ * one that leaves it is not found (no index); the policy's event or the resync re-measures it.
  * "stale": a peer set was computed from a newer spec of its policy than the one we listed, so
  * our read of the world is older than a table's writer's: re-run the event.
  */
@@ -44,9 +47,11 @@ import {
   type PolicyRules,
 } from "./plan-tables.js";
 import { tableKeyOf, type TableWrite } from "./plan-scope.js";
+import { DEFAULT_MAX_PEER_SET_BYTES, peerSetTooLarge } from "./peer-set-bound.js";
 import {
   desiredEndpointTable,
   peerSetTable,
+  tableFits,
   type DesiredTable,
   type StoredTable,
 } from "./table-objects.js";
@@ -236,6 +241,7 @@ function peerSetDeltas(
   scope: PodEventScope,
   found: readonly StoredTable[],
   memberKey: string,
+  maxBytes: number,
 ): { groupsAfter: Map<string, PeerSetSpec["groups"]>; writes: TableWrite[] } {
   const byKey = new Map(scope.compiled.map((c) => [policyKey(c.policy), c]));
   const groupsAfter = new Map<string, PeerSetSpec["groups"]>();
@@ -248,8 +254,17 @@ function peerSetDeltas(
     if (groupsAfter.has(key)) continue; // found by two selectors
     const policy = byKey.get(key) ?? full(`peer set ${key} has no policy`);
     const spec = usablePeerSet(stored, policy, key);
+    if (peerSetTooLarge(stored.parsed?.status.problems)) {
+      // Stored failing closed, without an index: the Pod is found because it should be listed,
+      // and listing one more cannot make it fit. Left as it is (peer-set-bound.ts).
+      groupsAfter.set(key, spec.groups);
+      continue;
+    }
     const wanted = scope.entries.get(key) ?? new Map<string, readonly string[]>();
     const delta = peerSetDelta(stored, spec, policy, memberKey, wanted);
+    if (delta.write?.action === "replace" && !tableFits(delta.write.desired, maxBytes)) {
+      full(`peer set ${key} outgrows its bound`);
+    }
     groupsAfter.set(key, delta.groups);
     if (delta.write !== null) writes.push(delta.write);
   }
@@ -280,20 +295,26 @@ function desiredEndpoint(
   return desiredEndpointTable(compiled.endpoint);
 }
 
-/**
- * The writes of one Pod event. `found`: the peer sets scope.selectors listed; `splitSources`:
- * scope.splitSources as read (null: does not exist); `ownTable`: the Pod's endpoint table.
- */
+/** The stored tables a Pod event read (podEventScope says which). */
+export interface PodEventTables {
+  /** The Pod's endpoint table. */
+  readonly ownTable: StoredTable | null;
+  /** The peer sets scope.selectors listed. */
+  readonly found: readonly StoredTable[];
+  /** scope.splitSources as read (null: does not exist). */
+  readonly splitSources: ReadonlyMap<string, StoredTable | null>;
+}
+
+/** The writes of one Pod event; `maxPeerSetBytes`: the peer sets' bound (peer-set-bound.ts). */
 export function planPodEvent(
   world: PodEventWorld,
   scope: PodEventScope,
-  ownTable: StoredTable | null,
-  found: readonly StoredTable[],
-  splitSources: ReadonlyMap<string, StoredTable | null>,
+  { ownTable, found, splitSources }: PodEventTables,
+  maxPeerSetBytes: number = DEFAULT_MAX_PEER_SET_BYTES,
 ): PodEventPlan {
   try {
     const memberKey = memberLabelKey(tableKeyOf(world.namespace, world.name));
-    const deltas = peerSetDeltas(scope, found, memberKey);
+    const deltas = peerSetDeltas(scope, found, memberKey, maxPeerSetBytes);
     if (hasTooManyRules(ownTable?.parsed?.status.problems)) {
       return { kind: "full", reason: "the endpoint had too many rules" };
     }

@@ -119,10 +119,14 @@ export type TableWrite =
     }
   | { readonly action: "delete"; readonly stored: StoredTable };
 
-function inScope(reads: TableReads, table: DesiredTable): boolean {
+/** Whether `reads` cover the table (`labelled`: it carries its kind's SCOPE_LABEL). */
+export function inScope(
+  reads: TableReads,
+  table: { readonly namespace: string; readonly name: string; readonly labelled?: boolean },
+): boolean {
   const listed = reads.list?.namespace;
   if (listed === EVERY.namespace || listed === table.namespace) return true;
-  if (reads.labelled && table.labelled) return true;
+  if (reads.labelled && table.labelled === true) return true;
   return reads.keys.includes(tableKeyOf(table.namespace, table.name));
 }
 

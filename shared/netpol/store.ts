@@ -2,6 +2,7 @@
  * What the netpol shells (apply-event.ts, apply-pod-event.ts) need of the API server, and what
  * an event's recompute reports. kube-store.ts implements the store over shared/kube.
  */
+import type { Outcome } from "../core/outcome.js";
 import type { ReadFreshness } from "../kube/freshness.js";
 import type { NetpolTrigger, TableWrite } from "./plan-scope.js";
 import type { DesiredTable, StoredTable, TableKind } from "./table-objects.js";
@@ -44,4 +45,11 @@ export interface NetpolEventResult {
   readonly problems: readonly string[];
   /** "pod": the Pod-only path; else the full recompute, and why a Pod event needed it. */
   readonly path: "pod" | "full" | `full: ${string}`;
+  /** Tables that could not be written: each reported on its Pod or policy, and skipped. */
+  readonly failures?: readonly Outcome[];
+  /**
+   * Endpoint tables failing closed per direction, across the cluster: set by the full recompute,
+   * which compiles every table (the Pod path sees one Pod and leaves it out).
+   */
+  readonly failingClosed?: { readonly ingress: number; readonly egress: number };
 }

@@ -6,11 +6,13 @@
  * so racing instances converge: the loser re-reads, finds the table as it wanted, writes nothing.
  *
  * Outcomes: done (with counts) when every table in scope is as compiled, problems included (they
- * are recorded on the tables; redelivery cannot help); retry on API errors and after repeated
- * races; malformed for events of other kinds.
+ * are recorded on the tables; redelivery cannot help: a peer set too large to store is stored
+ * failing closed, never retried), and when a table the API server refuses was reported on its
+ * Pod or policy and skipped (apply-event.ts); retry on API errors and after repeated races;
+ * malformed for events of other kinds.
  */
 import type { Log } from "../core/context.js";
-import { done, malformed, retryLater, type Outcome } from "../core/outcome.js";
+import { batchOutcome, done, malformed, retryLater, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/types.js";
 import {
   cachedThenConsistent,
@@ -18,7 +20,7 @@ import {
   type EventRecorder,
   type KubeClient,
 } from "../kube/index.js";
-import { applyNetpolTrigger } from "./apply-event.js";
+import { applyNetpolTrigger, type NetpolApplyOptions } from "./apply-event.js";
 import type { NetpolEventResult } from "./store.js";
 import { kubeNetpolStore } from "./kube-store.js";
 import { netpolTriggerFromEvent } from "./plan-scope.js";
@@ -28,6 +30,12 @@ export interface NetpolEventOptions {
   readonly maxRaceAttempts?: number;
   /** Kubernetes Events on Pods and NetworkPolicies (plan-events.ts). Default: none. */
   readonly events?: EventRecorder;
+  /** Told the cluster's count of tables failing closed after a recompute of every table. */
+  readonly onFailingClosed?: (count: NonNullable<NetpolEventResult["failingClosed"]>) => void;
+  /** Bytes of JSON one peer set may take (peer-set-bound.ts). Default 1.25 MiB. */
+  readonly maxPeerSetBytes?: number;
+  /** The problems of the peer sets a full recompute covered, for a metric (apply-event.ts). */
+  readonly onPolicyProblems?: NetpolApplyOptions["onPolicyProblems"];
 }
 
 function summary(result: NetpolEventResult): string {
@@ -66,11 +74,19 @@ export async function syncNetpolEvent(
       (freshness) =>
         applyNetpolTrigger(classified.trigger, store, {
           freshness,
+          log,
           ...(options.events === undefined ? {} : { events: options.events }),
+          ...(options.maxPeerSetBytes === undefined
+            ? {}
+            : { maxPeerSetBytes: options.maxPeerSetBytes }),
+          ...(options.onPolicyProblems === undefined
+            ? {}
+            : { onPolicyProblems: options.onPolicyProblems }),
         }),
     );
     log.debug({ writes: result.writes }, "netpol tables recomputed");
-    return done(summary(result));
+    if (result.failingClosed !== undefined) options.onFailingClosed?.(result.failingClosed);
+    return batchOutcome([...(result.failures ?? []), done(summary(result))]);
   } catch (error) {
     if (raced(error)) return retryLater((error as Error).message);
     if (isKubeError(error) && (error.retryable || error.code === "forbidden")) {

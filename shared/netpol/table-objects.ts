@@ -37,13 +37,14 @@ export const EGRESS_NAMED_PORTS_LABEL = "netpol.sdewan.akraino.org/egress-named-
 export const NAMESPACE_SELECTOR_LABEL = "netpol.sdewan.akraino.org/namespace-selector";
 
 /**
- * On NetworkPolicyPeerSets: what their labels mean (the member index, NAMESPACE_SELECTOR_LABEL).
- * A peer set without the current format was written by an older version, before those labels:
- * Pod and Namespace events, which find peer sets by label, hand over to the full recompute, which
- * rewrites it (OLDER_PEER_SETS finds them).
+ * On NetworkPolicyPeerSets: what their labels mean (the member index, NAMESPACE_SELECTOR_LABEL;
+ * since "3", no member index on a peer set whose status says PeerSetTooLarge, peer-set-bound.ts).
+ * A peer set without the current format was written by an older version: Pod and Namespace
+ * events, which find peer sets by label, hand over to the full recompute, which rewrites it
+ * (OLDER_PEER_SETS finds them).
  */
 export const TABLE_FORMAT_LABEL = "netpol.sdewan.akraino.org/table-format";
-export const TABLE_FORMAT = "2";
+export const TABLE_FORMAT = "3";
 export const OLDER_PEER_SETS = `${TABLE_FORMAT_LABEL} notin (${TABLE_FORMAT})`;
 
 /** The label a table kind is found by in a TableReads' `labelled` (plan-scope.ts). */
@@ -65,6 +66,7 @@ export interface DesiredTable {
       readonly namespace: string;
       readonly labels?: Readonly<Record<string, string>>;
       readonly annotations?: Readonly<Record<string, string>>;
+      readonly managedFields?: readonly Readonly<Record<string, never>>[];
     };
   };
   readonly content: string;
@@ -176,6 +178,9 @@ export function peerSetTable(
         namespace: desired.namespace,
         labels,
         annotations,
+        // Only this function writes peer sets, and field ownership would list every member label
+        // a second time (60 of the 154 bytes a member cost stored). [{}] stores none (as EgressGroups).
+        managedFields: [{}],
         ...ownerReferences(owner),
       },
       spec: desired.spec,
@@ -185,12 +190,43 @@ export function peerSetTable(
   };
 }
 
-export const desiredPeerSetTable = (desired: DesiredPeerSet): DesiredTable =>
-  peerSetTable(desired, {
+/**
+ * Rendered once per compiled peer set: the bound (peer-set-bound.ts) measures the table the
+ * shell then writes. A memo of a pure function of an immutable value.
+ */
+const renderedPeerSets = new WeakMap<DesiredPeerSet, DesiredTable>();
+
+export function desiredPeerSetTable(desired: DesiredPeerSet): DesiredTable {
+  const known = renderedPeerSets.get(desired);
+  if (known !== undefined) return known;
+  const table = peerSetTable(desired, {
     ...memberIndexLabels(`${desired.namespace}/${desired.name}`, desired.members),
     [TABLE_FORMAT_LABEL]: TABLE_FORMAT,
     ...(desired.namespaceSelected ? { [NAMESPACE_SELECTOR_LABEL]: "true" } : {}),
   });
+  renderedPeerSets.set(desired, table);
+  return table;
+}
+
+/**
+ * What the object costs the API server beyond its canonical content: apiVersion, kind, names,
+ * the owner reference and managedFields, at most (names of 253 characters).
+ */
+const METADATA_BYTES = 2_048;
+
+/** Bytes of the table's object as JSON, as it is sent to the API server and stored. */
+export function tableBytes(table: DesiredTable): number {
+  return Buffer.byteLength(JSON.stringify(table.object), "utf8");
+}
+
+/**
+ * Whether the table's object takes at most `maxBytes`: settled by the length of its content
+ * (already computed) when far enough below, else by serialising it.
+ */
+export function tableFits(table: DesiredTable, maxBytes: number): boolean {
+  if (table.content.length + METADATA_BYTES <= maxBytes) return true;
+  return tableBytes(table) <= maxBytes;
+}
 
 interface RawTable {
   readonly metadata: {

@@ -11,6 +11,7 @@
  */
 import * as z from "zod";
 import { compileLabelSelector, type CompiledSelector } from "../core/label-selector.js";
+import { DNS1035_LABEL_PATTERN, dns1035LabelProblem } from "../core/labels.js";
 import { conditionTimingFields } from "./common.js";
 import { labelSelectorSchema } from "./egress-kinds.js";
 
@@ -149,6 +150,37 @@ export type ImportSpec = z.infer<typeof importSpecSchema>;
 export const IMPORT_NAME_RULE = {
   rule: "size(self.metadata.name) <= 63",
   message: "import name cannot exceed 63 chars",
+} as const;
+
+/**
+ * Why an Import's name cannot name the Services made for it, or null. The user Service is named
+ * like the Import, and the system Service is the Import's name in the ClusterLink namespace, else
+ * begins with its first 10 characters: all of them are DNS-1035 labels exactly when the name is
+ * one. The message says what to do, with a name that would do.
+ */
+export function importNameProblem(name: string): string | null {
+  const problem = dns1035LabelProblem(name);
+  if (problem === null) return null;
+  return `the Import's name '${name}' cannot name its Services (${problem}); Imports cannot be renamed: recreate it as '${suggestedLabel(name)}'`;
+}
+
+/** A DNS-1035 label close to `name`: lower case, other characters as '-', a letter first. */
+function suggestedLabel(name: string): string {
+  const dashed = name.toLowerCase().replace(/[^-a-z0-9]+/g, "-");
+  const lettered = /^[a-z]/.test(dashed) ? dashed : `i-${dashed}`;
+  return lettered.slice(0, 63).replace(/-+$/, "") || "import";
+}
+
+/**
+ * The same check in the CRD, so it holds with the webhook down: on create only (names never
+ * change, and `oldSelf` is set on every update), so an Import stored before this rule keeps
+ * taking status and spec writes (and is Stalled InvalidName by clusterlink-import).
+ */
+export const IMPORT_SERVICE_NAME_RULE = {
+  rule: `oldSelf.hasValue() || self.metadata.name.matches('${DNS1035_LABEL_PATTERN}')`,
+  optionalOldSelf: true,
+  message:
+    "import name must be a DNS-1035 label (lower case letters, digits and '-', starting with a letter): the Import's Services are named after it",
 } as const;
 
 // ---- AccessPolicy, PrivilegedAccessPolicy

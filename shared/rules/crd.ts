@@ -40,6 +40,7 @@ import {
   clusterLinkStatusSchema,
   exportSpecSchema,
   IMPORT_NAME_RULE,
+  IMPORT_SERVICE_NAME_RULE,
   importSpecSchema,
   peerSpecSchema,
   peerStatusSchema,
@@ -83,6 +84,8 @@ export interface CrdDefinition {
 export interface CelRule {
   readonly rule: string;
   readonly message: string;
+  /** The rule also runs on create, with `oldSelf` absent (a CEL optional). */
+  readonly optionalOldSelf?: boolean;
 }
 
 export const SDEWAN_CATEGORY = "sdewan";
@@ -345,7 +348,10 @@ export const CLUSTERLINK_CRDS: readonly CrdDefinition[] = [
       AGE_COLUMN,
     ],
     // Leases are checked per port: "which Imports hold port P" is one small list.
-    { validations: [IMPORT_NAME_RULE], selectableFields: [".spec.targetPort"] },
+    {
+      validations: [IMPORT_NAME_RULE, IMPORT_SERVICE_NAME_RULE],
+      selectableFields: [".spec.targetPort"],
+    },
   ),
   clusterLinkCrd(
     "AccessPolicy",

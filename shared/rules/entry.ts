@@ -173,6 +173,13 @@ export interface RuleKindEntry {
    * does not parse. The function reads them when applying (shared/sync/secret-refs.ts).
    */
   secretRefs(spec: unknown): SecretKeyRefUse[];
+  /**
+   * Names the spec gives that must be unique on one CNF across every rule of the kinds with the
+   * same `uniqueNameScope` ([] when the spec does not parse, or the kind has none).
+   */
+  cnfUniqueNames(spec: unknown): CnfUniqueName[];
+  /** Kinds whose cnfUniqueNames share one namespace on the CNF have the same scope; null: none. */
+  readonly uniqueNameScope: string | null;
   /** Key-material fields given in plain text where a Secret reference could be ([] if none). */
   plainSecretFields(spec: unknown): { readonly field: string; readonly refField: string }[];
   /** The CNF request body; never mutates `cr`. Throws InvalidRuleSpecError or NetworkNotMappedError. */
@@ -199,6 +206,15 @@ export interface SecretKeyRefUse {
   readonly key: string;
 }
 
+/** A name that must be unique on the CNF, e.g. an ipsec connection name (a UCI section). */
+export interface CnfUniqueName {
+  /** What the name names, e.g. "connection name". */
+  readonly what: string;
+  readonly name: string;
+  /** Where the spec gives it, e.g. spec.connections[0].name. */
+  readonly field: string;
+}
+
 /** The typed definition one kind module writes. */
 export interface RuleKindDefinition<Spec extends Readonly<Record<string, unknown>>> {
   readonly kind: RuleKindName;
@@ -217,6 +233,8 @@ export interface RuleKindDefinition<Spec extends Readonly<Record<string, unknown
   readonly secrets?: (spec: Spec) => readonly (string | undefined)[];
   /** Plain fields the spec may give as Secret references (see RuleKindEntry.secretRefs). */
   readonly secretRefFields?: Readonly<Record<string, string>>;
+  /** Names unique per CNF across the kinds of this CNF module (see RuleKindEntry.cnfUniqueNames). */
+  readonly cnfUniqueNames?: (spec: Spec) => readonly CnfUniqueName[];
   readonly toCnf: (name: string, spec: Spec, ctx: ConversionContext) => CnfObject;
   readonly ownsCnfObject?: (obj: Readonly<Record<string, unknown>>) => boolean;
   readonly example: RuleExample<Spec>;
@@ -313,6 +331,12 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
         const ref = data[refField] as { name: string; key: string } | undefined;
         return ref === undefined ? [] : [{ field, refField, name: ref.name, key: ref.key }];
       });
+    },
+    uniqueNameScope: def.cnfUniqueNames === undefined ? null : def.cnf.module,
+    cnfUniqueNames: (spec) => {
+      if (def.cnfUniqueNames === undefined) return [];
+      const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
+      return parsed.success ? [...def.cnfUniqueNames(parsed.data)] : [];
     },
     plainSecretFields: (spec) => {
       if (def.secretRefFields === undefined) return [];

@@ -84,6 +84,7 @@ export {
   type RuleExample,
   type ExampleRef,
   type SecretKeyRefUse,
+  type CnfUniqueName,
 } from "./entry.js";
 export {
   ALL_RULE_KINDS,

@@ -25,7 +25,13 @@ export { portFrom, selectFunctions } from "./select.js";
 export { createLogger } from "./log.js";
 export type { Logger, LoggerOptions } from "./log.js";
 export { RuntimeMetrics } from "./metrics.js";
-export type { CnfSyncCount, FunctionMetrics } from "./metrics.js";
+export type {
+  CnfSyncCount,
+  FailingClosedCount,
+  FunctionMetrics,
+  NetpolPolicyProblems,
+  PeerReachability,
+} from "./metrics.js";
 export { BATCH_SEVERITY_ORDER, HEADER, worstResult } from "./reply.js";
 export type { EventResult, ResultLabel } from "./reply.js";
 export * from "../core/outcome.js";

@@ -25,6 +25,26 @@ export interface CnfSyncCount {
   readonly repeatedDrift: number;
 }
 
+/** A ClusterLink Peer as its last heartbeat left it. */
+export interface PeerReachability {
+  readonly peer: string;
+  readonly reachable: boolean;
+}
+
+/** Endpoint tables (Pods) whose ingress or egress denies everything: more rule bits than fit. */
+export interface FailingClosedCount {
+  readonly ingress: number;
+  readonly egress: number;
+}
+
+/** One NetworkPolicy's compiled peer set: the reasons of its problems (none: as written). */
+export interface NetpolPolicyProblems {
+  readonly namespace: string;
+  readonly policy: string;
+  /** e.g. PeerSetTooLarge, TooManyRules, InvalidSelector. */
+  readonly reasons: readonly string[];
+}
+
 /** What a function may report besides its outcome (HandlerContext.metrics). */
 export interface FunctionMetrics {
   /**
@@ -32,6 +52,19 @@ export interface FunctionMetrics {
    * CNF of the cluster (a cluster-wide resync), so CNFs not listed are forgotten.
    */
   setRulesNotInSync(counts: readonly CnfSyncCount[], complete: boolean): void;
+  /**
+   * Sets sdewan_clusterlink_peer_unreachable for the Peers just heartbeaten (one series per Peer
+   * of the ClusterLink namespace: as many as the site administrator made). `complete`: every
+   * Peer of it (a resync), so Peers not listed (deleted) are forgotten.
+   */
+  setPeersReachable(peers: readonly PeerReachability[], complete: boolean): void;
+  /** Sets sdewan_netpol_endpoints_fail_closed from a recompute that compiled every table. */
+  setNetpolFailingClosed(count: FailingClosedCount): void;
+  /**
+   * Sets sdewan_netpol_policy_problems for the policies just compiled: 1 per problem reason, the
+   * policy's other reasons forgotten. `complete`: every policy of the cluster is listed.
+   */
+  setNetpolPolicyProblems(report: readonly NetpolPolicyProblems[], complete: boolean): void;
 }
 
 export class RuntimeMetrics implements FunctionMetrics {
@@ -45,6 +78,11 @@ export class RuntimeMetrics implements FunctionMetrics {
   private readonly cnfFailures: Counter<"function" | "reason">;
   private readonly rulesNotInSync: Gauge<"namespace" | "cnf">;
   private readonly rulesRepeatedDrift: Gauge<"namespace" | "cnf">;
+  private readonly peerUnreachable: Gauge<"peer">;
+  private readonly netpolFailClosed: Gauge<"direction">;
+  private readonly netpolProblems: Gauge<"namespace" | "policy" | "reason">;
+  /** Reasons netpolProblems has had, so a policy's series can be removed without a list. */
+  private readonly netpolReasons = new Set<string>();
   readonly inFlight: Gauge;
 
   constructor(options: { readonly defaultMetrics?: boolean } = {}) {
@@ -92,6 +130,24 @@ export class RuntimeMetrics implements FunctionMetrics {
       labelNames: ["namespace", "cnf"],
       registers,
     });
+    this.peerUnreachable = new Gauge({
+      name: "sdewan_clusterlink_peer_unreachable",
+      help: "1 while a ClusterLink Peer is unreachable (PeerReachable False after upstream's thresholds), 0 while reachable, per Peer of the ClusterLink namespace, as its last heartbeat left it",
+      labelNames: ["peer"],
+      registers,
+    });
+    this.netpolFailClosed = new Gauge({
+      name: "sdewan_netpol_endpoints_fail_closed",
+      help: "Pods whose ingress or egress enforcement table fails closed (more than 64 rule bits: all traffic of that direction denied), after the last recompute of every table",
+      labelNames: ["direction"],
+      registers,
+    });
+    this.netpolProblems = new Gauge({
+      name: "sdewan_netpol_policy_problems",
+      help: "1 while a NetworkPolicy's compiled tables carry a problem of this reason after its last recompute: PeerSetTooLarge (its label-selected peers are denied), TooManyRules (an endpoint's direction fails closed), InvalidSelector",
+      labelNames: ["namespace", "policy", "reason"],
+      registers,
+    });
     this.intakeErrors = new Counter({
       name: "sdewan_intake_errors_total",
       help: "Requests refused before any function ran, by intake error code",
@@ -133,6 +189,30 @@ export class RuntimeMetrics implements FunctionMetrics {
     for (const { namespace, cnf, notInSync, repeatedDrift } of counts) {
       this.rulesNotInSync.set({ namespace, cnf }, notInSync);
       this.rulesRepeatedDrift.set({ namespace, cnf }, repeatedDrift);
+    }
+  }
+
+  setPeersReachable(peers: readonly PeerReachability[], complete: boolean): void {
+    if (complete) this.peerUnreachable.reset();
+    for (const { peer, reachable } of peers) this.peerUnreachable.set({ peer }, reachable ? 0 : 1);
+  }
+
+  setNetpolFailingClosed({ ingress, egress }: FailingClosedCount): void {
+    this.netpolFailClosed.set({ direction: "ingress" }, ingress);
+    this.netpolFailClosed.set({ direction: "egress" }, egress);
+  }
+
+  setNetpolPolicyProblems(report: readonly NetpolPolicyProblems[], complete: boolean): void {
+    if (complete) this.netpolProblems.reset();
+    for (const { namespace, policy, reasons } of report) {
+      if (!complete) {
+        for (const reason of this.netpolReasons)
+          this.netpolProblems.remove({ namespace, policy, reason });
+      }
+      for (const reason of reasons) {
+        this.netpolReasons.add(reason);
+        this.netpolProblems.set({ namespace, policy, reason }, 1);
+      }
     }
   }
 

@@ -25,7 +25,10 @@ export function selectFunctions<T extends Pick<SdewanFunction, "name">>(
 }
 
 /** PORT as Knative and OpenFaaS set it; default 8080. */
-export function portFrom(value: string | undefined, fallback = 8080): number {
+/** The port `npm start` and the image listen on without PORT (Knative and OpenFaaS set it). */
+export const DEFAULT_PORT = 8080;
+
+export function portFrom(value: string | undefined, fallback = DEFAULT_PORT): number {
   if (value === undefined || value.trim() === "") return fallback;
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {

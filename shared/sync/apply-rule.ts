@@ -6,6 +6,7 @@
  */
 import {
   isKubeError,
+  kubeFailureOutcome,
   retryOnConflict,
   ruleResource,
   type KnownFinalizers,
@@ -14,7 +15,7 @@ import {
   type KubeObject,
 } from "../kube/index.js";
 import { requireKind, ruleKey, type RuleKey, type RuleStatus } from "../rules/index.js";
-import { done, permanent, retryLater, type Outcome } from "../core/outcome.js";
+import { done, retryLater, type Outcome } from "../core/outcome.js";
 import { echoBasisOf, processOwnWrites } from "./own-writes.js";
 import { observedRule, type RuleIdentity } from "./plan-rules.js";
 import {
@@ -43,16 +44,6 @@ export function statusMergePatch(
     if (!(key in next)) patch[key] = null;
   }
   return patch;
-}
-
-/** What a failed API call means for the event: conflicts, outages and RBAC gaps retry. */
-export function kubeFailureOutcome(error: unknown, what: string): Outcome {
-  if (isKubeError(error, "notFound")) return done("gone");
-  if (isKubeError(error, "invalid")) {
-    return permanent("Rejected", `API server rejected the ${what}: ${error.message}`);
-  }
-  if (!isKubeError(error)) throw error;
-  return retryLater(`${what} failed: ${error.message}`, 2);
 }
 
 export type ClaimResult =

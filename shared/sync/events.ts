@@ -6,9 +6,14 @@
  */
 import { done, malformed, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
-import { DEPLOYMENTS, PODS, ruleResource, type KubeClient } from "../kube/index.js";
+import {
+  DEPLOYMENTS,
+  kubeFailureOutcome,
+  PODS,
+  ruleResource,
+  type KubeClient,
+} from "../kube/index.js";
 import { byKind, RULE_KIND_NAMES } from "../rules/index.js";
-import { kubeFailureOutcome } from "./apply-rule.js";
 import { observeRuleAndCnf } from "./observe.js";
 import { processOwnWrites } from "./own-writes.js";
 import { parseRuleObject } from "./observed.js";

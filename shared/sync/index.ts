@@ -26,7 +26,6 @@ export { observeCnf, observeCnfOf, observeRuleAndCnf, listRulesOfScope } from ".
 export type { RuleAndCnf } from "./observe.js";
 export { parseRuleObject } from "./observed.js";
 export type { CnfObservation, CnfScope, ObservedRuleCr } from "./observed.js";
-export { kubeFailureOutcome } from "./apply-rule.js";
 export type { RuleIdentity } from "./plan-rules.js";
 export {
   cnfObjectKind,

@@ -12,9 +12,8 @@
 import pLimit from "p-limit";
 import { DEPLOYMENTS, type Deployment, type KubeClient } from "../kube/index.js";
 import { ALL_RULE_KINDS, PURPOSE_LABEL } from "../rules/index.js";
-import { done, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
-import { ruleResource } from "../kube/index.js";
-import { kubeFailureOutcome } from "./apply-rule.js";
+import { batchOutcome, done, retryLater, type Outcome } from "../core/outcome.js";
+import { isKubeError, ruleResource, settleObject } from "../kube/index.js";
 import {
   listRulesOfScope,
   observeCnf,
@@ -85,14 +84,6 @@ function scopeRuleOf(rule: ObservedRuleCr): ScopeRule {
   const obj = rule.ok ? rule.cr : rule.raw;
   const deleting = obj.metadata.deletionTimestamp !== undefined;
   return { kind: obj.kind, name: obj.metadata.name, deleting };
-}
-
-/**
- * A CNF-wide answer: a Stalled rule is recorded on its own status and does not make the
- * Deployment event or the resync unprocessable, so only retries (and done) reach the reply.
- */
-function batchOutcome(outcomes: readonly Outcome[]): Outcome {
-  return worstOutcome(outcomes.map((o) => (o.kind === "permanent" ? done("stalled") : o)));
 }
 
 /** One outcome per prune target per pod that did something: deleted, or failed. */
@@ -203,14 +194,32 @@ async function syncScope(
   return { scope, situation, sync, pruned, outcomes };
 }
 
-/** Runs `work` for one scope; an API failure becomes that scope's outcome, not the batch's end. */
-async function guarded(scope: CnfScope, work: () => Promise<ScopeReport>): Promise<ScopeReport> {
-  try {
-    return await work();
-  } catch (error) {
-    const outcome = kubeFailureOutcome(error, `syncing CNF ${scope.namespace}/${scope.purpose}`);
-    return { scope, situation: "failed", sync: undefined, pruned: 0, outcomes: [outcome] };
-  }
+/**
+ * Runs `work` for one scope; a failure becomes that scope's outcome, not the batch's end. A CNF's
+ * own event leaves a bug (anything but an API failure) to the runtime's 500; among many CNFs it
+ * is that CNF's alone.
+ */
+function guarded(
+  ctx: SyncContext,
+  scope: CnfScope,
+  work: () => Promise<ScopeReport>,
+  among: "one" | "many",
+): Promise<ScopeReport> {
+  return settleObject(
+    work,
+    (outcome): ScopeReport => ({
+      scope,
+      situation: "failed",
+      sync: undefined,
+      pruned: 0,
+      outcomes: [outcome],
+    }),
+    {
+      object: `CNF ${scope.namespace}/${scope.purpose}`,
+      log: ctx.log,
+      ...(among === "one" ? { rethrow: (error: unknown) => !isKubeError(error) } : {}),
+    },
+  );
 }
 
 /** A CNF's sync under its Lease: a holder that covers it answers for it, a busy one is retried. */
@@ -240,13 +249,18 @@ async function syncOneCnfLeased(
 }
 
 async function syncOneCnf(ctx: SyncContext, scope: CnfScope): Promise<CnfBatchReport> {
-  const report = await guarded(scope, async () => {
-    const [observation, rules] = await Promise.all([
-      observeCnf(ctx.kube, scope),
-      listRulesOfScope(ctx.kube, scope),
-    ]);
-    return syncScope(ctx, observation, scope, rules);
-  });
+  const report = await guarded(
+    ctx,
+    scope,
+    async () => {
+      const [observation, rules] = await Promise.all([
+        observeCnf(ctx.kube, scope),
+        listRulesOfScope(ctx.kube, scope),
+      ]);
+      return syncScope(ctx, observation, scope, rules);
+    },
+    "one",
+  );
   return { scopes: [report], outcome: batchOutcome(report.outcomes) };
 }
 
@@ -270,17 +284,22 @@ function syncGroup(
   deployments: readonly Deployment[],
 ): Promise<ScopeReport> {
   const { scope } = group;
-  return guarded(scope, async () => {
-    const inNamespace = deployments.filter((d) => d.metadata.namespace === scope.namespace);
-    if (!group.labelled) return syncScope(ctx, NO_CNF(scope), scope, group.rules);
-    const cnf = inNamespace.find((d) => d.metadata.labels?.[PURPOSE_LABEL] === scope.purpose);
-    // A CNF without rules costs nothing unless it prunes (then its ledger may name orphans).
-    if (group.rules.length === 0 && !pruneEnabled(cnf?.metadata.annotations)) {
-      return { scope, situation: "found", sync: undefined, pruned: 0, outcomes: [] };
-    }
-    const observation = await observeCnfOf(ctx.kube, scope, inNamespace);
-    return syncScope(ctx, observation, scope, group.rules);
-  });
+  return guarded(
+    ctx,
+    scope,
+    async () => {
+      const inNamespace = deployments.filter((d) => d.metadata.namespace === scope.namespace);
+      if (!group.labelled) return syncScope(ctx, NO_CNF(scope), scope, group.rules);
+      const cnf = inNamespace.find((d) => d.metadata.labels?.[PURPOSE_LABEL] === scope.purpose);
+      // A CNF without rules costs nothing unless it prunes (then its ledger may name orphans).
+      if (group.rules.length === 0 && !pruneEnabled(cnf?.metadata.annotations)) {
+        return { scope, situation: "found", sync: undefined, pruned: 0, outcomes: [] };
+      }
+      const observation = await observeCnfOf(ctx.kube, scope, inNamespace);
+      return syncScope(ctx, observation, scope, group.rules);
+    },
+    "many",
+  );
 }
 
 /** Every CNF and every rule of a namespace, or of the cluster, with bounded CNF concurrency. */

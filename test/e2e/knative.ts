@@ -26,8 +26,20 @@ import { compileLabelSelector, labelSelectorQuery } from "../../shared/core/labe
 import { isRuleKind, requireKind } from "../../shared/rules/index.js";
 import { inCi } from "../support/in-ci.js";
 
-/** The adapter binary, or why the tests that need it skip (a failure in CI without a record). */
-export function adapterAvailability(): { binary: string; skip?: string } {
+/** Where the tests run (CI or not), and the `unshare` to probe network namespaces with. */
+export interface AvailabilityOptions {
+  readonly ci?: boolean;
+  readonly unshare?: string;
+}
+
+/**
+ * The adapter binary, or why the tests that need it skip. In CI nothing skips: the reason is
+ * thrown instead, so the test file fails with it.
+ */
+export function adapterAvailability(options: AvailabilityOptions = {}): {
+  binary: string;
+  skip?: string;
+} {
   const dir =
     execFileSync("bash", [path.join(repoRoot, "dev/knative/build.sh"), "--print-path"], {
       encoding: "utf8",
@@ -36,19 +48,29 @@ export function adapterAvailability(): { binary: string; skip?: string } {
       .split("\n")
       .pop() ?? "";
   const binary = path.join(dir, "apiserver_receive_adapter");
+  const missing = adapterMissing(binary, dir, options.unshare ?? "unshare");
+  return { binary, ...skipUnlessCi(options.ci ?? inCi, missing) };
+}
+
+/** Why the adapter cannot run here, or undefined when it can. */
+function adapterMissing(binary: string, dir: string, unshare: string): string | undefined {
   // Each adapter runs in a network namespace of its own: that takes root (CAP_SYS_ADMIN).
-  const netns = spawnSync("unshare", ["-n", "true"], { encoding: "utf8" });
-  if (netns.status !== 0) {
-    return {
-      binary,
-      skip: `\`unshare -n\` is not permitted here (run as root): ${netns.stderr.trim()}`,
-    };
+  const netns = spawnSync(unshare, ["-n", "true"], { encoding: "utf8" });
+  if (netns.error !== undefined || netns.status !== 0) {
+    const why = netns.error?.message ?? netns.stderr.trim();
+    return `\`unshare -n\` is not permitted here (run as root): ${why}`;
   }
-  if (existsSync(binary)) return { binary };
+  if (existsSync(binary)) return undefined;
   const record = path.join(dir, "UNAVAILABLE");
-  if (existsSync(record)) return { binary, skip: readFileSync(record, "utf8").trim() };
-  if (inCi) return { binary }; // the test then fails: .ci/run builds it
-  return { binary, skip: "run `npm run knative:build`" };
+  if (existsSync(record)) return readFileSync(record, "utf8").trim();
+  return "run `npm run knative:build`";
+}
+
+/** `{ skip: reason }` outside CI; in CI the reason is an error (.ci/run provides every tool). */
+export function skipUnlessCi(ci: boolean, reason: string | undefined): { skip?: string } {
+  if (reason === undefined) return {};
+  if (ci) throw new Error(`CI=true, so this cannot be skipped: ${reason}`);
+  return { skip: reason };
 }
 
 type Doc = Record<string, unknown>;

@@ -12,19 +12,25 @@ import { parseAllDocuments } from "yaml";
 import { apiRequest, type ApiEndpoint } from "../../dev/control-plane/api.js";
 import { applyCrds, readCrdFile } from "../../dev/control-plane/crds.js";
 import { repoRoot } from "../../dev/control-plane/binaries.js";
-import { adapterAvailability } from "./knative.js";
+import { adapterAvailability, skipUnlessCi, type AvailabilityOptions } from "./knative.js";
 import { inCi } from "../support/in-ci.js";
 
 type Doc = Record<string, unknown>;
 
-/** mtping and the eventing sources it came with (Knative's CRDs and ConfigMaps), or why not. */
-export function mtpingAvailability(): { binary: string; sources: string; skip?: string } {
-  const adapter = adapterAvailability();
+/** mtping and the eventing sources it came with (Knative's CRDs and ConfigMaps), or why not (in CI thrown). */
+export function mtpingAvailability(options: AvailabilityOptions = {}): {
+  binary: string;
+  sources: string;
+  skip?: string;
+} {
+  const adapter = adapterAvailability(options);
   const dir = path.dirname(adapter.binary);
   const found = { binary: path.join(dir, "mtping"), sources: path.join(dir, "kn-min") };
   if (adapter.skip !== undefined) return { ...found, skip: adapter.skip };
-  if (existsSync(found.binary) || inCi) return found; // in CI a missing binary fails the test
-  return { ...found, skip: "run `npm run knative:build` (it builds mtping)" };
+  const missing = existsSync(found.binary)
+    ? undefined
+    : "run `npm run knative:build` (it builds mtping)";
+  return { ...found, ...skipUnlessCi(options.ci ?? inCi, missing) };
 }
 
 async function request(

@@ -25,11 +25,15 @@ import {
   serveValidateAdmission,
   type AdmissionServer,
 } from "../../functions/validate-admission/serve.js";
-import { buildWebhookConfiguration } from "../../shared/admission/webhook-config.js";
+import {
+  buildWebhookConfiguration,
+  type ValidatingWebhookConfiguration,
+} from "../../shared/admission/webhook-config.js";
 import { createKubeClient } from "../../shared/kube/index.js";
 import { Runtime, createLogger } from "../../shared/runtime/index.js";
 import { RULE_GROUP, RULE_VERSION, byKind } from "../../shared/rules/index.js";
 import { adminKubeConfig, clusterInfo, newNamespace } from "./support/cluster.js";
+import { WebhookGate } from "./support/webhook-gate.js";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const HARNESS_LABEL = "sdewan.test/admission-harness";
@@ -38,12 +42,18 @@ export interface AdmissionHarness {
   readonly id: string;
   readonly server: AdmissionServer;
   readonly certDir: string;
+  /** The webhook configuration registered for this harness. */
+  readonly configuration: ValidatingWebhookConfiguration;
+  /** The gate the API server reaches the webhook through (started with `{ gate: true }`). */
+  readonly gate: WebhookGate | undefined;
   /** A namespace the webhook covers, ready (a probe was denied) when this resolves. */
   namespace(): Promise<string>;
   /** Puts an existing namespace under the webhook; resolves once a probe there is denied. */
   cover(namespace: string): Promise<void>;
   /** A KubeConfig that authenticates as a service account through a TokenRequest token. */
   serviceAccountKubeConfig(namespace: string, name: string): Promise<KubeConfig>;
+  /** A TokenRequest token of a service account (created when missing). */
+  serviceAccountToken(namespace: string, name: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -78,8 +88,15 @@ async function tokenFor(namespace: string, name: string): Promise<string> {
   return token;
 }
 
+export interface AdmissionHarnessOptions {
+  /** Changes the shipped ClusterRole before it is bound, e.g. to prove what a grant is for. */
+  readonly role?: (role: V1ClusterRole) => V1ClusterRole;
+  /** Reach the webhook through a WebhookGate, to make it slow or down in a test. */
+  readonly gate?: boolean;
+}
+
 /** The webhook's identity: a service account bound to the ClusterRole manifests/webhook ships. */
-async function webhookIdentity(id: string): Promise<KubeConfig> {
+async function webhookIdentity(id: string, options: AdmissionHarnessOptions): Promise<KubeConfig> {
   const text = await readFile(path.join(repo, "manifests/webhook/rbac.yaml"), "utf8");
   const documents = parseAllDocuments(text).map((doc) => doc.toJS() as V1ClusterRole);
   const role = documents.find((doc) => doc.kind === "ClusterRole");
@@ -87,7 +104,8 @@ async function webhookIdentity(id: string): Promise<KubeConfig> {
   const namespace = await newNamespace(`admission-identity-${id}`);
   const name = `validate-admission-${id}`;
   const rbac = adminKubeConfig().makeApiClient(RbacAuthorizationV1Api);
-  await rbac.createClusterRole({ body: { ...role, metadata: { name } } });
+  const granted = options.role === undefined ? role : options.role(role);
+  await rbac.createClusterRole({ body: { ...granted, metadata: { name } } });
   await rbac.createClusterRoleBinding({
     body: {
       metadata: { name },
@@ -131,7 +149,9 @@ async function waitForWebhook(namespace: string): Promise<void> {
   );
 }
 
-export async function startAdmissionHarness(): Promise<AdmissionHarness> {
+export async function startAdmissionHarness(
+  options: AdmissionHarnessOptions = {},
+): Promise<AdmissionHarness> {
   const id = randomBytes(4).toString("hex");
   const certDir = await mkdtemp(path.join(clusterInfo().dir, "admission-"));
   const ca = await createCertificateAuthority(certDir, `admission-test-ca-${id}`);
@@ -141,7 +161,7 @@ export async function startAdmissionHarness(): Promise<AdmissionHarness> {
     usage: "server",
     ips: ["127.0.0.1"],
   });
-  const reader = kubeAdmissionReader(createKubeClient(await webhookIdentity(id)));
+  const reader = kubeAdmissionReader(createKubeClient(await webhookIdentity(id, options)));
   const runtime = new Runtime({
     logger: createLogger({ level: process.env["LOG_LEVEL"] ?? "silent" }),
   });
@@ -153,9 +173,11 @@ export async function startAdmissionHarness(): Promise<AdmissionHarness> {
     runtime,
     tlsPollMs: 200,
   });
+  const gate = options.gate === true ? await WebhookGate.open(server.url) : undefined;
+  const url = gate?.url(`${server.url}/`) ?? `${server.url}/`;
   const configuration = buildWebhookConfiguration({
     name: `sdewan-validate-admission-${id}`,
-    clientConfig: { url: `${server.url}/`, caBundle: Buffer.from(ca.certPem).toString("base64") },
+    clientConfig: { url, caBundle: Buffer.from(ca.certPem).toString("base64") },
     namespaceSelector: { matchLabels: { [HARNESS_LABEL]: id } },
   });
   const admission = adminKubeConfig().makeApiClient(AdmissionregistrationV1Api);
@@ -172,6 +194,8 @@ export async function startAdmissionHarness(): Promise<AdmissionHarness> {
     id,
     server,
     certDir,
+    configuration,
+    gate,
     async namespace() {
       const name = await newNamespace();
       await cover(name);
@@ -181,10 +205,12 @@ export async function startAdmissionHarness(): Promise<AdmissionHarness> {
     async serviceAccountKubeConfig(namespace, name) {
       return kubeConfigWithToken(await tokenFor(namespace, name));
     },
+    serviceAccountToken: tokenFor,
     async close() {
       await admission
         .deleteValidatingWebhookConfiguration({ name: configuration.metadata.name })
         .catch(() => undefined);
+      await gate?.close();
       await server.close();
     },
   };

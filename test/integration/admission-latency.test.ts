@@ -102,6 +102,7 @@ it("answers one review in well under the webhook timeout, in-process and through
     listRoleBindings: () => Promise.resolve([]),
     listClusterRoleBindings: () => Promise.resolve([]),
     getRole: () => Promise.resolve(null),
+    mayGetSecret: () => Promise.resolve(false),
   };
   const pure = createValidateAdmission({ reader: () => memory });
   const liveReader = kubeAdmissionReader(createKubeClient(admin));

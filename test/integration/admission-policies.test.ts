@@ -1,6 +1,7 @@
 // validate-admission called by a real kube-apiserver over TLS: one CNF per purpose, immutable
-// sdewanPurpose, rule dependencies on create/update/delete, CNF networks, and the CNF's own spec
-// rules. No CNF runs anywhere in this file: every answer comes without calling one.
+// sdewanPurpose, rule dependencies on create and update (a delete is held by the finalizer
+// instead: admission-deletes.test.ts, ADR 0010), CNF networks, and the CNF's own spec rules.
+// No CNF runs anywhere in this file: every answer comes without calling one.
 import { CoreV1Api } from "@kubernetes/client-node";
 import { clusterLinkResource, createKubeClient } from "../../shared/kube/index.js";
 import { adminKubeConfig } from "./support/cluster.js";
@@ -99,43 +100,6 @@ describe("rule dependencies", () => {
       "rule-dependencies",
     );
     expect(message).toContain('Mwan3Policy "nope"');
-  });
-
-  it("denies deleting a referenced FirewallZone, listing every live referrer", async () => {
-    const api = rules(admin, await harness.namespace());
-    await api.create(rule("FirewallZone", "lan", purpose, zoneSpec()));
-    await api.create(rule("FirewallZone", "wan", purpose, zoneSpec("ovn-provider-net1")));
-    expect(
-      (
-        await api.create(
-          rule("FirewallForwarding", "lan2wan", purpose, { src: "lan", dest: "wan" }),
-        )
-      ).ok,
-    ).toBe(true);
-    await api.create(
-      rule("FirewallRule", "allowhttp", purpose, { src: "lan", proto: "tcp", target: "ACCEPT" }),
-    );
-    const message = deniedBy(await api.delete("FirewallZone", "lan"), "referenced-by-rules");
-    expect(message).toContain('FirewallForwarding "lan2wan" (spec.src)');
-    expect(message).toContain('FirewallRule "allowhttp" (spec.src)');
-    await api.delete("FirewallForwarding", "lan2wan");
-    await api.delete("FirewallRule", "allowhttp");
-    expect((await api.delete("FirewallZone", "lan")).ok).toBe(true);
-  });
-
-  it("denies deleting a referenced Mwan3Policy and IpsecProposal", async () => {
-    const api = rules(admin, await harness.namespace());
-    await api.create(rule("Mwan3Policy", "balance1", purpose, policySpec));
-    await api.create(rule("Mwan3Rule", "r1", purpose, ruleSpec));
-    expect(deniedBy(await api.delete("Mwan3Policy", "balance1"), "referenced-by-rules")).toContain(
-      'Mwan3Rule "r1" (spec.policy)',
-    );
-    await api.create(rule("IpsecProposal", "ike1", purpose, proposalSpec));
-    await api.create(rule("IpsecProposal", "esp1", purpose, proposalSpec));
-    expect((await api.create(rule("IpsecHost", "host1", purpose, hostSpec))).ok).toBe(true);
-    expect(deniedBy(await api.delete("IpsecProposal", "esp1"), "referenced-by-rules")).toContain(
-      'IpsecHost "host1" (spec.connections[0].crypto_proposal[0])',
-    );
   });
 
   it("lets a rule that is being deleted release its dependency and drop its finalizer", async () => {
@@ -256,7 +220,10 @@ describe("with every CNF down", () => {
     ).toBe(true);
     const fwd = rule("FirewallForwarding", "lan2wan", purpose, { src: "lan", dest: "wan" });
     expect((await api.create(fwd)).ok).toBe(true);
-    deniedBy(await api.delete("FirewallZone", "wan"), "referenced-by-rules");
+    deniedBy(
+      await api.create(rule("FirewallZone", "dmz", purpose, zoneSpec("ovn-nope"))),
+      "cnf-networks",
+    );
     // Far below the 5 s webhook timeout a CNF call could have eaten.
     expect(performance.now() - started).toBeLessThan(4_000);
   });

@@ -24,6 +24,7 @@ const nothingToRead: AdmissionReader = {
   listRoleBindings: () => Promise.resolve([]),
   listClusterRoleBindings: () => Promise.resolve([]),
   getRole: () => Promise.resolve(null),
+  mayGetSecret: () => Promise.resolve(false),
 };
 
 function servedCertificate(port: number, caPem: string): Promise<PeerCertificate> {

@@ -161,4 +161,79 @@ describe("ClusterLink Events, one per transition, written with each function's o
     await world.serviceEvent(fn, ns, "api", "add");
     expect(await reasons(ns, "Export", "api")).toEqual(["ExportInvalid", "ExportVerified"]);
   });
+
+  it("Import: SourceUnusable once when a source's Peer goes down or away, SourcesReachable when all are back", async () => {
+    const { kube } = await identityFrom("clusterlink-import.yaml");
+    const fn = world.instance("import", kube);
+    const [a, b] = [`src-a-${world.run}`, `src-b-${world.run}`];
+    for (const peer of [a, b]) {
+      await world.kube.create(PEERS, {
+        metadata: { name: peer, namespace: world.clNamespace },
+        spec: { gateways: [{ host: "127.0.0.1", port: 1 }] },
+      });
+      await world.peerReachable(peer, true);
+    }
+    const peerEvent = (peer: string, action: "update" | "delete" = "update") =>
+      world.send(
+        fn,
+        objectEvent(action, {
+          apiVersion: "clusterlink.net/v1alpha1",
+          kind: "Peer",
+          namespace: world.clNamespace,
+          name: peer,
+        }),
+      );
+    const sources = [a, b].map((peer) => ({ peer, exportName: "cache", exportNamespace: "data" }));
+    await world.importOf(ns, "cache", { port: 6379, sources });
+    await world.importEvent(ns, "cache", "add", fn);
+    const sourceEvents = async () =>
+      (await eventsOf(ns, "Import", "cache"))
+        .filter((e) => e.reason?.startsWith("Source") === true)
+        .map((e) => [e.type, e.reason, e.note]);
+    expect(await sourceEvents()).toEqual([]);
+
+    await world.peerReachable(a, false, "no answer within 2000 ms");
+    await peerEvent(a);
+    await peerEvent(a); // redelivered
+    await world.importEvent(ns, "cache", "update", fn); // and the Import's own event
+    const aDown = [
+      "Warning",
+      "SourceUnusable",
+      `a source turned unusable: ${a}/data/cache: Peer '${a}' unreachable (no answer within 2000 ms)`,
+    ];
+    expect(await sourceEvents()).toEqual([aDown]);
+
+    // Still down, another reason: the condition's message changes, no new Event.
+    await world.peerReachable(a, false, "HTTP 503");
+    await peerEvent(a);
+    expect(await sourceEvents()).toEqual([aDown]);
+
+    await world.kube.delete(PEERS, { namespace: world.clNamespace, name: b });
+    await peerEvent(b, "delete");
+    const bGone = [
+      "Warning",
+      "SourceUnusable",
+      `a source turned unusable: ${b}/data/cache: no Peer '${b}' in ${world.clNamespace}`,
+    ];
+    expect(await sourceEvents()).toEqual(expect.arrayContaining([aDown, bGone]));
+    expect(await sourceEvents()).toHaveLength(2);
+    expect((await world.conditions(IMPORTS, ns, "cache"))["Ready"]).toMatchObject({
+      status: "False",
+      reason: "NoUsableSource",
+    });
+
+    await world.kube.create(PEERS, {
+      metadata: { name: b, namespace: world.clNamespace },
+      spec: { gateways: [{ host: "127.0.0.1", port: 1 }] },
+    });
+    await world.peerReachable(b, true);
+    await world.peerReachable(a, true);
+    await peerEvent(a);
+    await peerEvent(b);
+    const all = await sourceEvents();
+    expect(all).toHaveLength(3);
+    expect(all).toEqual(
+      expect.arrayContaining([["Normal", "SourcesReachable", "all 2 sources usable again"]]),
+    );
+  });
 });

@@ -250,6 +250,10 @@ describe("Peer heartbeats over mutual TLS", () => {
       kind: "done",
     });
     expect((await reachable(wrongCert))?.status).toBe("False");
+    // Said as what it is (it read "socket hang up" before).
+    expect((await reachable(wrongCert))?.message).toMatch(
+      /closed the TLS connection after our client certificate.*does not accept our identity/,
+    );
     expect(fleet.gateway(wrongCert).counters.rejectedHandshakes).toBeGreaterThan(refusedBefore);
     // The fabric's own identity: reachable again after upstream's 3 successes.
     for (let i = 0; i < 3; i += 1) await tick();

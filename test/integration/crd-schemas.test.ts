@@ -7,13 +7,18 @@ import { randomBytes } from "node:crypto";
 import { apiRequest, type ApiResponse } from "../../dev/control-plane/api.js";
 import { applyCrds, type Crd, readCrdDir } from "../../dev/control-plane/crds.js";
 import { defaultCrdDir } from "../../dev/control-plane/control-plane.js";
-import { MANIFEST_SAMPLES, SEED_SAMPLES } from "../unit/rules/yaml-docs.js";
+import {
+  CLUSTERLINK_SAMPLES as CLUSTERLINK_MANIFEST_SAMPLES,
+  MANIFEST_SAMPLES,
+  SEED_SAMPLES,
+} from "../unit/rules/yaml-docs.js";
 import {
   compileObjects,
   desiredEndpointTable,
   desiredPeerSetTable,
 } from "../../shared/netpol/index.js";
 import { endpoint, newNamespace } from "./support/cluster.js";
+import { storeUnvalidated } from "./support/unvalidated.js";
 
 const CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
@@ -275,6 +280,7 @@ const CLUSTERLINK_SAMPLES = [
 const SAMPLES = [
   ...SEED_SAMPLES,
   ...MANIFEST_SAMPLES,
+  ...CLUSTERLINK_MANIFEST_SAMPLES,
   EGRESS_GROUP_SAMPLE,
   ...netpolTableSamples(),
   ...CLUSTERLINK_SAMPLES,
@@ -390,5 +396,46 @@ describe("the API server refuses what the Mwan3Policy schema forbids", () => {
     const refused = await patchStatus(created.body as KubeObject, { conditions: [condition] });
     expect(refused.status).toBe(422);
     expect(causes(refused.body)).toEqual([["FieldValueNotSupported", "status.conditions[0].type"]]);
+  });
+});
+
+describe("the Import CRD refuses a name its Services cannot take, on create only", () => {
+  const imp = (name: string): KubeObject => ({
+    apiVersion: kindInfo("Import").apiVersion,
+    kind: "Import",
+    metadata: { name, namespace },
+    spec: { port: 5432, sources: [{ peer: "east", exportName: "db", exportNamespace: "data" }] },
+  });
+
+  it.each(["my.db", "1db"])("refuses %s with what the name must be", async (name) => {
+    const refused = await create(imp(name));
+    expect(refused.status).toBe(422);
+    expect((refused.body as Status).message).toMatch(/import name must be a DNS-1035 label/);
+  });
+
+  it("admits a DNS-1035 label", async () => {
+    expect((await create(imp("my-db"))).status).toBe(201);
+  });
+
+  it("an Import stored before the rule still takes status and spec writes", async () => {
+    const old = imp("old.db");
+    await storeUnvalidated(kindInfo("Import").crd.plural, {
+      ...old,
+      metadata: { name: "old.db", namespace },
+    });
+    const condition = {
+      type: "Stalled",
+      status: "True",
+      reason: "InvalidName",
+      message: "recreate it",
+      lastTransitionTime: "2026-01-01T00:00:00Z",
+    };
+    expect((await patchStatus(old, { conditions: [condition] })).status).toBe(200);
+    const res = await apiRequest(endpoint(), `${collection(kindInfo("Import"))}/old.db`, {
+      method: "PATCH",
+      contentType: "application/merge-patch+json",
+      body: JSON.stringify({ spec: { port: 5433 } }),
+    });
+    expect(res.status).toBe(200);
   });
 });

@@ -17,7 +17,9 @@ import {
   type KubeClient,
 } from "../../shared/kube/index.js";
 import { decide, storedTablesFromObjects, type Packet } from "../../shared/netpol/index.js";
+import type { Env } from "../../shared/runtime/deps.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
+import type { FunctionMetrics } from "../../shared/runtime/metrics.js";
 import { adminKubeConfig } from "./support/cluster.js";
 import { objectEvent } from "./egress-harness.js";
 
@@ -36,9 +38,12 @@ export class NetpolWorld {
   /** API requests the handlers made since the last reset. */
   readonly calls = { api: 0, cnf: 0 };
 
-  /** A handler instance of its own (its own client), as a separate function replica would be. */
-  instance(kube: KubeClient = createKubeClient(adminKubeConfig())): EventFunction {
-    return createNetworkPolicySync({ kube: () => kube });
+  /**
+   * A handler instance of its own (its own client), as a separate function replica would be;
+   * `env`: its settings (e.g. NETPOL_PEER_SET_MAX_BYTES).
+   */
+  instance(kube: KubeClient = createKubeClient(adminKubeConfig()), env: Env = {}): EventFunction {
+    return createNetworkPolicySync({ kube: () => kube, env });
   }
 
   readonly fn: EventFunction = this.instance();
@@ -96,12 +101,18 @@ export class NetpolWorld {
     await this.kube.delete(NETWORK_POLICIES, { namespace, name });
   }
 
-  send(event: IntakeEvent, fn: EventFunction = this.fn): Promise<Outcome> {
+  /** Hands `event` to `fn`; `metrics`: where its gauges go (none by default). */
+  send(
+    event: IntakeEvent,
+    fn: EventFunction = this.fn,
+    metrics?: FunctionMetrics,
+  ): Promise<Outcome> {
     const ctx: HandlerContext = {
       correlationId: event.id,
       log: silentLog,
       calls: this.calls,
       signal: new AbortController().signal,
+      ...(metrics === undefined ? {} : { metrics }),
     };
     return fn.handle(event, ctx);
   }

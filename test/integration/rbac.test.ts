@@ -379,13 +379,12 @@ describe("egress-group-sync runs with exactly manifests/rbac/egress-group-sync.y
 });
 
 describe("validate-admission reads with exactly manifests/rbac/validate-admission.yaml", () => {
-  it("performs every read of its policies, and is refused (403) any write", async () => {
+  it("performs every read of its policies, and is refused (403) any write or rule list", async () => {
     const identity = await identityFrom("validate-admission.yaml");
     const namespace = await newNamespace("rbac-admission");
     const reader = kubeAdmissionReader(identity.kube);
     await expect(reader.listCnfDeployments(namespace, PURPOSE)).resolves.toEqual([]);
     for (const kind of ruleKinds.kinds) {
-      await expect(reader.listRules(kind, namespace)).resolves.toEqual([]);
       await expect(reader.getRule(kind, namespace, "absent")).resolves.toBeNull();
     }
     await expect(reader.listRoleBindings(namespace)).resolves.toEqual([]);
@@ -400,6 +399,8 @@ describe("validate-admission reads with exactly manifests/rbac/validate-admissio
         identity.kube.create(zone, { metadata: { namespace, name: "z" }, spec: { network: [] } }),
       ),
     ).toBe("forbidden 403");
+    // Rules are read one by one (the references of the one under review), never listed (ADR 0010).
+    expect(await refusal(identity.kube.list(zone, { namespace }))).toBe("forbidden 403");
   });
 });
 

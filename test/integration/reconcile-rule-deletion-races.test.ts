@@ -4,10 +4,10 @@
 // left behind blocks the policy or zone it used.
 import { jest } from "@jest/globals";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
-import type { KubeClient } from "../../shared/kube/index.js";
 import { requireKind } from "../../shared/rules/index.js";
 import type { Cnf, CnfPod } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";
+import { actingBefore } from "./support/acting-before.js";
 
 jest.setTimeout(60_000);
 
@@ -22,39 +22,6 @@ const RULE = {
   dest_port: "80",
   proto: "tcp",
 };
-
-/**
- * The real client, except that `first` runs (on the real API server, once) just before the
- * function's first call of `method`: an operator acting at that exact moment.
- */
-function actingBefore(
-  real: KubeClient,
-  method: "addFinalizer" | "patchStatus" | "list",
-  first: () => Promise<void>,
-  when: (...args: unknown[]) => boolean = () => true,
-): KubeClient {
-  let acted = false;
-  const wrap = (client: KubeClient): KubeClient =>
-    new Proxy(client, {
-      get(target, property) {
-        if (property === "withCalls") {
-          return (calls: Parameters<KubeClient["withCalls"]>[0]) => wrap(target.withCalls(calls));
-        }
-        const value: unknown = Reflect.get(target, property, target);
-        if (typeof value !== "function") return value;
-        const bound = (value as (...args: unknown[]) => unknown).bind(target);
-        if (property !== method) return bound;
-        return async (...args: unknown[]) => {
-          if (!acted && when(...args)) {
-            acted = true;
-            await first();
-          }
-          return bound(...args);
-        };
-      },
-    });
-  return wrap(real);
-}
 
 describe("writes racing a rule's deletion", () => {
   let world: SyncWorld;

@@ -4,7 +4,6 @@
 // limits, with a 560 KB field, still releases its finalizer; a finalizer the API server refuses
 // shows as Stalled; bad values that reach the function without the webhook end Stalled, never inSync.
 import { jest } from "@jest/globals";
-import { AdmissionregistrationV1Api } from "@kubernetes/client-node";
 import { pollUntil } from "../../dev/control-plane/api.js";
 import type { Cnf } from "../../dev/world/index.js";
 import { ALL_RULE_KINDS, RULE_GROUP, requireKind } from "../../shared/rules/index.js";
@@ -13,6 +12,7 @@ import { rule, rules } from "./admission-clients.js";
 import { startAdmissionHarness, type AdmissionHarness } from "./admission-harness.js";
 import { SyncWorld } from "./sync-harness.js";
 import { adminKubeConfig } from "./support/cluster.js";
+import { refuseWrites } from "./support/refuse-writes.js";
 
 jest.setTimeout(120_000);
 
@@ -104,7 +104,7 @@ describe("the bad values of issue 17, at admission", () => {
         authentication_method: "psk",
         pre_shared_key: "k",
         crypto_proposal: ["p1"],
-        connections: [],
+        connections: [{ name: "c1", conn_type: "tunnel", mode: "start" }],
       },
       "spec.remote",
     ],
@@ -159,78 +159,35 @@ async function freezeFinalizers(
   kind: string,
   refuse: "add" | "remove",
 ): Promise<() => Promise<void>> {
-  const name = `freeze-${refuse}-${world.namespace}`;
-  const policies = admin.makeApiClient(AdmissionregistrationV1Api);
   const size = (o: string) => `size(${o}.metadata.?finalizers.orValue([]))`;
-  const message =
-    refuse === "add"
-      ? "this namespace takes no new finalizers"
-      : "this namespace keeps its finalizers";
-  await policies.createValidatingAdmissionPolicy({
-    body: {
-      metadata: { name },
-      spec: {
-        failurePolicy: "Fail",
-        matchConstraints: {
-          resourceRules: [
-            {
-              apiGroups: [RULE_GROUP],
-              apiVersions: ["*"],
-              operations: ["UPDATE"],
-              resources: [plural],
-            },
-          ],
-        },
-        validations: [
-          {
-            expression:
-              refuse === "add"
-                ? `${size("object")} <= ${size("oldObject")}`
-                : `${size("object")} >= ${size("oldObject")}`,
-            message,
-            reason: "Invalid",
-          },
-        ],
-      },
-    },
-  });
-  await policies.createValidatingAdmissionPolicyBinding({
-    body: {
-      metadata: { name },
-      spec: {
-        policyName: name,
-        validationActions: ["Deny"],
-        matchResources: {
-          namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": world.namespace } },
-        },
-      },
-    },
-  });
   const api = rules(admin, world.namespace);
   await world.createRule(kind, "probe", PURPOSE, PROPOSAL);
   // Each attempt makes the change the policy refuses, from a state where it is a change.
   let probes = 0;
-  await pollUntil(
-    async () => {
+  const removePolicy = await refuseWrites({
+    name: `freeze-${refuse}-${world.namespace}`,
+    resources: [{ apiGroups: [RULE_GROUP], resources: [plural], operations: ["UPDATE"] }],
+    admits:
+      refuse === "add"
+        ? `${size("object")} <= ${size("oldObject")}`
+        : `${size("object")} >= ${size("oldObject")}`,
+    message:
+      refuse === "add"
+        ? "this namespace takes no new finalizers"
+        : "this namespace keeps its finalizers",
+    namespace: world.namespace,
+    probe: async () => {
       probes += 1;
       const more = Array.from({ length: probes + 1 }, (_, i) => `example.com/probe-${i}`);
-      if (refuse === "add") {
-        return (await api.patch(kind, "probe", { metadata: { finalizers: more } })).ok
-          ? undefined
-          : true;
-      }
+      if (refuse === "add")
+        return !(await api.patch(kind, "probe", { metadata: { finalizers: more } })).ok;
       await api.patch(kind, "probe", { metadata: { finalizers: more } });
-      return (await api.patch(kind, "probe", { metadata: { finalizers: more.slice(1) } })).ok
-        ? undefined
-        : true;
+      return !(await api.patch(kind, "probe", { metadata: { finalizers: more.slice(1) } })).ok;
     },
-    () => `the ValidatingAdmissionPolicy to refuse to ${refuse} a finalizer`,
-    { timeoutMs: 15_000, intervalMs: 100 },
-  );
+  });
   if (refuse === "add") await api.patch(kind, "probe", { metadata: { finalizers: null } });
   return async () => {
-    await policies.deleteValidatingAdmissionPolicyBinding({ name }).catch(() => undefined);
-    await policies.deleteValidatingAdmissionPolicy({ name }).catch(() => undefined);
+    await removePolicy();
     // The probe keeps its finalizers until the policy is gone from the API server's cache.
     await pollUntil(
       async () =>

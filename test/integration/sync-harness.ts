@@ -135,6 +135,7 @@ export class SyncWorld extends CnfFleet {
     name: string,
     purpose: string,
     spec: Record<string, unknown>,
+    labels: Readonly<Record<string, string>> = {},
   ): Promise<void> {
     const entry = requireKind(kind);
     await this.custom.createNamespacedCustomObject({
@@ -145,7 +146,7 @@ export class SyncWorld extends CnfFleet {
       body: {
         apiVersion: `${RULE_GROUP}/${RULE_VERSION}`,
         kind,
-        metadata: { name, labels: { sdewanPurpose: purpose } },
+        metadata: { name, labels: { ...labels, sdewanPurpose: purpose } },
         spec,
       },
     });

@@ -173,6 +173,8 @@ function remoteFields<C extends z.ZodType<{ name: string }>>(connection: C) {
     shared_ca: opt("CA certificate (PEM) for pubkey authentication.", FIELD_LIMITS.pem),
     connections: z
       .array(connection)
+      // The CNF answers an empty list with "Not an array", long after admission.
+      .min(1, { message: "needs at least one connection" })
       .superRefine((conns, ctx) => {
         const seen = new Set<string>();
         conns.forEach((c, i) => {
@@ -185,7 +187,7 @@ function remoteFields<C extends z.ZodType<{ name: string }>>(connection: C) {
           seen.add(c.name);
         });
       })
-      .describe("Connections (child SAs) to this peer."),
+      .describe("Connections (child SAs) to this peer; at least one."),
   };
 }
 
@@ -314,6 +316,14 @@ function remoteToCnf(name: string, spec: RemoteSpec): CnfObject {
   };
 }
 
+/** Connection names are UCI section names: one CNF holds each once, whichever remote lists it. */
+const connectionNames = (spec: RemoteSpec) =>
+  spec.connections.map((c, i) => ({
+    what: "connection name",
+    name: c.name,
+    field: `spec.connections[${i}].name`,
+  }));
+
 function proposalReferences(spec: RemoteSpec): RuleReference[] {
   const refs: RuleReference[] = spec.crypto_proposal.map((p, i) => ({
     kind: "IpsecProposal",
@@ -353,6 +363,7 @@ export const ipsecSite: RuleKindEntry = defineRuleKind<IpsecSiteSpec>({
   references: proposalReferences,
   secrets: (spec) => [spec.pre_shared_key, spec.local_private_cert],
   secretRefFields: SECRET_REF_FIELDS,
+  cnfUniqueNames: connectionNames,
   toCnf: remoteToCnf,
   // No change: the site's settings are its tunnels; the soak varies hosts instead.
   example: {
@@ -397,6 +408,7 @@ export const ipsecHost: RuleKindEntry = defineRuleKind<IpsecHostSpec>({
   references: proposalReferences,
   secrets: (spec) => [spec.pre_shared_key, spec.local_private_cert],
   secretRefFields: SECRET_REF_FIELDS,
+  cnfUniqueNames: connectionNames,
   toCnf: remoteToCnf,
   example: {
     namePrefix: "host",

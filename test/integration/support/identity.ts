@@ -203,3 +203,75 @@ export async function refusal(request: Promise<unknown>): Promise<string> {
   }
   return "succeeded";
 }
+
+/** A ClusterRole of a manifests/rbac file, bound where a user of it would bind it. */
+export interface RoleBindingRequest {
+  /** The ClusterRole's name in the file. */
+  readonly role: string;
+  /** A RoleBinding in this namespace; without one, a ClusterRoleBinding. */
+  readonly namespace?: string;
+}
+
+/**
+ * A person holding ClusterRoles of `file` (roles made to be bound, not a function's identity):
+ * each role created under a unique name, bound as asked to a fresh ServiceAccount standing in
+ * for the person, and that account's TokenRequest token, once every binding counts.
+ */
+export async function userWithRoles(
+  file: string,
+  bindings: readonly RoleBindingRequest[],
+): Promise<Identity> {
+  const docs = parseAllDocuments(
+    readFileSync(new URL(`../../../manifests/rbac/${file}`, import.meta.url), "utf8"),
+  ).map((d) => d.toJS() as V1ClusterRole);
+  const id = randomBytes(3).toString("hex");
+  const namespace = await newNamespace(`user-${id}`);
+  const account = "person";
+  const rbac = adminKubeConfig().makeApiClient(RbacAuthorizationV1Api);
+  const core = adminKubeConfig().makeApiClient(CoreV1Api);
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: account } } });
+  const subjects = [{ kind: "ServiceAccount", name: account, namespace }];
+  const probes: { group: string; resource: string; verb: string; namespace?: string }[] = [];
+  for (const [index, binding] of bindings.entries()) {
+    const role = docs.find((d) => d.kind === "ClusterRole" && d.metadata?.name === binding.role);
+    if (role === undefined)
+      throw new Error(`manifests/rbac/${file} has no ClusterRole ${binding.role}`);
+    const name = `${binding.role}-${id}`;
+    await rbac.createClusterRole({ body: { ...role, metadata: { ...role.metadata, name } } });
+    const roleRef = { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name };
+    const metadata = { name: `${name}-${index}` };
+    if (binding.namespace === undefined) {
+      await rbac.createClusterRoleBinding({ body: { metadata, roleRef, subjects } });
+    } else {
+      await rbac.createNamespacedRoleBinding({
+        namespace: binding.namespace,
+        body: { metadata: { ...metadata, namespace: binding.namespace }, roleRef, subjects },
+      });
+    }
+    const first = role.rules?.[0];
+    probes.push({
+      group: first?.apiGroups?.[0] ?? "",
+      resource: first?.resources?.[0] ?? "",
+      verb: first?.verbs[0] ?? "get",
+      ...(binding.namespace === undefined ? {} : { namespace: binding.namespace }),
+    });
+  }
+  const request = await core.createNamespacedServiceAccountToken({
+    namespace,
+    name: account,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const token = request.status?.token;
+  if (!token) throw new Error(`no token for ${namespace}/${account}`);
+  const kc = kubeConfigWithToken(token);
+  const user = `system:serviceaccount:${namespace}:${account}`;
+  for (const probe of probes) {
+    await pollUntil(
+      async () => ((await allowed(kc, probe)) ? true : undefined),
+      () =>
+        `the binding of ${user} (${probe.resource} in ${probe.namespace ?? "all"}) to take effect`,
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
+  }
+  return { kc, kube: createKubeClient(kc), user, roleNamespaces: new Map() };
+}

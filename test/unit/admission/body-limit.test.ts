@@ -21,6 +21,7 @@ const reader: AdmissionReader = {
   listRoleBindings: none,
   listClusterRoleBindings: none,
   getRole: () => Promise.resolve(null),
+  mayGetSecret: () => Promise.resolve(false),
 };
 
 /** The webhook behind a runtime with the default (1 MiB) event limit, as the combined server runs it. */

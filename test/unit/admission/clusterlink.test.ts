@@ -85,6 +85,39 @@ describe("clusterlink-spec", () => {
     expect(denialMessage(verdict)).toMatch(/To fix: .+\.$/);
   });
 
+  it.each(["my.db", "1db"])(
+    "refuses an Import named %s: its Services could not be named, say what to name it",
+    (name) => {
+      const verdict = planAdmission(
+        requestOf({
+          operation: "CREATE",
+          kind: "Import",
+          group: GROUP,
+          object: objectOf(name, {}, { port: 5432, sources: [source] }),
+        }),
+        EMPTY_SNAPSHOT,
+      );
+      expect(verdict).toMatchObject({ allowed: false, policy: "clusterlink-spec", code: 422 });
+      if (verdict.allowed) return;
+      expect(verdict.reason).toMatch(/metadata\.name: .*DNS-1035.*recreate it as '/);
+    },
+  );
+
+  it("never refuses an update for the name (names never change; one stored before is served)", () => {
+    const spec = { port: 5432, sources: [source] };
+    const verdict = planAdmission(
+      requestOf({
+        operation: "UPDATE",
+        kind: "Import",
+        group: GROUP,
+        object: objectOf("my.db", {}, { ...spec, port: 5433 }),
+        oldObject: objectOf("my.db", {}, spec),
+      }),
+      EMPTY_SNAPSHOT,
+    );
+    expect(verdict.allowed).toBe(true);
+  });
+
   it("does not block an update that leaves the spec as it is (a controller's status or label write)", () => {
     const spec = { port: 5432, sources: [] };
     const verdict = planAdmission(

@@ -154,7 +154,11 @@ describe("rule-spec: the CNF's own validation at kubectl apply time", () => {
       pre_shared_key: undefined,
       pre_shared_key_secret_ref: { name: "ipsec-keys", key: "psk" },
     };
-    const referenced = planAdmission(create("IpsecHost", "host1", byRef), known);
+    const mayRead = snapshot({
+      referencedObjects: [ike, esp],
+      secretAccess: [{ name: "ipsec-keys", allowed: true }],
+    });
+    const referenced = planAdmission(create("IpsecHost", "host1", byRef), mayRead);
     expect(referenced).toMatchObject({ allowed: true });
     expect(referenced.warnings.join()).not.toContain("deprecated");
   });
@@ -277,74 +281,32 @@ describe("cnf-networks: names must be attached to the CNF, when it exists", () =
   });
 });
 
-describe("referenced-by-rules on DELETE", () => {
-  const deleteZone = (labels = cnfA) =>
+describe("DELETE of a rule (ADR 0010)", () => {
+  const deleteZone = (labels: Record<string, string> = cnfA) =>
     requestOf({
       operation: "DELETE",
       kind: "FirewallZone",
       oldObject: objectOf("lan", labels, specs.zone),
+      username: "mallory",
     });
 
-  it("denies deleting a zone that live rules use, listing the referrers", () => {
-    const candidates = [
-      observed("FirewallForwarding", "fwd1", specs.forwarding),
-      observed("FirewallRule", "allow-http", { src: "lan", target: "ACCEPT", proto: "tcp" }),
-      observed("FirewallSNAT", "snat1", { dest: "wan", src_dip: "1.2.3.4" }),
-    ];
-    const verdict = planAdmission(deleteZone(), snapshot({ referrerCandidates: candidates }));
-    expect(verdict).toMatchObject({ allowed: false, code: 409, policy: "referenced-by-rules" });
-    expect(message(verdict)).toContain(
-      'FirewallForwarding "fwd1" (spec.src), FirewallRule "allow-http" (spec.src)',
-    );
-    expect(message(verdict)).not.toContain("snat1");
-  });
-
-  it.each([
-    ["being deleted", { deleting: true }],
-    ["of another purpose", { purpose: "cnf-b" }],
-  ])("ignores a referrer that is %s", (_title, extra) => {
-    const candidates = [observed("FirewallForwarding", "fwd1", specs.forwarding, extra)];
-    expect(planAdmission(deleteZone(), snapshot({ referrerCandidates: candidates })).allowed).toBe(
-      true,
-    );
-  });
-
-  it("lists only the kinds that can reference the deleted kind", () => {
-    const kinds = planObservation(deleteZone())
-      .referrerKinds.map((k) => k.kind)
-      .sort();
-    expect(kinds).toEqual(["FirewallDNAT", "FirewallForwarding", "FirewallRule", "FirewallSNAT"]);
-    const forMwan3Rule = planObservation(
-      requestOf({
-        operation: "DELETE",
-        kind: "Mwan3Rule",
-        oldObject: objectOf("r1", cnfA, specs.rule),
-      }),
-    );
-    expect(forMwan3Rule.referrerKinds).toEqual([]);
-  });
-
-  it("denies deleting an Mwan3Policy or IpsecProposal still in use", () => {
-    const policyDelete = requestOf({
-      operation: "DELETE",
-      kind: "Mwan3Policy",
-      oldObject: objectOf("balance1", cnfA, specs.policy),
+  it("is allowed while live rules still reference it, reading nothing: its finalizer holds it", () => {
+    expect(planObservation(deleteZone())).toMatchObject({
+      referencedObjects: [],
+      rbac: false,
+      cnfPurpose: undefined,
     });
-    const byRule = planAdmission(
-      policyDelete,
-      snapshot({ referrerCandidates: [observed("Mwan3Rule", "r1", specs.rule)] }),
-    );
-    expect(message(byRule)).toContain('Mwan3Rule "r1" (spec.policy)');
-    const proposalDelete = requestOf({
-      operation: "DELETE",
-      kind: "IpsecProposal",
-      oldObject: objectOf("esp1", cnfA, specs.proposal),
+    expect(planAdmission(deleteZone(), snapshot({})).allowed).toBe(true);
+  });
+
+  it("in a bucket, is the bucket policy's alone", () => {
+    const labelled = deleteZone({ ...cnfA, "sdewan-bucket-type": "basic" });
+    expect(planObservation(labelled)).toMatchObject({ referencedObjects: [], rbac: true });
+    expect(planAdmission(labelled, snapshot({}))).toMatchObject({
+      allowed: false,
+      code: 403,
+      policy: "bucket-permission",
     });
-    const byHost = planAdmission(
-      proposalDelete,
-      snapshot({ referrerCandidates: [observed("IpsecHost", "host1", specs.host)] }),
-    );
-    expect(message(byHost)).toContain('IpsecHost "host1" (spec.connections[0].crypto_proposal[0])');
   });
 });
 
@@ -406,5 +368,123 @@ describe("request classes", () => {
       rbac: false,
       referencedObjects: [],
     });
+  });
+});
+
+describe("secret-access: a rule names only Secrets its author may read", () => {
+  const known = snapshot({
+    referencedObjects: [
+      observed("IpsecProposal", "ike1", specs.proposal),
+      observed("IpsecProposal", "esp1", specs.proposal),
+    ],
+  });
+  const byRef = (secret: string) => ({
+    ...specs.host,
+    pre_shared_key: undefined,
+    pre_shared_key_secret_ref: { name: secret, key: "password" },
+  });
+  const update = (oldSpec: unknown, spec: unknown, username = "alice") =>
+    requestOf({
+      operation: "UPDATE",
+      kind: "IpsecHost",
+      object: objectOf("host1", cnfA, spec),
+      oldObject: objectOf("host1", cnfA, oldSpec),
+      username,
+    });
+
+  it("asks about every Secret a new rule names, and none for plain key material", () => {
+    expect(planObservation(create("IpsecHost", "host1", byRef("app-db"))).secretNames).toEqual([
+      "app-db",
+    ]);
+    expect(planObservation(create("IpsecHost", "host1", specs.host)).secretNames).toEqual([]);
+  });
+
+  it("asks on update only when a reference changes, of the user who changes it", () => {
+    const unchanged = update(byRef("app-db"), { ...byRef("app-db"), remote: "10.10.10.2" });
+    expect(planObservation(unchanged).secretNames).toEqual([]);
+    expect(planAdmission(unchanged, known)).toMatchObject({ allowed: true });
+    const changed = update(byRef("alice-psk"), byRef("app-db"), "bob");
+    expect(planObservation(changed).secretNames).toEqual(["app-db"]);
+  });
+
+  it("denies a Secret the user may not get, naming the user and the Secret (403)", () => {
+    const verdict = planAdmission(
+      create("IpsecHost", "host1", byRef("app-db")),
+      snapshot({ ...known, secretAccess: [{ name: "app-db", allowed: false }] }),
+    );
+    expect(verdict).toMatchObject({ allowed: false, policy: "secret-access", code: 403 });
+    expect(message(verdict)).toContain('"alice" may not get Secret "app-db"');
+  });
+
+  it("fails closed: no answer, or a review that failed, denies and says so", () => {
+    const unasked = planAdmission(create("IpsecHost", "host1", byRef("app-db")), known);
+    expect(unasked).toMatchObject({ allowed: false, policy: "secret-access" });
+    const failed = planAdmission(
+      create("IpsecHost", "host1", byRef("app-db")),
+      snapshot({
+        ...known,
+        secretAccess: [{ name: "app-db", allowed: "unknown", why: "SubjectAccessReview failed" }],
+      }),
+    );
+    expect(message(failed)).toContain(
+      'whether "alice" may get Secret "app-db" could not be checked (SubjectAccessReview failed)',
+    );
+  });
+});
+
+describe("cnf-unique-names: ipsec connection names once per CNF", () => {
+  const proposals = [
+    observed("IpsecProposal", "ike1", specs.proposal),
+    observed("IpsecProposal", "esp1", specs.proposal),
+  ];
+  const site = (conn: string) => ({
+    remote: "%any",
+    authentication_method: "psk",
+    pre_shared_key: "not-a-secret",
+    crypto_proposal: ["ike1"],
+    connections: [{ name: conn, conn_type: "tunnel", mode: "start", local_subnet: "10.1.0.0/24" }],
+  });
+
+  it("lists both remote kinds (they share the CNF's remotes) when a name must be checked", () => {
+    const plan = planObservation(create("IpsecHost", "host1", specs.host));
+    expect(plan.uniqueNameKinds.map((k) => k.kind).sort()).toEqual(["IpsecHost", "IpsecSite"]);
+    expect(planObservation(create("IpsecProposal", "p", specs.proposal)).uniqueNameKinds).toEqual(
+      [],
+    );
+  });
+
+  it("denies a name another remote of the same purpose holds, not one of another purpose", () => {
+    const peers = [
+      observed("IpsecSite", "site1", site("conn1")),
+      observed("IpsecSite", "siteb", site("conn2"), { purpose: "cnf-b" }),
+    ];
+    const verdict = planAdmission(
+      create("IpsecHost", "host1", specs.host),
+      snapshot({ referencedObjects: proposals, cnfPeers: peers }),
+    );
+    expect(verdict).toMatchObject({ allowed: false, policy: "cnf-unique-names", code: 409 });
+    expect(message(verdict)).toContain(
+      'connection name "conn1" (spec.connections[0].name) is already used by IpsecSite "site1" (spec.connections[0].name)',
+    );
+    const other = { ...specs.host, connections: [{ ...specs.host.connections[0], name: "conn2" }] };
+    expect(
+      planAdmission(
+        create("IpsecHost", "host1", other),
+        snapshot({ referencedObjects: proposals, cnfPeers: peers }),
+      ),
+    ).toMatchObject({ allowed: true });
+  });
+
+  it("ignores the rule itself and remotes being deleted", () => {
+    const peers = [
+      observed("IpsecHost", "host1", specs.host),
+      observed("IpsecSite", "site1", site("conn1"), { deleting: true }),
+    ];
+    expect(
+      planAdmission(
+        create("IpsecHost", "host1", specs.host),
+        snapshot({ referencedObjects: proposals, cnfPeers: peers }),
+      ),
+    ).toMatchObject({ allowed: true });
   });
 });

@@ -53,6 +53,11 @@ describe("ClusterLink CRDs (clusterlink.net/v1alpha1)", () => {
     const root = version("Import").schema.openAPIV3Schema;
     expect(root["x-kubernetes-validations"]).toEqual([
       { rule: "size(self.metadata.name) <= 63", message: "import name cannot exceed 63 chars" },
+      {
+        rule: "oldSelf.hasValue() || self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+        optionalOldSelf: true,
+        message: expect.stringMatching(/^import name must be a DNS-1035 label/) as unknown,
+      },
     ]);
     const lb = prop(root, "spec", "lbScheme");
     expect(lb["default"]).toBe("round-robin");

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { PeerGatewayFleet } from "../../../dev/peer-gateway-sim/index.js";
 import {
+  describeProbeFailure,
   heartbeat,
   InvalidPeerTlsError,
   readPeerTls,
@@ -91,5 +92,42 @@ describe("a client identity TLS cannot use", () => {
     );
     expect(result).toMatchObject({ ok: false });
     expect(result.ok ? "" : result.error).toMatch(/key values mismatch/);
+  });
+});
+
+describe("what a refused identity looks like to the operator", () => {
+  it("our client certificate from another CA: the gateway's refusal is named, not 'socket hang up'", async () => {
+    // strangerDir trusts the fabric's CA (the handshake completes on our side) but its own
+    // certificate is another CA's: the gateway checks it and closes the connection.
+    const stranger = await readPeerTls(fleet.strangerDir);
+    const refusedBefore = fleet.gateway("healthy").counters.rejectedHandshakes;
+    const result = await heartbeat("healthy", [fleet.gateway("healthy").gateway], stranger, 2_000);
+    expect(fleet.gateway("healthy").counters.rejectedHandshakes).toBeGreaterThan(refusedBefore);
+    const error = result.ok ? "" : result.error;
+    expect(error).toMatch(
+      /the gateway closed the TLS connection after our client certificate, without answering: it does not accept our identity \(signed by another CA\?\)/,
+    );
+    expect(error).not.toMatch(/socket hang up/);
+  });
+
+  it("a gateway that answers with a TLS alert about our certificate: the alert is quoted, the same diagnosis", () => {
+    const alert = Object.assign(new Error("tlsv1 alert unknown ca"), {
+      code: "ERR_SSL_TLSV1_ALERT_UNKNOWN_CA",
+    });
+    expect(describeProbeFailure(alert, false)).toBe(
+      "the gateway refused our client certificate (tlsv1 alert unknown ca): it does not accept our identity (signed by another CA?)",
+    );
+  });
+
+  it("a reset before any handshake stays a reset: no claim about our certificate", () => {
+    const reset = Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    expect(describeProbeFailure(reset, false)).toBe("socket hang up");
+  });
+
+  it("a Peer name that is not in the gateway's certificate is still reported as such", async () => {
+    const result = await heartbeat("not-simulated", [fleet.gateway("healthy").gateway], tls, 2_000);
+    expect(result.ok ? "" : result.error).toMatch(
+      /Host: not-simulated\. is not in the cert's altnames: DNS:healthy/,
+    );
   });
 });

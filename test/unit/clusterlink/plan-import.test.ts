@@ -7,6 +7,8 @@ import { planImport, type ImportPlan } from "../../../shared/clusterlink/plan-im
 import type { LeaseDecision } from "../../../shared/clusterlink/plan-lease.js";
 import type { PeerReading } from "../../../shared/clusterlink/plan-sources.js";
 import type { Service } from "../../../shared/core/objects.js";
+import { dns1035LabelProblem } from "../../../shared/core/labels.js";
+import { importNameProblem } from "../../../shared/rules/clusterlink-kinds.js";
 
 const CL = "clusterlink-system";
 const md5 = (s: string): string => createHash("md5").update(s).digest("hex");
@@ -30,7 +32,7 @@ const HELD: LeaseDecision = { kind: "held", port: 30000 };
 const svc = (namespace: string, name: string, labels: Record<string, string> = {}): Service => ({
   apiVersion: "v1",
   kind: "Service",
-  metadata: { name, namespace, labels },
+  metadata: { name, namespace, labels, resourceVersion: "41" },
   spec: { type: "ClusterIP", ports: [{ port: 80 }] },
 });
 const cond = (plan: ImportPlan, type: string) => plan.conditions.find((c) => c.type === type);
@@ -117,8 +119,13 @@ describe("planImport", () => {
       user: svc("app", "db"),
     };
     const plan = planImport({ imp: imp(), decision: HELD, found, clNamespace: CL, peers: EAST_UP });
+    // Deleted as read: the API server refuses it if the Service changed since (not ours then?).
     expect(plan.writes).toEqual([
-      { action: "delete", ref: { namespace: CL, name: systemServiceName(key, CL) } },
+      {
+        action: "delete",
+        ref: { namespace: CL, name: systemServiceName(key, CL) },
+        resourceVersion: "41",
+      },
     ]);
     expect(cond(plan, "ImportServiceValid")).toMatchObject({
       status: "False",
@@ -178,5 +185,84 @@ describe("planImport", () => {
       peers: EAST_UP,
     });
     expect(plan.writes).toEqual([]);
+  });
+
+  it("a Service of ours that differs is updated at the version read (a precondition, not a blind write)", () => {
+    const key = { namespace: "app", name: "db" };
+    const found = {
+      system: svc(CL, systemServiceName(key, CL), importLabels(key)),
+      user: svc("app", "db", importLabels(key)),
+    };
+    const plan = planImport({ imp: imp(), decision: HELD, found, clNamespace: CL, peers: EAST_UP });
+    expect(
+      plan.writes.map((w) => [w.action, "resourceVersion" in w ? w.resourceVersion : ""]),
+    ).toEqual([
+      ["update", "41"],
+      ["update", "41"],
+    ]);
+  });
+});
+
+describe("an Import whose name no Service can take (stored with the webhook down)", () => {
+  it.each([
+    ["my.db", "app"],
+    ["1db", "app"],
+    ["my.db", CL],
+  ])(
+    "%s in %s: Stalled InvalidName saying what to fix, our Services removed, nothing created",
+    (name, namespace) => {
+      const key = { namespace, name };
+      const ours = importLabels(key);
+      const plan = planImport({
+        imp: imp(namespace, name),
+        decision: undefined,
+        found: { system: svc(CL, systemServiceName(key, CL), ours), user: undefined },
+        clNamespace: CL,
+        peers: EAST_UP,
+      });
+      expect(plan.problem?.reason).toBe("InvalidName");
+      expect(plan.problem?.message).toMatch(/cannot name its Services.*recreate it as '[a-z]/);
+      // The delete carries the version read (a precondition), whatever it is.
+      expect(plan.writes).toHaveLength(1);
+      expect(plan.writes).toMatchObject([
+        { action: "delete", ref: { namespace: CL, name: systemServiceName(key, CL) } },
+      ]);
+      for (const type of ["ImportTargetPortValid", "ImportServiceValid"]) {
+        expect(cond(plan, type)).toMatchObject({ status: "False", reason: "InvalidName" });
+      }
+      expect(cond(plan, "Stalled")).toMatchObject({ status: "True", reason: "InvalidName" });
+    },
+  );
+
+  it("the names checked are exactly those whose Services cannot be named (DNS-1035)", () => {
+    const names = [
+      "db",
+      "my-db",
+      "a",
+      "a".repeat(63),
+      "my.db",
+      "1db",
+      "db-",
+      "a.b.c",
+      "x".repeat(64),
+    ];
+    for (const name of names) {
+      for (const namespace of ["app", CL]) {
+        const key = { namespace, name };
+        const derived = [systemServiceName(key, CL), ...(namespace === CL ? [] : [name])];
+        expect([name, namespace, importNameProblem(name) === null]).toEqual([
+          name,
+          namespace,
+          derived.every((d) => dns1035LabelProblem(d) === null),
+        ]);
+      }
+    }
+  });
+
+  it("suggests a name that would do", () => {
+    for (const name of ["my.db", "1db", "a..b", "db-", `${"x".repeat(70)}.y`]) {
+      const suggested = /recreate it as '([^']*)'/.exec(importNameProblem(name) ?? "")?.[1];
+      expect(dns1035LabelProblem(suggested ?? "")).toBeNull();
+    }
   });
 });

@@ -3,7 +3,11 @@
 import { systemServiceName } from "../../../shared/clusterlink/names.js";
 import { observeImport } from "../../../shared/clusterlink/observed.js";
 import { planImport } from "../../../shared/clusterlink/plan-import.js";
-import { planSources, type PeerReading } from "../../../shared/clusterlink/plan-sources.js";
+import {
+  listedUnusable,
+  planSources,
+  type PeerReading,
+} from "../../../shared/clusterlink/plan-sources.js";
 
 const CL = "clusterlink-system";
 const source = (peer: string, exportName = "orders") => ({
@@ -123,5 +127,26 @@ describe("planImport with its sources' Peers", () => {
     });
     expect(cond(p, "Stalled")).toMatchObject({ status: "True", reason: "PortConflict" });
     expect(cond(p, "ImportSourcesReachable")).toMatchObject({ status: "False" });
+  });
+});
+
+describe("listedUnusable: which sources a stored condition names as unusable", () => {
+  it("reads back what planSources wrote, even when a Peer's message holds the separator", () => {
+    const tricky = new Map<string, PeerReading>([
+      ["east", { found: true, reachable: false, message: "a: HTTP 502; b: HTTP 503" }],
+      ["west", up],
+    ]);
+    const sources = [source("east"), source("west"), source("north")];
+    const plan = planSources(sources, tricky, CL);
+    expect(plan.unusable.map((u) => u.source)).toEqual(["east/shop/orders", "north/shop/orders"]);
+    expect(listedUnusable(plan.condition, sources)).toEqual(
+      new Set(["east/shop/orders", "north/shop/orders"]),
+    );
+  });
+
+  it("nothing for a condition that is not False Unreachable", () => {
+    const sources = [source("east")];
+    expect(listedUnusable(planSources(sources, peers, CL).condition, sources)).toEqual(new Set());
+    expect(listedUnusable(undefined, sources)).toEqual(new Set());
   });
 });

@@ -119,11 +119,12 @@ describe("CNF client: collections and the service restart", () => {
     expect(classifyCnfFailure(error)).toBe("dependency");
   });
 
-  it("reports a POST of an existing object as a transient conflict without repeating the POST", async () => {
+  it("reports a POST of an existing object as a permanent conflict without repeating the POST", async () => {
     await client.create(ref.proposals, samples.proposal);
     const error = await client.create(ref.proposals, samples.proposal).catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 409, rejection: "conflict", attempts: 1 });
-    expect(classifyCnfFailure(error)).toBe("transient");
+    expect(classifyCnfFailure(error)).toBe("permanent");
+    expect((error as Error).message).toContain("a section name this one uses");
   });
 
   it("keeps the message of a CNFService error whose body is two JSON texts", async () => {

@@ -30,7 +30,7 @@ describe("CnfHttpError: what the CNF's status and message mean", () => {
     [400, "Bad request URI", "invalid", "permanent"],
     [416, "Invalid Port Range", "invalid", "permanent"],
     [405, "Method Not Allowed", "not-allowed", "permanent"],
-    [409, "", "conflict", "transient"],
+    [409, "", "conflict", "permanent"],
     [408, "Timeout: waiting for service ready...", "busy", "transient"],
     [403, "", "unauthorized", "transient"],
     [500, "Runtime error", "server-error", "transient"],

@@ -9,7 +9,9 @@ import {
   parseDuration,
   routeEnvName,
 } from "../../../connector/config.js";
+import { FUNCTION_CATALOG } from "../../../functions/catalog.js";
 import { RULE_KIND_NAMES } from "../../../shared/rules/index.js";
+import { DEFAULT_PORT } from "../../../shared/runtime/select.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const minimal = {
@@ -181,5 +183,27 @@ describe("the example config in manifests/connector", () => {
     // import function reads Peers too; built-in kinds such as NetworkPolicy and EndpointSlice,
     // *.k8s.io, need no CRD).
     expect(custom).toHaveLength(RULE_KIND_NAMES.length + 5);
+  });
+});
+
+describe("the local config (manifests/connector/local.yaml): the connector beside `npm start`", () => {
+  const cluster = loadConfig(path.join(repoRoot, "manifests/connector/config.yaml"));
+  const local = loadConfig(path.join(repoRoot, "manifests/connector/local.yaml"));
+
+  it("routes what the cluster config routes, each to its function on npm start's default port", () => {
+    expect(local.routes.map((r) => ({ ...r, url: "" }))).toEqual(
+      cluster.routes.map((r) => ({ ...r, url: "" })),
+    );
+    const served = new Set(FUNCTION_CATALOG.map((f) => f.name));
+    for (const route of local.routes) {
+      expect(route.url).toBe(`http://127.0.0.1:${DEFAULT_PORT}/${route.name}`);
+      expect([route.name, served.has(route.name)]).toEqual([route.name, true]);
+    }
+  });
+
+  it("listens on loopback, on a port that is not npm start's: no override needed to run both", () => {
+    expect(local.http.host).toBe("127.0.0.1");
+    expect(local.http.port).not.toBe(DEFAULT_PORT);
+    expect(cluster.http.port).toBe(DEFAULT_PORT); // the clash a local run had without it
   });
 });

@@ -11,7 +11,7 @@ import {
   type SchemaNode,
 } from "../../../shared/rules/crd.js";
 import { ALL_RULE_KINDS, RULE_GROUP } from "../../../shared/rules/index.js";
-import { MANIFEST_SAMPLES, REPO_ROOT, SEED_SAMPLES } from "./yaml-docs.js";
+import { CLUSTERLINK_SAMPLES, MANIFEST_SAMPLES, REPO_ROOT, SEED_SAMPLES } from "./yaml-docs.js";
 import {
   compileObjects,
   desiredEndpointTable,
@@ -422,7 +422,7 @@ function violations(node: SchemaNode, value: unknown, at = ""): string[] {
 
 describe("the CRD schemas accept every sample the zod schemas accept", () => {
   it.each(
-    [...SEED_SAMPLES, ...MANIFEST_SAMPLES]
+    [...SEED_SAMPLES, ...MANIFEST_SAMPLES, ...CLUSTERLINK_SAMPLES]
       .filter((d) => d.value["kind"] !== "Deployment")
       .map(
         (d) =>

@@ -125,6 +125,7 @@ describe("values the CNF would refuse late (or never), refused at the schema", (
       "one family",
     ],
     ["IpsecHost", host({}, { name: text(64, "c") }), "spec.connections[0].name", "at most 63"],
+    ["IpsecHost", host({ connections: [] }), "spec.connections", "at least one connection"],
     [
       "IpsecHost",
       host({ crypto_proposal: [text(251, "p")] }),

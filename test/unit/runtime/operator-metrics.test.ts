@@ -1,6 +1,7 @@
 // The metrics the alerts and the dashboard (manifests/monitoring) need beyond event counts: CNF
 // call failures by reason, carried from the CNF client through the event's call counters, and the
-// rules-not-in-sync gauge a CNF-wide sync sets through HandlerContext.metrics.
+// rules-not-in-sync gauge a CNF-wide sync sets through HandlerContext.metrics, and the netpol
+// policy-problems gauge network-policy-sync sets after a full recompute.
 import request from "supertest";
 import { createFunctionApp, RuntimeMetrics } from "../../../shared/runtime/index.js";
 import type { Outcome } from "../../../shared/core/outcome.js";
@@ -85,5 +86,47 @@ describe("sdewan_rules_not_in_sync", () => {
       true,
     );
     expect(await gauge(metrics)).toEqual(['sdewan_rules_not_in_sync{namespace="ns2",cnf="b"} 0']);
+  });
+});
+
+describe("sdewan_netpol_policy_problems", () => {
+  const gauge = async (metrics: RuntimeMetrics) =>
+    (await metrics.registry.getSingleMetricAsString("sdewan_netpol_policy_problems"))
+      .split("\n")
+      .filter((line) => line.startsWith("sdewan_netpol_policy_problems{"));
+  const series = (ns: string, policy: string, reason: string) =>
+    `sdewan_netpol_policy_problems{namespace="${ns}",policy="${policy}",reason="${reason}"} 1`;
+
+  it("is 1 per reason a policy's peer set carries; a recompute of the policy forgets the others", async () => {
+    const metrics = new RuntimeMetrics();
+    metrics.setNetpolPolicyProblems(
+      [
+        { namespace: "shop", policy: "from-all", reasons: ["PeerSetTooLarge", "TooManyRules"] },
+        { namespace: "shop", policy: "web", reasons: [] },
+      ],
+      false,
+    );
+    expect(await gauge(metrics)).toEqual([
+      series("shop", "from-all", "PeerSetTooLarge"),
+      series("shop", "from-all", "TooManyRules"),
+    ]);
+    metrics.setNetpolPolicyProblems(
+      [{ namespace: "shop", policy: "from-all", reasons: ["TooManyRules"] }],
+      false,
+    );
+    expect(await gauge(metrics)).toEqual([series("shop", "from-all", "TooManyRules")]);
+  });
+
+  it("forgets policies a resync (every policy listed) no longer reports", async () => {
+    const metrics = new RuntimeMetrics();
+    metrics.setNetpolPolicyProblems(
+      [{ namespace: "a", policy: "gone", reasons: ["PeerSetTooLarge"] }],
+      false,
+    );
+    metrics.setNetpolPolicyProblems(
+      [{ namespace: "b", policy: "p", reasons: ["InvalidSelector"] }],
+      true,
+    );
+    expect(await gauge(metrics)).toEqual([series("b", "p", "InvalidSelector")]);
   });
 });

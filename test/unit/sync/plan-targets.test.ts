@@ -10,7 +10,7 @@ const load = (file: string): Record<string, unknown> =>
 const deployment = load("cnf-deployment.yaml");
 const networks = networkMapOfDeployment(deployment);
 const samples: RuleCr[] = readdirSync(dir)
-  .filter((f) => !["cnf-deployment.yaml", "egress.yaml"].includes(f))
+  .filter((f) => f.endsWith(".yaml") && !["cnf-deployment.yaml", "egress.yaml"].includes(f))
   .flatMap((f) =>
     parseAllDocuments(readFileSync(new URL(f, dir), "utf8")).map(
       (d) => d.toJS() as Record<string, unknown>,
