@@ -36,6 +36,11 @@ export const simFaultSchema = z.discriminatedUnion("kind", [
     body: z.string().default("<html><body>502 upstream garbage"),
     ...matchFields,
   }),
+  /**
+   * Answer a collection write (POST, PUT, DELETE) exactly as the CNF would, then undo it: a CNF
+   * that says 200 and keeps nothing. Other requests it matches are served normally.
+   */
+  z.object({ kind: z.literal("lie"), ...matchFields }),
   /** Destroy the connection without answering (the client sees a reset). */
   z.object({ kind: z.literal("reset"), ...matchFields }),
 ]);

@@ -223,7 +223,14 @@ class Simulator {
     if (fault !== undefined) {
       record.fault = fault.kind;
       if (fault.kind === "delay") await delay(fault.ms);
-      else {
+      else if (fault.kind === "lie" && target.kind === "collection") {
+        const reply = lieAbout(target.collection, method, segments, body, () =>
+          this.serve({ method, segments, body, req, res }, target),
+        );
+        record.status = reply.status;
+        send(res, reply);
+        return;
+      } else if (fault.kind !== "lie") {
         applyFault(fault, req, res, record);
         return;
       }
@@ -399,7 +406,41 @@ function applyFault(
       return;
     case "hang":
     case "delay":
+    case "lie":
       return; // hang: the response is never written; close() destroys the socket
+  }
+}
+
+/**
+ * Serves a collection write, then puts the object back as it was: the reply is the CNF's own,
+ * the state unchanged ("lie" fault). Reads are served as they are.
+ */
+function lieAbout(
+  collection: SimCollection,
+  method: string,
+  segments: readonly string[],
+  body: string,
+  serve: () => SimReply,
+): SimReply {
+  if (method !== "POST" && method !== "PUT" && method !== "DELETE") return serve();
+  const name = method === "POST" ? nameIn(body) : segments[6];
+  const before = collection.list().find((o) => o["name"] === name);
+  const reply = serve();
+  if (reply.status >= 300 || name === undefined) return reply;
+  const base = segments.slice(0, 6);
+  if (before === undefined) collection.handle("DELETE", [...base, name], "");
+  else if (method === "DELETE") collection.handle("POST", base, JSON.stringify(before));
+  else collection.handle("PUT", [...base, name], JSON.stringify(before));
+  return reply;
+}
+
+function nameIn(body: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    const name = (parsed as { name?: unknown } | null)?.name;
+    return typeof name === "string" ? name : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -84,6 +84,16 @@ export function alertRules(): AlertRule[] {
         "The last resyncs of CNF {{ $labels.namespace }}/{{ $labels.cnf }} left rules that are not applied on every ready pod: rejected, failing, Stalled, or waiting for the CNF. Their status conditions say which and why.",
     },
     {
+      alert: "SdewanRulesDriftRepeatedly",
+      expr: "max by (namespace, cnf) (sdewan_rules_repeated_drift) > 0",
+      for: "0s",
+      severity: "warning",
+      summary:
+        "{{ $value }} rule(s) of CNF {{ $labels.namespace }}/{{ $labels.cnf }} keep drifting after they are applied",
+      description:
+        "The resync of CNF {{ $labels.namespace }}/{{ $labels.cnf }} keeps finding rules it applied changed or missing on a pod and writing them back (RepeatedDrift): the CNF accepts writes it does not keep, or something on it undoes them. The rules are not in sync.",
+    },
+    {
       alert: "SdewanEventsDeadLettered",
       expr: `sum by (route, reason) (${firstOrIncrease(deadLettered, "10m")}) > 0`,
       for: "0s",

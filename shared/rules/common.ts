@@ -101,6 +101,19 @@ export const ruleStatusSchema = z
       .min(0)
       .optional()
       .describe("metadata.generation the controller last acted on."),
+    driftRepairs: z
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        "How many times a resync found the applied rule changed or missing on a CNF pod and wrote it back, since driftSince.",
+      ),
+    driftSince: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe(
+        "Start of the window driftRepairs counts in (RFC 3339); repairs after the window start a new count.",
+      ),
     conditions: z
       .array(ruleConditionSchema)
       .optional()

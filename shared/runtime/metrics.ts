@@ -21,6 +21,8 @@ export interface CnfSyncCount {
   /** The CNF's sdewanPurpose label. */
   readonly cnf: string;
   readonly notInSync: number;
+  /** Of those, the rules the CNF keeps losing after they are written back (RepeatedDrift). */
+  readonly repeatedDrift: number;
 }
 
 /** A ClusterLink Peer as its last heartbeat left it. */
@@ -75,6 +77,7 @@ export class RuntimeMetrics implements FunctionMetrics {
   private readonly kubeEvents: Counter<"function" | "result">;
   private readonly cnfFailures: Counter<"function" | "reason">;
   private readonly rulesNotInSync: Gauge<"namespace" | "cnf">;
+  private readonly rulesRepeatedDrift: Gauge<"namespace" | "cnf">;
   private readonly peerUnreachable: Gauge<"peer">;
   private readonly netpolFailClosed: Gauge<"direction">;
   private readonly netpolProblems: Gauge<"namespace" | "policy" | "reason">;
@@ -118,6 +121,12 @@ export class RuntimeMetrics implements FunctionMetrics {
     this.rulesNotInSync = new Gauge({
       name: "sdewan_rules_not_in_sync",
       help: "Rules of a CNF (namespace, sdewanPurpose) not in sync on every ready pod after its last sync: rejected, failing, stalled or waiting for the CNF",
+      labelNames: ["namespace", "cnf"],
+      registers,
+    });
+    this.rulesRepeatedDrift = new Gauge({
+      name: "sdewan_rules_repeated_drift",
+      help: "Rules of a CNF (namespace, sdewanPurpose) its pods keep losing after they are written back (condition RepeatedDrift), after its last sync",
       labelNames: ["namespace", "cnf"],
       registers,
     });
@@ -173,9 +182,14 @@ export class RuntimeMetrics implements FunctionMetrics {
   }
 
   setRulesNotInSync(counts: readonly CnfSyncCount[], complete: boolean): void {
-    if (complete) this.rulesNotInSync.reset();
-    for (const { namespace, cnf, notInSync } of counts)
+    if (complete) {
+      this.rulesNotInSync.reset();
+      this.rulesRepeatedDrift.reset();
+    }
+    for (const { namespace, cnf, notInSync, repeatedDrift } of counts) {
       this.rulesNotInSync.set({ namespace, cnf }, notInSync);
+      this.rulesRepeatedDrift.set({ namespace, cnf }, repeatedDrift);
+    }
   }
 
   setPeersReachable(peers: readonly PeerReachability[], complete: boolean): void {

@@ -7,6 +7,7 @@
 import {
   isKubeError,
   kubeFailureOutcome,
+  retryOnConflict,
   ruleResource,
   type KnownFinalizers,
   type KubeClient,
@@ -15,11 +16,13 @@ import {
 } from "../kube/index.js";
 import { requireKind, ruleKey, type RuleKey, type RuleStatus } from "../rules/index.js";
 import { done, retryLater, type Outcome } from "../core/outcome.js";
-import { processOwnWrites } from "./own-writes.js";
-import type { RuleIdentity } from "./plan-rules.js";
+import { echoBasisOf, processOwnWrites } from "./own-writes.js";
+import { observedRule, type RuleIdentity } from "./plan-rules.js";
 import {
+  planRewrite,
   planSuperseded,
   type ClaimFailure,
+  type ObservedRule,
   type RuleAfterWrite,
   type RuleDecision,
 } from "./plan-status.js";
@@ -44,7 +47,8 @@ export function statusMergePatch(
 }
 
 export type ClaimResult =
-  | { readonly claimed: true }
+  /** `resourceVersion`: the rule's version after the claim, when this claim wrote it. */
+  | { readonly claimed: true; readonly resourceVersion?: string }
   | {
       readonly claimed: false;
       readonly outcome: Outcome;
@@ -64,12 +68,16 @@ export async function claimRule(
   const entry = requireKind(rule.kind);
   const key = { namespace: rule.namespace, name: rule.name };
   // This delivery answers for the version its claim writes: that echo is skipped (own-writes.ts).
-  const written = (object: KubeObject) =>
+  let resourceVersion: string | undefined;
+  const written = (object: KubeObject) => {
     processOwnWrites.recordWrite(observed.echoBasis, object.metadata);
+    resourceVersion = object.metadata.resourceVersion;
+  };
   try {
     const type = ruleResource(entry);
     const result = await kube.addFinalizer(type, key, entry.finalizer, observed, written);
-    return result === "gone" ? { claimed: false, outcome: done("gone") } : { claimed: true };
+    if (result === "gone") return { claimed: false, outcome: done("gone") };
+    return resourceVersion === undefined ? { claimed: true } : { claimed: true, resourceVersion };
   } catch (error) {
     if (!isKubeError(error)) throw error;
     return claimFailed(kube, rule, entry.finalizer, error);
@@ -110,26 +118,41 @@ async function claimFailed(
   };
 }
 
+/** The precondition of a write over the rule as read at `resourceVersion` ("" when unknown). */
+const asRead = (resourceVersion: string): { readonly resourceVersion?: string } =>
+  resourceVersion === "" ? {} : { resourceVersion };
+
 /**
- * Writes `status` (planApplying) before the CNF writes. A failure is left to the status write
- * after them, which says what happened either way.
+ * Writes `status` (planApplying) before the CNF writes, over the rule as read. A failure
+ * (a conflict included) is left to the status write after them, which says what happened
+ * either way. Returns the rule's version after the write, when it was written.
  */
 export async function markApplying(
   kube: KubeClient,
   rule: RuleIdentity,
   oldStatus: RuleStatus | undefined,
   status: RuleStatus,
-  echoBasis: string,
-): Promise<void> {
+  read: { readonly echoBasis: string; readonly resourceVersion: string },
+): Promise<string | undefined> {
   const type = ruleResource(requireKind(rule.kind));
   const key = { namespace: rule.namespace, name: rule.name };
   try {
-    const { metadata } = await kube.patchStatus(type, key, statusMergePatch(oldStatus, status));
-    processOwnWrites.recordWrite(echoBasis, metadata);
+    const { metadata } = await kube.patchStatus(
+      type,
+      key,
+      statusMergePatch(oldStatus, status),
+      asRead(read.resourceVersion),
+    );
+    processOwnWrites.recordWrite(read.echoBasis, metadata);
+    return metadata.resourceVersion;
   } catch (error) {
     if (!isKubeError(error)) throw error;
+    return undefined;
   }
 }
+
+/** Status writes refused with 409 are re-read and re-planned this many times in all. */
+const STATUS_WRITE_ATTEMPTS = 4;
 
 export interface DecisionResult {
   readonly outcome: Outcome;
@@ -137,60 +160,136 @@ export interface DecisionResult {
   readonly after: RuleAfterWrite | undefined;
   /** Set when the finalizer's release failed other than by a conflict: the status should say why. */
   readonly finalizerFailure?: ClaimFailure;
+  /** The decision as finally written (re-planned after a 409), for the rule's Event. */
+  readonly decision: RuleDecision;
+  /**
+   * Set when the rule changed since it was read into one the decision is not about (planRewrite):
+   * nothing was written; the rule as re-read.
+   */
+  readonly stale?: { readonly raw: KubeObject; readonly observed: ObservedRule };
 }
 
 /**
- * The status write, corrected at once when its answer shows a newer generation (Superseded).
- * Otherwise its echo is our own (own-writes.ts); an in-sync one may be skipped however read.
+ * The status write, over the rule as read (a precondition on its resourceVersion): a rule
+ * changed since is re-read and the decision re-planned from it (`replan`), so a status is never
+ * written from a stale read over a newer one. When the re-read rule is not the one the decision
+ * is about (`replan` answers null: another generation, a deletion begun), nothing is written and
+ * the result says so (`stale`). Otherwise its echo is our own (own-writes.ts).
  */
 async function writeStatus(
   kube: KubeClient,
   rule: RuleIdentity,
-  oldStatus: RuleStatus | undefined,
-  status: RuleStatus,
-  echoBasis: string | undefined,
-): Promise<RuleAfterWrite> {
+  first: RuleDecision,
+  read: {
+    readonly status: RuleStatus | undefined;
+    readonly echoBasis?: string;
+    readonly resourceVersion: string;
+    readonly replan?: Replan;
+  },
+): Promise<Omit<DecisionResult, "outcome"> & { readonly decision: RuleDecision }> {
   const type = ruleResource(requireKind(rule.kind));
   const key = { namespace: rule.namespace, name: rule.name };
-  const { metadata } = await kube.patchStatus(type, key, statusMergePatch(oldStatus, status));
-  const superseded = planSuperseded(status, metadata.generation, now());
-  if (superseded !== null) {
-    await kube.patchStatus(type, key, statusMergePatch(status, superseded));
-  } else if (echoBasis !== undefined) {
-    processOwnWrites.recordWrite(echoBasis, metadata, status.inSync === true);
-  }
-  return { uid: metadata.uid, deleting: metadata.deletionTimestamp !== undefined };
+  let decision = first;
+  let base: { status: RuleStatus | undefined; echoBasis?: string; resourceVersion: string } = read;
+  return retryOnConflict({ attempts: STATUS_WRITE_ATTEMPTS }, async (attempt) => {
+    if (attempt > 1) {
+      const raw = await kube.get(type, key);
+      if (raw === undefined) return { decision, after: "gone" as const };
+      const after = {
+        uid: raw.metadata.uid,
+        deleting: raw.metadata.deletionTimestamp !== undefined,
+      };
+      const fresh = observedRule(raw.metadata, rule.kind, raw["status"]);
+      const next = read.replan?.(fresh, raw.metadata.uid) ?? null;
+      if (next === null) return { decision, after, stale: { raw, observed: fresh } };
+      decision = next;
+      base = {
+        status: fresh.status,
+        echoBasis: echoBasisOf(raw.metadata),
+        resourceVersion: fresh.resourceVersion,
+      };
+    }
+    const status = decision.status;
+    if (status === null) return { decision, after: undefined };
+    const { metadata } = await kube.patchStatus(
+      type,
+      key,
+      statusMergePatch(base.status, status),
+      asRead(base.resourceVersion),
+    );
+    const superseded = planSuperseded(status, metadata.generation, now());
+    if (superseded !== null) {
+      await kube.patchStatus(type, key, statusMergePatch(status, superseded));
+    } else if (base.echoBasis !== undefined) {
+      processOwnWrites.recordWrite(base.echoBasis, metadata, status.inSync === true);
+    }
+    const after = { uid: metadata.uid, deleting: metadata.deletionTimestamp !== undefined };
+    return { decision, after };
+  });
+}
+
+/**
+ * The decision again, for the rule as re-read after a 409; null when the pod results it was made
+ * from are not about that rule (plan-status.ts planRewrite).
+ */
+export type Replan = (fresh: ObservedRule, uid: string | undefined) => RuleDecision | null;
+
+/**
+ * A Replan from a planner of the decision for a rule, as first read (`planned`, `uid`); a rule
+ * replaced by a new one of the same name is never re-planned for.
+ */
+export function replanWith(
+  planned: ObservedRule,
+  uid: string | undefined,
+  plan: (rule: ObservedRule) => RuleDecision,
+): Replan {
+  return (fresh, freshUid) =>
+    freshUid === uid && planRewrite(planned, fresh) === "replan" ? plan(fresh) : null;
 }
 
 export async function applyRuleDecision(
   kube: KubeClient,
   rule: RuleIdentity,
   oldStatus: RuleStatus | undefined,
-  decision: RuleDecision,
-  /** As read, with echoBasisOf the rule decided on (own-writes.ts), to know our write's echo. */
-  observed: KnownFinalizers & { readonly echoBasis?: string },
+  given: RuleDecision,
+  /**
+   * As read, with echoBasisOf the rule decided on (own-writes.ts), to know our write's echo, and
+   * how to decide again when the rule changed since it was read (without it, nothing is).
+   */
+  observed: KnownFinalizers & { readonly echoBasis?: string; readonly replan?: Replan },
 ): Promise<DecisionResult> {
   const entry = requireKind(rule.kind);
   const type = ruleResource(entry);
   const key = { namespace: rule.namespace, name: rule.name };
   let after: RuleAfterWrite | undefined;
+  let decision = given;
   try {
     if (decision.status !== null) {
-      after = await writeStatus(kube, rule, oldStatus, decision.status, observed.echoBasis);
+      const read = { ...observed, status: oldStatus };
+      const written = await writeStatus(kube, rule, decision, read);
+      if (written.stale !== undefined) {
+        const outcome = done("the rule changed while it was applied");
+        return { outcome, after: written.after, stale: written.stale, decision };
+      }
+      after = written.after;
+      decision = written.decision;
     }
   } catch (error) {
-    if (isKubeError(error, "notFound")) return { outcome: done("gone"), after: "gone" };
-    return { outcome: kubeFailureOutcome(error, "status write"), after };
+    if (isKubeError(error, "notFound")) return { outcome: done("gone"), after: "gone", decision };
+    return { outcome: kubeFailureOutcome(error, "status write"), after, decision };
   }
+  if (after === "gone") return { outcome: done("gone"), after, decision };
   if (decision.finalizer === "remove") {
     try {
       // A rule on its way out got no status write (planRuleDecision), so `observed` is current
       // unless someone else wrote meanwhile.
       await kube.removeFinalizer(type, key, entry.finalizer, observed);
     } catch (error) {
-      if (isKubeError(error, "notFound")) return { outcome: done("gone"), after: "gone" };
+      if (isKubeError(error, "notFound")) {
+        return { outcome: done("gone"), after: "gone", decision };
+      }
       const outcome = kubeFailureOutcome(error, "finalizer write");
-      if (!isKubeError(error) || error.code === "conflict") return { outcome, after };
+      if (!isKubeError(error) || error.code === "conflict") return { outcome, after, decision };
       // Refused or failing: the rule stays Terminating, so its status must say why (issue 17).
       const kind = error.code === "unavailable" ? "unavailable" : "refused";
       const failure: ClaimFailure = {
@@ -199,10 +298,10 @@ export async function applyRuleDecision(
         finalizer: entry.finalizer,
         message: error.message,
       };
-      return { outcome, after, finalizerFailure: failure };
+      return { outcome, after, finalizerFailure: failure, decision };
     }
   }
-  return { outcome: decision.outcome, after };
+  return { outcome: decision.outcome, after, decision };
 }
 
 /**

@@ -8,8 +8,8 @@
  *
  * A version is recorded only when the write's answer shows that nothing but our write changed
  * the rule since it was read (same generation, labels, annotations and deletion state): a status
- * patch carries no precondition, and a label that moved the rule to another CNF in between must
- * not be skipped. Only update events qualify, and each version is skipped once: a later delivery
+ * patch re-planned after a 409 (ADR 0012) starts from a newer read, and a label that moved the
+ * rule to another CNF in between must not be skipped. Only update events qualify, and each version is skipped once: a later delivery
  * of it (a duplicate, a re-list) is checked in full. Per process and safe to lose: a lost entry
  * costs one full check.
  *

@@ -4,7 +4,11 @@
  * identical failures is one Event whose series counts them. Pure: sync.ts records it.
  */
 import type { RuleStatus } from "../rules/index.js";
-import { RESTART_DEFERRED_REASON, type RuleDecision } from "./plan-status.js";
+import {
+  REPEATED_DRIFT_REASON,
+  RESTART_DEFERRED_REASON,
+  type RuleDecision,
+} from "./plan-status.js";
 
 /** The closed catalogue of Event reasons on rules; docs/events.md lists them. */
 export const RULE_EVENT_REASONS = {
@@ -15,6 +19,10 @@ export const RULE_EVENT_REASONS = {
   Retrying: { type: "Warning", means: "a CNF or dependency failure; delivery retries" },
   Rejected: { type: "Warning", means: "the CNF refused the rule as it is: fix the spec" },
   Stalled: { type: "Warning", means: "the rule cannot be applied until someone acts" },
+  RepeatedDrift: {
+    type: "Warning",
+    means: "the CNF keeps losing the rule after it is written back",
+  },
 } as const;
 
 export type RuleEventReason = keyof typeof RULE_EVENT_REASONS;
@@ -31,6 +39,7 @@ function eventReason(condition: RuleDecision["condition"]): RuleEventReason {
   if (type === "Ready") return reason === "DriftRepaired" ? "DriftRepaired" : "Applied";
   if (type === "Stalled") return reason === "CNFRejected" ? "Rejected" : "Stalled";
   if (reason === "Deleted") return "DeletedFromCNF";
+  if (reason === REPEATED_DRIFT_REASON) return "RepeatedDrift";
   if (reason === "NoCNF" || reason === "CNFNotReady" || reason === "PodsNotReady") {
     return "NotReady";
   }

@@ -59,7 +59,12 @@ function statusOf(raw: unknown): RuleStatus | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
-function observedRule(meta: KubeObject["metadata"], kind: string, status: unknown): ObservedRule {
+/** The rule as planning sees it, from its metadata and status as read. */
+export function observedRule(
+  meta: KubeObject["metadata"],
+  kind: string,
+  status: unknown,
+): ObservedRule {
   return {
     key: ruleKey({ kind, name: meta.name }),
     generation: meta.generation ?? 0,

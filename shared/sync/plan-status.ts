@@ -99,6 +99,41 @@ export interface RuleDecision {
 const RETRY_SECONDS = 5;
 
 /**
+ * Drift repairs within REPEATED_DRIFT_WINDOW_MS after which a rule is no longer Ready: a CNF that
+ * keeps losing what it accepted (one that answers 200 and stores nothing, or something on it
+ * undoing our writes) is not holding the rule, whatever each write answered.
+ */
+export const REPEATED_DRIFT_REPAIRS = 3;
+export const REPEATED_DRIFT_WINDOW_MS = 60 * 60 * 1000;
+/** The condition reason, and the done result that counts the rule as not in sync (sync-counts). */
+export const REPEATED_DRIFT_REASON = "RepeatedDrift";
+export const REPEATED_DRIFT = "repeated drift";
+
+/** Drift repairs counted since `since` (kept in status: the functions keep no memory). */
+interface DriftCount {
+  readonly repairs: number;
+  readonly since: string;
+}
+
+/** The count the status carries, while its window lasts. */
+function driftOf(status: RuleStatus | undefined, now: string): DriftCount | undefined {
+  const since = status?.driftSince;
+  const repairs = status?.driftRepairs;
+  if (since === undefined || repairs === undefined) return undefined;
+  return Date.parse(now) - Date.parse(since) <= REPEATED_DRIFT_WINDOW_MS
+    ? { repairs, since }
+    : undefined;
+}
+
+/** The count after one more repair: within the window it adds up, after it a new one starts. */
+function oneMoreRepair(status: RuleStatus | undefined, now: string): DriftCount {
+  const counted = driftOf(status, now);
+  return counted === undefined
+    ? { repairs: 1, since: now }
+    : { repairs: counted.repairs + 1, since: counted.since };
+}
+
+/**
  * Reason of the extra `Ready=False` condition that marks a service restart still owed on some
  * pod. It outlives other verdicts (CNF not ready, other failures) until the rule is Ready again.
  */
@@ -134,6 +169,8 @@ interface Verdict {
   readonly finalizer: FinalizerAction;
   readonly outcome: Outcome;
   readonly result: string;
+  /** Set when this sync repaired drift: the count with this repair. */
+  readonly drift?: DriftCount;
 }
 
 /**
@@ -242,6 +279,24 @@ function changedResult(input: RulePlanInput): string {
   return input.rule.status?.appliedGeneration === undefined ? "created" : "updated";
 }
 
+/** A rule repaired again and again: the CNF does not keep it, whatever each write answered. */
+function repeatedDrift(counted: DriftCount, where: string): Verdict {
+  const message =
+    `the CNF lost this rule after it was applied and it was repaired ${counted.repairs} times ` +
+    `since ${counted.since} (written again ${where}): the CNF accepts writes it does not ` +
+    "keep, something on it undoes them, or it keeps restarting; check the CNF";
+  return {
+    condition: { type: "Reconciling", reason: REPEATED_DRIFT_REASON, message },
+    inSync: false,
+    // Written to every pod: the applied fields stay, so the next repair is counted as drift.
+    applied: true,
+    finalizer: "keep",
+    outcome: done(REPEATED_DRIFT),
+    result: REPEATED_DRIFT,
+    drift: counted,
+  };
+}
+
 function readyVerdict(input: RulePlanInput, deployment: string, allPods: boolean): Verdict {
   const { rule } = input;
   const result = changedResult(input);
@@ -265,22 +320,34 @@ function readyVerdict(input: RulePlanInput, deployment: string, allPods: boolean
       result,
     };
   }
+  return appliedVerdict(input, deployment, result);
+}
+
+/** "DriftRepaired" stays until something else happens: flipping it back costs a write per rule. */
+function readyReason(rule: ObservedRule, result: string, drift: boolean): string {
+  const previous = rule.status?.conditions?.find((c) => c.type === "Ready" && c.status === "True");
+  const keep = result === "unchanged" && previous?.reason === "DriftRepaired";
+  return drift || keep ? "DriftRepaired" : "Applied";
+}
+
+/** Applied on every pod: Ready (Applied, DriftRepaired), or RepeatedDrift. */
+function appliedVerdict(input: RulePlanInput, deployment: string, result: string): Verdict {
+  const { rule } = input;
+  const ready = input.podResults.length;
   const drift = result === "updated" && rule.status?.appliedGeneration === rule.generation;
   const message = `applied on all ${ready} pods of CNF ${deployment}`;
-  // "DriftRepaired" stays until something else happens: flipping it back costs a write per rule.
-  const previous = rule.status?.conditions?.find((c) => c.type === "Ready" && c.status === "True");
-  const keepReason = result === "unchanged" && previous?.reason === "DriftRepaired";
+  const counted = drift ? oneMoreRepair(rule.status, input.now) : undefined;
+  if (counted !== undefined && counted.repairs >= REPEATED_DRIFT_REPAIRS) {
+    return repeatedDrift(counted, `on all ${ready} pods of CNF ${deployment}`);
+  }
   return {
-    condition: {
-      type: "Ready",
-      reason: drift || keepReason ? "DriftRepaired" : "Applied",
-      message,
-    },
+    condition: { type: "Ready", reason: readyReason(rule, result, drift), message },
     inSync: true,
     applied: true,
     finalizer: "keep",
     outcome: done(result),
     result,
+    ...(counted === undefined ? {} : { drift: counted }),
   };
 }
 
@@ -350,11 +417,13 @@ function nextStatus(input: RulePlanInput, verdict: Verdict): RuleStatus {
       : now,
     observedGeneration: rule.generation,
   };
+  const drift = verdict.drift ?? driftOf(old, now);
   const status: RuleStatus = {
     inSync: verdict.inSync,
     observedGeneration: rule.generation,
     conditions: [condition, ...restartMarker(input, verdict)],
     message,
+    ...(drift === undefined ? {} : { driftRepairs: drift.repairs, driftSince: drift.since }),
   };
   if (!verdict.applied) return status;
   const sameApply = old.inSync === true && old.appliedGeneration === rule.generation;
@@ -498,6 +567,45 @@ export function planSuperseded(
   if (currentGeneration === undefined) return null;
   const message = `generation ${currentGeneration} arrived while generation ${written.observedGeneration ?? "?"} was applied; it is applied next`;
   return notInSyncFor(written, currentGeneration, "Superseded", message, now);
+}
+
+/**
+ * A status write refused with 409 (the rule changed since it was read): "replan" when the rule
+ * re-read is the one the pod results are about (same generation, same deletion state), so the
+ * decision is planned again from its current status; "stale" when they are about an older spec
+ * or another state of the rule, and writing them would take the status backwards.
+ */
+export function planRewrite(planned: ObservedRule, fresh: ObservedRule): "replan" | "stale" {
+  return fresh.generation === planned.generation && fresh.deleting === planned.deleting
+    ? "replan"
+    : "stale";
+}
+
+/**
+ * A delivery whose CNF writes were for generation `written` found generation `fresh.generation`
+ * already applied and in sync: its writes may have reached the CNF after the newer ones, so the
+ * status stops claiming inSync until the newer generation is applied again. Null when the status
+ * claims nothing.
+ */
+export function planOverwritten(
+  fresh: ObservedRule,
+  written: number,
+  now: string,
+): RuleStatus | null {
+  const { status } = fresh;
+  if (status?.inSync !== true) return null;
+  const message = `a write of generation ${written} may have reached the CNF after generation ${fresh.generation} was applied; applying generation ${fresh.generation} again`;
+  const condition: Condition = {
+    type: "Reconciling",
+    status: "True",
+    reason: "Reapplying",
+    message,
+    lastTransitionTime: now,
+    ...(status.observedGeneration === undefined
+      ? {}
+      : { observedGeneration: status.observedGeneration }),
+  };
+  return { ...status, inSync: false, conditions: [condition], message };
 }
 
 /** Why the API server did not take the rule's finalizer: "refused" is an answer, not an outage. */

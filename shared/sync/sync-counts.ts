@@ -4,16 +4,22 @@
  *
  * A rule is out of sync when its outcome is not done (a retry: the CNF rejected it for now, is
  * unreachable or failing; permanent: Stalled), or when it is done only because its CNF has no
- * ready pod (the resync answers "waiting for CNF" so as not to be redelivered). A scope whose
+ * ready pod (the resync answers "waiting for CNF" so as not to be redelivered), or when its CNF
+ * keeps losing it after it is written back (RepeatedDrift, also counted on its own). A scope whose
  * reads failed says nothing about its rules and is left out; so is pruning, which is no rule.
  */
 import type { Outcome } from "../core/outcome.js";
-import { WAITING_FOR_CNF } from "./plan-status.js";
+import { REPEATED_DRIFT, WAITING_FOR_CNF } from "./plan-status.js";
 import type { CnfBatchReport } from "./resync.js";
 import type { CnfRuleCount } from "./sync.js";
 
 export function isOutOfSync(outcome: Outcome): boolean {
-  return outcome.kind !== "done" || outcome.result === WAITING_FOR_CNF;
+  return outcome.kind !== "done" || outcome.result === WAITING_FOR_CNF || isRepeatedDrift(outcome);
+}
+
+/** A rule its CNF keeps losing after it is written back (plan-status.ts, RepeatedDrift). */
+export function isRepeatedDrift(outcome: Outcome): boolean {
+  return outcome.kind === "done" && outcome.result === REPEATED_DRIFT;
 }
 
 export function notInSyncCounts(report: CnfBatchReport): CnfRuleCount[] {
@@ -23,6 +29,8 @@ export function notInSyncCounts(report: CnfBatchReport): CnfRuleCount[] {
       namespace: scope.scope.namespace,
       cnf: scope.scope.purpose,
       notInSync: (scope.sync?.rules ?? []).filter((rule) => isOutOfSync(rule.outcome)).length,
+      repeatedDrift: (scope.sync?.rules ?? []).filter((rule) => isRepeatedDrift(rule.outcome))
+        .length,
     }));
 }
 

@@ -17,8 +17,8 @@ import {
   cnfEndpointConfig,
   type Env,
 } from "../cnf/index.js";
-import { isKubeError, type EventRecorder, type KubeClient } from "../kube/index.js";
-import { RULE_API_VERSION, ruleKey, type RuleKey } from "../rules/index.js";
+import { isKubeError, ruleResource, type EventRecorder, type KubeClient } from "../kube/index.js";
+import { RULE_API_VERSION, requireKind, ruleKey, type RuleKey } from "../rules/index.js";
 import type { CallCounters, Log } from "../core/context.js";
 import { done, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
 import { syncPod, type PodSyncResult, type ReadMode, type RestartPacing } from "./apply-pod.js";
@@ -27,18 +27,27 @@ import {
   claimRule,
   markApplying,
   readRulesAfterWrite,
+  replanWith,
+  statusMergePatch,
   type ClaimResult,
   type DecisionResult,
 } from "./apply-rule.js";
-import { observeReferrers, type CnfObservation, type ObservedRuleCr } from "./observe.js";
+import {
+  observeReferrers,
+  parseRuleObject,
+  type CnfObservation,
+  type ObservedRuleCr,
+} from "./observe.js";
 import {
   mayHaveWritten,
   needsClaim,
   planAfterWrite,
   planApplying,
   planClaimFailure,
+  planOverwritten,
   planRuleDecision,
   restartPendingOf,
+  type ObservedRule,
   type PodRuleResult,
   type RuleAfterWrite,
   type RuleDecision,
@@ -93,6 +102,8 @@ export interface CnfRuleCount {
   /** The CNF's sdewanPurpose label. */
   readonly cnf: string;
   readonly notInSync: number;
+  /** Of those, the rules the CNF keeps losing after they are written back (RepeatedDrift). */
+  readonly repeatedDrift: number;
 }
 
 export interface SyncRequest {
@@ -240,12 +251,21 @@ async function claimRules(
           if (!claim.claimed) {
             return { rule: rule.identity, outcome: await claimFailed(ctx, rule, claim) };
           }
-          ready = { ...rule, observed: { ...rule.observed, hasFinalizer: true } };
+          ready = withVersion(
+            { ...rule, observed: { ...rule.observed, hasFinalizer: true } },
+            claim.resourceVersion,
+          );
         }
         // No inSync=true for an earlier generation while this one is written (issue 17).
         const applying = planApplying(rule.observed, ctx.now());
         if (applying !== null) {
-          await markApplying(ctx.kube, rule.identity, rule.oldStatus, applying, rule.echoBasis);
+          const version = await markApplying(ctx.kube, rule.identity, rule.oldStatus, applying, {
+            echoBasis: rule.echoBasis,
+            resourceVersion: ready.meta.resourceVersion,
+          });
+          // The final status write is made over what this mark wrote (its precondition).
+          if (version !== undefined)
+            ready = { ...withVersion(ready, version), oldStatus: applying };
         }
         return ready;
       }),
@@ -257,6 +277,16 @@ async function claimRules(
   };
 }
 
+/** The rule as this sync's own write left it: the precondition of its next write. */
+function withVersion(rule: PlannedRule, resourceVersion: string | undefined): PlannedRule {
+  if (resourceVersion === undefined) return rule;
+  return {
+    ...rule,
+    meta: { ...rule.meta, resourceVersion },
+    observed: { ...rule.observed, resourceVersion },
+  };
+}
+
 /** A claim that failed: its outcome, after the rule's status says why when it should. */
 async function claimFailed(
   ctx: KeyedSyncContext,
@@ -264,13 +294,14 @@ async function claimFailed(
   claim: Extract<ClaimResult, { claimed: false }>,
 ): Promise<Outcome> {
   if (claim.failure === undefined) return claim.outcome;
-  const decision = planClaimFailure(rule.observed, claim.failure, ctx.now());
-  const { outcome, after } = await applyRuleDecision(
+  const { failure } = claim;
+  const plan = (observed: ObservedRule) => planClaimFailure(observed, failure, ctx.now());
+  const { outcome, after, decision } = await applyRuleDecision(
     ctx.kube,
     rule.identity,
     rule.oldStatus,
-    decision,
-    rule.meta,
+    plan(rule.observed),
+    { ...rule.meta, replan: replanWith(rule.observed, rule.uid, plan) },
   );
   if (after !== "gone") await recordEvent(ctx, rule, decision);
   return outcome;
@@ -282,21 +313,27 @@ async function reportFinalizerFailure(
   rule: PlannedRule,
   applied: DecisionResult,
 ): Promise<DecisionResult> {
-  if (applied.finalizerFailure === undefined) return applied;
-  const decision = planClaimFailure(rule.observed, applied.finalizerFailure, ctx.now());
+  const failure = applied.finalizerFailure;
+  if (failure === undefined) return applied;
+  const plan = (observed: ObservedRule) => planClaimFailure(observed, failure, ctx.now());
   const reported = await applyRuleDecision(
     ctx.kube,
     rule.identity,
     rule.oldStatus,
-    decision,
-    rule.meta,
+    plan(rule.observed),
+    { ...rule.meta, replan: replanWith(rule.observed, rule.uid, plan) },
   );
-  await recordEvent(ctx, rule, decision);
+  await recordEvent(ctx, rule, reported.decision);
   return { ...reported, after: applied.after };
 }
 
 /** Brings `request.rules` in sync on every ready pod of the observed CNF and records the result. */
-export async function syncRules(outer: SyncContext, request: SyncRequest): Promise<SyncReport> {
+export async function syncRules(
+  outer: SyncContext,
+  request: SyncRequest,
+  /** 1, or which pass of applying rules overtaken by a newer generation (syncOvertaken). */
+  pass = 1,
+): Promise<SyncReport> {
   const mode = request.restartMode ?? "now";
   const found = request.observation.situation.kind === "found";
   const willWrite = found && request.observation.pods.ready.length > 0;
@@ -339,30 +376,106 @@ export async function syncRules(outer: SyncContext, request: SyncRequest): Promi
     planned.map((rule) =>
       limit(async (): Promise<DecidedRule> => {
         const podResults = podResultsOf(rule, pods);
-        const decision = planRuleDecision({
-          rule: rule.observed,
-          cnf: request.observation.situation,
-          podResults,
-          unappliable: rule.unappliable,
-          needs: rule.needs,
-          stillUsedBy: usedBy.get(rule.observed.key),
-          keys: redaction,
-          now,
-        });
-        const applied = await applyRuleDecision(ctx.kube, rule.identity, rule.oldStatus, decision, {
-          ...rule.meta,
-          echoBasis: rule.echoBasis,
-        });
+        const plan = (observed: ObservedRule) =>
+          planRuleDecision({
+            rule: observed,
+            cnf: request.observation.situation,
+            podResults,
+            unappliable: rule.unappliable,
+            needs: rule.needs,
+            stillUsedBy: usedBy.get(rule.observed.key),
+            keys: redaction,
+            now,
+          });
+        const applied = await applyRuleDecision(
+          ctx.kube,
+          rule.identity,
+          rule.oldStatus,
+          plan(rule.observed),
+          {
+            ...rule.meta,
+            echoBasis: rule.echoBasis,
+            replan: replanWith(rule.observed, rule.uid, plan),
+          },
+        );
         const result = await reportFinalizerFailure(ctx, rule, applied);
-        if (result.after !== "gone") await recordEvent(ctx, rule, decision);
-        return { rule, wrote: mayHaveWritten(rule.observed, podResults), result };
+        const wrote = mayHaveWritten(rule.observed, podResults);
+        if (result.after !== "gone" && result.stale === undefined) {
+          await recordEvent(ctx, rule, result.decision);
+        }
+        return { rule, wrote, result };
       }),
     ),
   );
   const raced = await settleRacedWrites(ctx, request, decided);
   finishOwnWrites(decided, raced);
-  const rules = [...unclaimed, ...raced];
-  return { rules, pods, outcome: worstOutcome(rules.map((r) => r.outcome)) };
+  const again = await syncOvertaken(ctx, request, decided, raced, pass);
+  const rules = [...unclaimed, ...again.rules];
+  const allPods = again.pods.length === 0 ? pods : withLaterResults(pods, again.pods);
+  return { rules, pods: allPods, outcome: worstOutcome(rules.map((r) => r.outcome)) };
+}
+
+/** How many times one sync applies a rule whose spec keeps changing under it. */
+const MAX_PASSES = 3;
+
+/**
+ * Rules whose status write found a newer generation than this sync applied (planRewrite
+ * "stale"), after this sync may have written the older one to a pod: that write may have
+ * reached the CNF after the newer generation's, so the status stops claiming inSync
+ * (planOverwritten) and the newer generation is applied again, now. The CNF then holds the last
+ * generation written by whichever delivery finished last, and its status says so (issue 25).
+ * A stale rule this sync wrote nothing for is left to the newer generation's own event.
+ */
+async function syncOvertaken(
+  ctx: SyncContext,
+  request: SyncRequest,
+  decided: readonly DecidedRule[],
+  reports: readonly RuleReport[],
+  pass: number,
+): Promise<{ rules: RuleReport[]; pods: readonly PodSyncResult[] }> {
+  const overtaken = decided.flatMap((d, i) => {
+    const stale = d.result.stale;
+    const report = reports[i];
+    const current = report !== undefined && report.outcome.kind === "done";
+    return stale !== undefined && d.wrote && current && !stale.observed.deleting
+      ? [{ index: i, decided: d, stale }]
+      : [];
+  });
+  if (overtaken.length === 0) return { rules: [...reports], pods: [] };
+  if (pass >= MAX_PASSES) {
+    const message = "the rule's spec kept changing while it was applied";
+    const rules = reports.map((r, i) =>
+      overtaken.some((o) => o.index === i) ? { ...r, outcome: retryLater(message, 1) } : r,
+    );
+    return { rules, pods: [] };
+  }
+  const fresh = await Promise.all(
+    overtaken.map(async ({ decided: d, stale }) => {
+      const correction = planOverwritten(stale.observed, d.rule.observed.generation, ctx.now());
+      if (correction === null) return stale.raw;
+      const type = ruleResource(requireKind(d.rule.identity.kind));
+      const key = { namespace: d.rule.identity.namespace, name: d.rule.identity.name };
+      try {
+        return await ctx.kube.patchStatus(
+          type,
+          key,
+          statusMergePatch(stale.observed.status, correction),
+          { resourceVersion: stale.observed.resourceVersion },
+        );
+      } catch (error) {
+        if (!isKubeError(error)) throw error;
+        return stale.raw; // the pass below re-reads on its own 409
+      }
+    }),
+  );
+  const report = await syncRules(
+    ctx,
+    { ...request, rules: fresh.map(parseRuleObject), extraTargets: [] },
+    pass + 1,
+  );
+  const byRule = new Map(report.rules.map((r) => [ruleKey(r.rule), r]));
+  const rules = reports.map((r) => byRule.get(ruleKey(r.rule)) ?? r);
+  return { rules, pods: report.pods };
 }
 
 /**

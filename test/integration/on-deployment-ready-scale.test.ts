@@ -86,19 +86,24 @@ describe("300 rules over all kinds on a restarted CNF", () => {
       `(per pod: ${perPod.map((p) => `${p.reads} reads + ${p.writes} writes + ${p.counters.logins} login + ${RESTARTED.length} restarts`).join("; ")})`;
     console.log(line);
 
-    // The same restart again: the statuses already say DriftRepaired, so this call is the CNF
-    // side alone (plus the 14 reads, and one LIST per kind to check that no rule was deleted
-    // while it was written): what the batch costs without status writes.
+    // The same restart again: the statuses already say DriftRepaired, but each rule counts its
+    // repairs in its status (driftRepairs, issue 25: the functions keep no memory), so this call
+    // is the 14 reads, a status patch per rule (whose answers show no rule was deleted while it
+    // was written) and the CNF side.
     for (const pod of cnf.pods) pod.sim.restartCnf();
     world.resetObservations();
     const cnfOnly = performance.now();
     expect(await world.syncCnf(cnf)).toEqual({ kind: "done", result: "300 updated" });
     console.log(
-      `300-rule re-apply on both restarted pods, no status change: ${Math.round(performance.now() - cnfOnly)} ms; API requests ${world.calls.api}, CNF requests ${world.calls.cnf}`,
+      `300-rule re-apply on both restarted pods, repair counted: ${Math.round(performance.now() - cnfOnly)} ms; API requests ${world.calls.api}, CNF requests ${world.calls.cnf}`,
     );
     // + the CNF's sync Lease, taken and released (ADR 0008).
-    expect(world.calls.api).toBe(14 + ALL_RULE_KINDS.length + 2);
+    expect(world.calls.api).toBe(14 + 300 + 2);
     expect(world.cnfWrites(cnf)).toEqual([300, 300]);
+    expect(await world.ruleView(rules[0]?.kind ?? "", rules[0]?.name ?? "")).toMatchObject({
+      condition: { reason: "DriftRepaired" },
+      status: { driftRepairs: 2 },
+    });
 
     // Nothing changed since: a repeat call only reads each collection once per pod.
     world.resetObservations();

@@ -59,6 +59,20 @@ describe("CNF simulator control: injected faults", () => {
     expect(reply).toMatchObject({ status: 200, json: { zones: [] } });
   });
 
+  it("lies: answers each write as the CNF would, and keeps nothing it changed", async () => {
+    sim.failNext({ kind: "lie", collection: "firewall/zones" });
+    const created = await api.post("firewall/zones", samples.zone);
+    expect(created).toMatchObject({ status: 201, json: samples.zone });
+    expect((await api.get("firewall/zones")).json).toEqual({ zones: [] });
+    expect((await api.post("firewall/zones", samples.zone)).status).toBe(201);
+    sim.failNext({ kind: "lie", method: "PUT" });
+    sim.failNext({ kind: "lie", method: "DELETE" });
+    const changed = { ...samples.zone, input: "DROP" };
+    expect(await api.put("firewall/zones/lan0", changed)).toMatchObject({ status: 200 });
+    expect((await api.delete("firewall/zones/lan0")).status).toBe(200);
+    expect((await api.get("firewall/zones")).json).toEqual({ zones: [samples.zone] });
+  });
+
   it("answers garbage that is not JSON", async () => {
     sim.failNext({ kind: "garbage" });
     const reply = await api.get("firewall/zones");

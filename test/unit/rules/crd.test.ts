@@ -205,6 +205,8 @@ describe.each(ALL_RULE_KINDS.map((e) => [e.kind, e] as const))("the %s CRD", (ki
       "appliedTime",
       "inSync",
       "observedGeneration",
+      "driftRepairs",
+      "driftSince",
       "conditions",
       "message",
     ]);

@@ -47,8 +47,8 @@ describe("sdewan_rules_not_in_sync", () => {
     const syncing = eventFunction("syncing", (_event, ctx): Outcome => {
       ctx.metrics?.setRulesNotInSync(
         [
-          { namespace: "ns1", cnf: "cnf-a", notInSync: 2 },
-          { namespace: "ns1", cnf: "cnf-b", notInSync: 0 },
+          { namespace: "ns1", cnf: "cnf-a", notInSync: 2, repeatedDrift: 1 },
+          { namespace: "ns1", cnf: "cnf-b", notInSync: 0, repeatedDrift: 0 },
         ],
         false,
       );
@@ -64,14 +64,27 @@ describe("sdewan_rules_not_in_sync", () => {
       'sdewan_rules_not_in_sync{namespace="ns1",cnf="cnf-a"} 2',
       'sdewan_rules_not_in_sync{namespace="ns1",cnf="cnf-b"} 0',
     ]);
+    const drift = await runtime.metrics.registry.getSingleMetricAsString(
+      "sdewan_rules_repeated_drift",
+    );
+    expect(drift).toContain('sdewan_rules_repeated_drift{namespace="ns1",cnf="cnf-a"} 1');
   });
 
   it("keeps other CNFs on a partial sync and forgets CNFs a cluster-wide sync no longer lists", async () => {
     const metrics = new RuntimeMetrics();
-    metrics.setRulesNotInSync([{ namespace: "ns1", cnf: "gone", notInSync: 3 }], false);
-    metrics.setRulesNotInSync([{ namespace: "ns2", cnf: "b", notInSync: 1 }], false);
+    metrics.setRulesNotInSync(
+      [{ namespace: "ns1", cnf: "gone", notInSync: 3, repeatedDrift: 0 }],
+      false,
+    );
+    metrics.setRulesNotInSync(
+      [{ namespace: "ns2", cnf: "b", notInSync: 1, repeatedDrift: 0 }],
+      false,
+    );
     expect(await gauge(metrics)).toHaveLength(2);
-    metrics.setRulesNotInSync([{ namespace: "ns2", cnf: "b", notInSync: 0 }], true);
+    metrics.setRulesNotInSync(
+      [{ namespace: "ns2", cnf: "b", notInSync: 0, repeatedDrift: 0 }],
+      true,
+    );
     expect(await gauge(metrics)).toEqual(['sdewan_rules_not_in_sync{namespace="ns2",cnf="b"} 0']);
   });
 });

@@ -1,10 +1,14 @@
 import {
+  REPEATED_DRIFT,
+  REPEATED_DRIFT_REPAIRS,
   RESTART_PENDING_REASON,
   mayHaveWritten,
   needsClaim,
   planAfterWrite,
   planApplying,
   planClaimFailure,
+  planOverwritten,
+  planRewrite,
   planSuperseded,
   planRuleDecision,
   restartPendingOf,
@@ -88,6 +92,56 @@ describe("planRuleDecision for a live rule", () => {
     });
     expect(d.status?.conditions?.[0]).toMatchObject({ reason: "DriftRepaired" });
     expect(d.status?.appliedTime).toBe(NOW);
+  });
+
+  it("drift repaired again and again within the window is RepeatedDrift, not Ready", () => {
+    let status = decide({}).status!;
+    const repair = (now: string) => {
+      const d = decide({
+        rule: rule({ hasFinalizer: true, status }),
+        podResults: [held(true), held(false)],
+        now,
+      });
+      status = d.status ?? status;
+      return d;
+    };
+    const times = ["2026-11-21T12:01:00Z", "2026-11-21T12:20:00Z", "2026-11-21T12:40:00Z"];
+    expect(repair(times[0]!).status).toMatchObject({ inSync: true, driftRepairs: 1 });
+    expect(repair(times[1]!).status).toMatchObject({ driftRepairs: 2, driftSince: times[0] });
+    const third = repair(times[2]!);
+    expect(third.outcome).toEqual({ kind: "done", result: REPEATED_DRIFT });
+    expect(third.status).toMatchObject({
+      inSync: false,
+      driftRepairs: REPEATED_DRIFT_REPAIRS,
+      driftSince: times[0],
+      appliedGeneration: 1,
+    });
+    expect(third.status?.conditions?.[0]).toMatchObject({
+      type: "Reconciling",
+      reason: "RepeatedDrift",
+    });
+    // The pod holds it at the next check: Ready, the count kept while its window lasts.
+    const held2 = decide({
+      rule: rule({ hasFinalizer: true, status }),
+      podResults: [held(false), held(false)],
+      now: "2026-11-21T12:50:00Z",
+    });
+    expect(held2.status).toMatchObject({ inSync: true, driftRepairs: 3 });
+  });
+
+  it("a drift repair after the window starts a new count", () => {
+    const first = decide({}).status!;
+    const old = { ...first, driftRepairs: 2, driftSince: "2026-11-21T10:00:00Z" };
+    const d = decide({
+      rule: rule({ hasFinalizer: true, status: old }),
+      podResults: [held(true), held(false)],
+      now: "2026-11-21T11:30:00Z",
+    });
+    expect(d.status).toMatchObject({
+      inSync: true,
+      driftRepairs: 1,
+      driftSince: "2026-11-21T11:30:00Z",
+    });
   });
 
   it("a new generation updates appliedGeneration, appliedVersion and appliedTime", () => {
@@ -484,5 +538,26 @@ describe("planApplying and planSuperseded: no inSync=true behind generation", ()
     expect(corrected?.conditions?.[0]).toMatchObject({ reason: "Superseded" });
     expect(planSuperseded(inSyncFor(2), 2, LATER)).toBeNull();
     expect(planSuperseded({ ...inSyncFor(2), inSync: false }, 3, LATER)).toBeNull();
+  });
+
+  it("a status write refused with 409 is re-planned only for the rule its results are about", () => {
+    const planned = rule({ generation: 2, status: inSyncFor(1) });
+    const sameSpec = rule({ generation: 2, resourceVersion: "105", status: inSyncFor(2) });
+    expect(planRewrite(planned, sameSpec)).toBe("replan");
+    expect(planRewrite(planned, rule({ generation: 3, status: inSyncFor(3) }))).toBe("stale");
+    expect(planRewrite(planned, rule({ generation: 2, deleting: true }))).toBe("stale");
+  });
+
+  it("a newer generation in sync stops claiming it when an older one may have been written after", () => {
+    const fresh = rule({ generation: 3, status: inSyncFor(3) });
+    const corrected = planOverwritten(fresh, 2, LATER);
+    expect(corrected).toMatchObject({ inSync: false, observedGeneration: 3, appliedGeneration: 3 });
+    expect(corrected?.conditions).toEqual([
+      expect.objectContaining({ type: "Reconciling", reason: "Reapplying", observedGeneration: 3 }),
+    ]);
+    expect(corrected?.message).toContain("generation 2");
+    expect(
+      planOverwritten(rule({ generation: 3, status: { inSync: false } }), 2, LATER),
+    ).toBeNull();
   });
 });

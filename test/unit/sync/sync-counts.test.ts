@@ -2,7 +2,7 @@
 import { done, permanent, retryLater, type Outcome } from "../../../shared/core/outcome.js";
 import type { CnfBatchReport, ScopeReport } from "../../../shared/sync/index.js";
 import { coversCluster, notInSyncCounts } from "../../../shared/sync/sync-counts.js";
-import { WAITING_FOR_CNF } from "../../../shared/sync/plan-status.js";
+import { REPEATED_DRIFT, WAITING_FOR_CNF } from "../../../shared/sync/plan-status.js";
 
 function scope(
   purpose: string,
@@ -25,7 +25,7 @@ function scope(
 const report = (...scopes: ScopeReport[]): CnfBatchReport => ({ scopes, outcome: done("x") });
 
 describe("notInSyncCounts", () => {
-  it("counts retries, stalled rules and rules waiting for their CNF; applied ones are in sync", () => {
+  it("counts retries, stalled rules, rules waiting for their CNF and rules drifting again and again; applied ones are in sync", () => {
     const counts = notInSyncCounts(
       report(
         scope("a", [
@@ -33,22 +33,23 @@ describe("notInSyncCounts", () => {
           done("unchanged"),
           retryLater("CNF rejected it: HTTP 400"),
           permanent("invalid", "never"),
+          done(REPEATED_DRIFT),
         ]),
         scope("b", [done(WAITING_FOR_CNF), done(WAITING_FOR_CNF)], "none"),
         scope("c", []),
       ),
     );
     expect(counts).toEqual([
-      { namespace: "ns1", cnf: "a", notInSync: 2 },
-      { namespace: "ns1", cnf: "b", notInSync: 2 },
-      { namespace: "ns1", cnf: "c", notInSync: 0 },
+      { namespace: "ns1", cnf: "a", notInSync: 3, repeatedDrift: 1 },
+      { namespace: "ns1", cnf: "b", notInSync: 2, repeatedDrift: 0 },
+      { namespace: "ns1", cnf: "c", notInSync: 0, repeatedDrift: 0 },
     ]);
   });
 
   it("leaves out a scope whose reads failed: its outcome is about the API, not its rules", () => {
     const failed = scope("a", [retryLater("API unavailable")], "failed");
     expect(notInSyncCounts(report(failed, scope("b", [done("created")])))).toEqual([
-      { namespace: "ns1", cnf: "b", notInSync: 0 },
+      { namespace: "ns1", cnf: "b", notInSync: 0, repeatedDrift: 0 },
     ]);
     expect(coversCluster("all", report(failed))).toBe(false);
   });
