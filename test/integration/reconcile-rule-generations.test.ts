@@ -8,6 +8,7 @@ import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
 import type { KubeClient } from "../../shared/kube/index.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import { SyncWorld } from "./sync-harness.js";
+import { beforeStatusWrites } from "./support/acting-before.js";
 
 jest.setTimeout(60_000);
 
@@ -15,30 +16,6 @@ const PURPOSE = "cnf1";
 const POLICY = (metric: number) => ({
   members: [{ network: "ovn-net1", metric, weight: 2 }],
 });
-
-/** The real client; `before(args)` runs before each of the function's patchStatus calls. */
-function beforeStatusWrites(
-  real: KubeClient,
-  before: (status: Record<string, unknown>) => Promise<void>,
-): KubeClient {
-  const wrap = (client: KubeClient): KubeClient =>
-    new Proxy(client, {
-      get(target, property) {
-        if (property === "withCalls") {
-          return (calls: Parameters<KubeClient["withCalls"]>[0]) => wrap(target.withCalls(calls));
-        }
-        const value: unknown = Reflect.get(target, property, target);
-        if (typeof value !== "function") return value;
-        const bound = (value as (...args: unknown[]) => unknown).bind(target);
-        if (property !== "patchStatus") return bound;
-        return async (...args: unknown[]) => {
-          await before(args[2] as Record<string, unknown>);
-          return bound(...args);
-        };
-      },
-    });
-  return wrap(real);
-}
 
 describe("inSync and observedGeneration", () => {
   let world: SyncWorld;

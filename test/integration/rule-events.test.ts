@@ -8,6 +8,7 @@ import { CORE_EVENTS } from "./support/events.js";
 import type { KubeClient, ResourceType } from "../../shared/kube/index.js";
 import { requireKind } from "../../shared/rules/index.js";
 import { SyncWorld } from "./sync-harness.js";
+import { intercepting } from "./support/acting-before.js";
 
 jest.setTimeout(90_000);
 
@@ -202,20 +203,9 @@ function withBrokenEvents(real: KubeClient, mode: "refused" | "hanging"): KubeCl
     if (mode === "refused") return Promise.reject(new Error("events are forbidden here"));
     return new Promise(() => undefined);
   };
-  const wrap = (client: KubeClient): KubeClient =>
-    new Proxy(client, {
-      get(target, property) {
-        if (property === "withCalls") {
-          return (calls: Parameters<KubeClient["withCalls"]>[0]) => wrap(target.withCalls(calls));
-        }
-        const value: unknown = Reflect.get(target, property, target);
-        if (typeof value !== "function") return value;
-        const bound = (value as (...args: unknown[]) => Promise<unknown>).bind(target);
-        if (property !== "create" && property !== "get" && property !== "mergePatch") return bound;
-        return (...args: unknown[]) => broken(args[0], () => bound(...args));
-      },
-    });
-  return wrap(real);
+  return intercepting(real, ["create", "get", "mergePatch"], (_, args, call) =>
+    broken(args[0], call),
+  );
 }
 
 describe("Events are best-effort", () => {
