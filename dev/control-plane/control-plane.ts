@@ -146,11 +146,12 @@ function launch(name: string, bin: string, args: readonly string[], logPath: str
   return { name, child, logPath, exit, died };
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port nothing listens on now at `host` (the OS picks it; a race remains until used). */
+export async function freePort(host: string = LOOPBACK): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, LOOPBACK, resolve);
+    server.listen(0, host, resolve);
   });
   const address = server.address();
   await new Promise<void>((resolve) => server.close(() => resolve()));

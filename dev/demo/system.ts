@@ -9,7 +9,6 @@
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { AdmissionregistrationV1Api, KubeConfig } from "@kubernetes/client-node";
@@ -23,6 +22,7 @@ import { ClusterLinkDemo, DEMO_PEERS } from "./clusterlink.js";
 import { PeerGatewayFleet } from "../peer-gateway-sim/index.js";
 import { buildWebhookConfiguration } from "../../shared/admission/index.js";
 import { FUNCTION_CATALOG } from "../../functions/catalog.js";
+import { freePort } from "../control-plane/control-plane.js";
 
 /** Every function the function server serves (validate-admission has its HTTPS server). */
 export const SERVED_FUNCTIONS: readonly string[] = FUNCTION_CATALOG.map((f) => f.name).filter(
@@ -38,21 +38,6 @@ export interface SystemOptions {
   /** Extra kube-apiserver flags (e.g. an audit log). */
   readonly apiserverArgs?: (workDir: string) => Promise<readonly string[]>;
   readonly logLevel?: string;
-}
-
-async function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address
-          ? resolve(address.port)
-          : reject(new Error("no port")),
-      );
-    });
-  });
 }
 
 /** The connector's shipped config, pointed at the local functions, with the given resyncs. */

@@ -10,9 +10,9 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createWriteStream } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import path from "node:path";
 import { stringify } from "yaml";
+import { freePort } from "../control-plane/control-plane.js";
 
 /** The prometheus binary, or undefined when none is installed. */
 export function prometheusBinary(): string | undefined {
@@ -71,21 +71,6 @@ export interface RunningPrometheus {
     },
   ): Promise<Alert>;
   stop(): Promise<void>;
-}
-
-async function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, host, () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address !== null
-          ? resolve(address.port)
-          : reject(new Error("no port")),
-      );
-    });
-  });
 }
 
 /** prometheus.yml for the targets: one job each, `host:port` from the URL. */

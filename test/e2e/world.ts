@@ -29,6 +29,7 @@ import {
   clusterInfo,
   webhookCertificate,
 } from "../integration/support/cluster.js";
+import { freePort } from "../../dev/control-plane/control-plane.js";
 
 export const CNF = "cnf-1";
 const RULE_KINDS: readonly RuleKindName[] = [
@@ -84,15 +85,6 @@ function startChild(
       }
     },
   };
-}
-
-async function freePort(host: string): Promise<number> {
-  const server = createServer();
-  server.listen(0, host);
-  await once(server, "listening");
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /**
