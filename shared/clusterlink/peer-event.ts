@@ -267,8 +267,10 @@ async function peersOf(
       ...readOptions("cached"),
     });
     const nowMs = Date.parse(options.now);
-    const due = all.filter((p) => heartbeatDue(memoryOf(p.status).reachable, nowMs, cadence));
-    const waiting = all.filter((p) => !due.includes(p));
+    const isDue = (p: KubeObject) => heartbeatDue(memoryOf(p.status).reachable, nowMs, cadence);
+    const due: KubeObject[] = [];
+    const waiting: KubeObject[] = [];
+    for (const p of all) (isDue(p) ? due : waiting).push(p);
     return waiting.length === 0
       ? { peers: due }
       : { peers: due, waiting, skipped: `${waiting.length} unreachable Peer(s) not due this tick` };
