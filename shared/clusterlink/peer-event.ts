@@ -255,8 +255,8 @@ async function peersOf(
   options: PeerEventOptions,
 ): Promise<{
   readonly peers: KubeObject[];
-  /** Peers of the tick that are not due (unreachable, between their 10 s probes). */
-  readonly waiting?: KubeObject[];
+  /** A tick's Peers that are not due (unreachable, between their 10 s probes), as stored. */
+  readonly held: readonly Reachability[];
   readonly skipped?: string;
 }> {
   const cadence = options.cadence ?? DEFAULT_HEARTBEAT_CADENCE;
@@ -271,19 +271,27 @@ async function peersOf(
     const due: KubeObject[] = [];
     const waiting: KubeObject[] = [];
     for (const p of all) (isDue(p) ? due : waiting).push(p);
+    // A tick reports every Peer: those not due keep the reachability their status says.
+    const held = waiting.map((p) => ({
+      peer: p.metadata.name,
+      reachable: memoryOf(p.status).reachable === true,
+    }));
     return waiting.length === 0
-      ? { peers: due }
-      : { peers: due, waiting, skipped: `${waiting.length} unreachable Peer(s) not due this tick` };
+      ? { peers: due, held }
+      : { peers: due, held, skipped: `${waiting.length} unreachable Peer(s) not due this tick` };
   }
   const peer = await kube.get(PEERS, { namespace: event.ref.namespace, name: event.ref.name });
-  if (peer === undefined || peer.metadata.deletionTimestamp !== undefined) return { peers: [] };
+  if (peer === undefined || peer.metadata.deletionTimestamp !== undefined) {
+    return { peers: [], held: [] };
+  }
   if (heartbeatCurrent(peer)) {
     return {
       peers: [],
+      held: [],
       skipped: `Peer ${event.ref.namespace}/${event.ref.name} unchanged since its last heartbeat (the heartbeat tick checks it)`,
     };
   }
-  return { peers: [peer] };
+  return { peers: [peer], held: [] };
 }
 
 /** The client identity, or the retry to answer after every Peer says why there is none. */
@@ -309,6 +317,17 @@ async function readTls(
   }
 }
 
+/** No Peer of the ClusterLink namespace to probe: a tick still reports the Peers it holds. */
+function noneProbed(
+  ignored: readonly Outcome[],
+  tick: { readonly held: readonly Reachability[]; readonly complete: boolean },
+  skipped: string | undefined,
+  options: PeerEventOptions,
+): Outcome {
+  if (tick.complete) options.onPeersChecked?.(tick.held, true);
+  return ignored.length === 0 ? done(skipped ?? "no Peer to check") : worstOutcome(ignored);
+}
+
 export async function syncPeerEvent(
   event: IntakeEvent,
   kube: KubeClient,
@@ -322,20 +341,12 @@ export async function syncPeerEvent(
     );
   }
   try {
-    const { peers, waiting = [], skipped } = await peersOf(kube, event, options);
-    // A tick reports every Peer: those not due keep the reachability their status says.
+    const { peers, held, skipped } = await peersOf(kube, event, options);
     const complete = event.type === "resync";
-    const held = waiting.map((p) => ({
-      peer: p.metadata.name,
-      reachable: memoryOf(p.status).reachable === true,
-    }));
     const outside = peers.filter((p) => p.metadata.namespace !== options.clNamespace);
     const inside = peers.filter((p) => p.metadata.namespace === options.clNamespace);
     const ignored = await Promise.all(outside.map((p) => ignorePeer(kube, p, options)));
-    if (inside.length === 0) {
-      if (complete) options.onPeersChecked?.(held, true);
-      return ignored.length === 0 ? done(skipped ?? "no Peer to check") : worstOutcome(ignored);
-    }
+    if (inside.length === 0) return noneProbed(ignored, { held, complete }, skipped, options);
     const tls = await readTls(kube, inside, options);
     if ("retry" in tls) return tls.retry;
     const checked = await checkAll(kube, inside, tls.tls, options, { log, held, complete });
