@@ -1,9 +1,13 @@
 // npm run cluster:up   -> starts a local control plane, writes .cluster/kubeconfig, runs until Ctrl-C
+// npm run cluster:up -- --node -> the same API server with a real node (dev/node: kubelet,
+//                         containerd, kube-proxy, CoreDNS, a registry) in a network namespace
 // npm run cluster:down -> stops the one cluster:up started (from another terminal)
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pollUntil } from "./api.js";
 import { repoRoot } from "./binaries.js";
+import { nodeLayout } from "../node/layout.js";
+import { startNode } from "../node/node.js";
 import { type ControlPlane, startControlPlane } from "./control-plane.js";
 
 const stateDir = path.join(repoRoot, ".cluster");
@@ -42,13 +46,16 @@ async function up(): Promise<void> {
     );
   }
   const log = (line: string): void => console.error(`[cluster] ${line}`);
-  const cp: ControlPlane = await startControlPlane({ log });
+  const withNode = process.argv.includes("--node");
+  const node = withNode ? await startNode({ log }) : undefined;
+  const cp: ControlPlane = node?.controlPlane ?? (await startControlPlane({ log }));
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
     log(`${signal}: stopping`);
-    cp.stop()
+    (node ?? cp)
+      .stop()
       .then(removeState)
       .then(
         () => {
@@ -75,6 +82,11 @@ async function up(): Promise<void> {
   console.log(
     [
       `kube-apiserver ${cp.server} ready in ${cp.startMs} ms; CRDs: ${cp.crds.length}`,
+      ...(node === undefined
+        ? []
+        : [
+            `node ${nodeLayout.name} Ready: pods ${nodeLayout.podSubnet}, Services ${nodeLayout.serviceRange}, cluster DNS, registry ${nodeLayout.registry}, all inside network namespace ${nodeLayout.netns}`,
+          ]),
       `admin kubeconfig: ${kubeconfigPath}`,
       `other users: ${users || "none"}`,
       `run integration tests against it: SDEWAN_TEST_CLUSTER=${infoPath} npm run test:jest -- --selectProjects integration`,
@@ -99,7 +111,8 @@ async function down(): Promise<void> {
   await pollUntil(
     () => Promise.resolve(alive(pid) ? undefined : true),
     () => `cluster process ${pid} to exit`,
-    { timeoutMs: 30_000, intervalMs: 100 },
+    // a node's stop removes its pods, containers and namespaces too
+    { timeoutMs: 90_000, intervalMs: 100 },
   );
   console.log(`stopped cluster (pid ${pid})`);
 }

@@ -1,7 +1,7 @@
 // A real Kubernetes control plane on loopback for tests and the demo: etcd + kube-apiserver,
 // started from binaries built by dev/control-plane/build.sh (or envtest's), torn down without a
 // trace. No controller-manager, scheduler or kubelet: nothing acts on objects by itself.
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, openSync, readFileSync, rmSync } from "node:fs";
 import { access, constants, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -9,6 +9,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { Writable } from "node:stream";
+import { promisify } from "node:util";
 import { stringify } from "yaml";
 import { type ApiEndpoint, apiRequest, DeadlineError, plainGet, pollUntil } from "./api.js";
 import { type Binaries, controlPlaneDir, repoRoot, resolveBinaries } from "./binaries.js";
@@ -20,6 +21,8 @@ import {
   issueCertificate,
 } from "./certs.js";
 import { applyCrds, type Crd, readCrdDir } from "./crds.js";
+
+const execFileAsync = promisify(execFile);
 
 export const ADMIN_USER = "admin";
 export const LOOPBACK = "127.0.0.1";
@@ -98,7 +101,28 @@ export interface ControlPlaneOptions {
   readonly startTimeoutMs?: number;
   readonly extraApiserverArgs?: readonly string[];
   readonly log?: (line: string) => void;
+  /** Run inside a real node's network namespace (dev/node) instead of on loopback. */
+  readonly node?: NodeNetwork;
 }
+
+/**
+ * Where a control plane for a real node runs: etcd and kube-apiserver inside the node's network
+ * namespace (so the API server reaches webhook Services through kube-proxy, and pods reach it
+ * through the kubernetes Service), with a relay that makes it reachable from the host's loopback.
+ */
+export interface NodeNetwork {
+  /** `ip netns` name of the node's namespace. */
+  readonly netns: string;
+  /** The node's address inside it: the API server binds it and advertises it. */
+  readonly address: string;
+  /** The Service range; its first address is the kubernetes Service's. */
+  readonly serviceRange: string;
+  readonly serviceRangeFirstIp: string;
+  /** A folder for the relay's Unix socket (it crosses the namespaces through the file system). */
+  readonly runDir: string;
+}
+
+export const NODE_APISERVER_PORT = 6443;
 
 export class ControlPlaneStartError extends Error {
   override readonly name = "ControlPlaneStartError";
@@ -106,13 +130,23 @@ export class ControlPlaneStartError extends Error {
 
 class PortInUseError extends Error {}
 
-interface Managed {
+export interface Managed {
   readonly name: string;
   readonly child: ChildProcess;
   readonly logPath: string;
   readonly exit: Promise<string>;
   /** Rejects when the process exits; for aborting waits. */
   readonly died: Promise<never>;
+}
+
+/** GET from inside a network namespace (the host cannot reach the node's loopback). */
+async function curlIn(netns: string, url: string): Promise<string> {
+  const { stdout } = await execFileAsync(
+    "nsenter",
+    [`--net=/run/netns/${netns}`, "--", "curl", "-sS", "-m", "2", url],
+    { timeout: 5_000 },
+  );
+  return stdout;
 }
 
 function tail(file: string, lines = 40): string {
@@ -123,10 +157,21 @@ function tail(file: string, lines = 40): string {
   }
 }
 
-function launch(name: string, bin: string, args: readonly string[], logPath: string): Managed {
+/** `netns`: started inside that network namespace (nsenter execs the binary: same pid). */
+export function launch(
+  name: string,
+  bin: string,
+  args: readonly string[],
+  logPath: string,
+  netns?: string,
+): Managed {
   const fd = openSync(logPath, "a");
+  const [file, argv] =
+    netns === undefined
+      ? [bin, args]
+      : ["nsenter", [`--net=/run/netns/${netns}`, "--", bin, ...args]];
   // Own process group: a terminal's Ctrl-C does not reach it, and stop() can kill the whole group.
-  const child = spawn(bin, args, { detached: true, stdio: ["ignore", fd, fd] });
+  const child = spawn(file, argv, { detached: true, stdio: ["ignore", fd, fd] });
   closeSync(fd);
   child.unref();
   const exit = new Promise<string>((resolve) => {
@@ -173,7 +218,7 @@ async function writable(dir: string): Promise<boolean> {
  * read end of a pipe from this process: if this process dies without stop(), the pipe closes and
  * the reaper kills the process groups and removes the directory.
  */
-class Cleanup {
+export class Cleanup {
   private readonly processes: Managed[] = [];
   private readonly reaperInput: Writable | null;
   private stopping: Promise<void> | undefined;
@@ -194,6 +239,11 @@ class Cleanup {
     }
     this.reaperInput = input;
     process.on("exit", this.onExit);
+  }
+
+  /** A script the reaper runs (by bash, with its arguments) after killing the groups. */
+  reaperScript(commandLine: string): void {
+    this.reaperInput?.write(`then ${commandLine}\n`);
   }
 
   track(managed: Managed): void {
@@ -232,7 +282,7 @@ function signalGroup(managed: Managed, signal: NodeJS.Signals): void {
   }
 }
 
-async function terminate(managed: Managed, graceMs = 10_000): Promise<void> {
+export async function terminate(managed: Managed, graceMs = 10_000): Promise<void> {
   // Children are unref'd while running; while stopping, keep the event loop alive until they exit.
   managed.child.ref();
   signalGroup(managed, "SIGTERM");
@@ -293,9 +343,16 @@ function kubeconfig(server: string, caPem: string, user: string, userToken: stri
   });
 }
 
-async function startEtcd(bin: string, dir: string, log: (l: string) => void, timeoutMs: number) {
-  const clientPort = await freePort();
-  const peerPort = await freePort();
+async function startEtcd(
+  bin: string,
+  dir: string,
+  log: (l: string) => void,
+  timeoutMs: number,
+  netns?: string,
+) {
+  // In a node's own namespace nothing else listens: the standard ports.
+  const clientPort = netns === undefined ? await freePort() : 2379;
+  const peerPort = netns === undefined ? await freePort() : 2380;
   const url = `http://${LOOPBACK}:${clientPort}`;
   const peer = `http://${LOOPBACK}:${peerPort}`;
   const managed = launch(
@@ -314,14 +371,17 @@ async function startEtcd(bin: string, dir: string, log: (l: string) => void, tim
       "--log-level=warn",
     ],
     path.join(dir, "etcd.log"),
+    netns,
   );
-  log(`etcd starting on ${url}`);
+  log(`etcd starting on ${url}${netns === undefined ? "" : ` in network namespace ${netns}`}`);
+  const probe = async (): Promise<boolean> =>
+    netns === undefined
+      ? (await plainGet(`${url}/health`)).body.includes('"health":"true"')
+      : (await curlIn(netns, `${url}/health`)).includes('"health":"true"');
   const ready = pollUntil(
     async () => {
       try {
-        return (await plainGet(`${url}/health`)).body.includes('"health":"true"')
-          ? true
-          : undefined;
+        return (await probe()) ? true : undefined;
       } catch {
         return undefined;
       }
@@ -336,22 +396,41 @@ interface Pki {
   readonly ca: CertificateAuthority;
   readonly serving: IssuedCertificate;
   readonly sa: { privatePath: string; publicPath: string };
+  readonly kubeletClient: IssuedCertificate | undefined;
 }
 
-async function makePki(dir: string): Promise<Pki> {
+async function makePki(dir: string, node: NodeNetwork | undefined): Promise<Pki> {
   await mkdir(dir, { recursive: true });
   const ca = await createCertificateAuthority(dir, "sdewan-local-ca");
-  const [serving, sa] = await Promise.all([
+  const [serving, sa, kubeletClient] = await Promise.all([
     issueCertificate(ca, dir, {
       name: "apiserver",
       commonName: "kube-apiserver",
       usage: "server",
-      ips: [LOOPBACK, "10.0.0.1"],
-      dnsNames: ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
+      ips:
+        node === undefined
+          ? [LOOPBACK, "10.0.0.1"]
+          : [LOOPBACK, node.address, node.serviceRangeFirstIp],
+      dnsNames: [
+        "localhost",
+        "kubernetes",
+        "kubernetes.default",
+        "kubernetes.default.svc",
+        "kubernetes.default.svc.cluster.local",
+      ],
     }),
     createSigningKeyPair(dir),
+    // The API server's identity towards kubelets (kubectl logs, exec, port-forward).
+    node === undefined
+      ? undefined
+      : issueCertificate(ca, dir, {
+          name: "kubelet-client",
+          commonName: "kube-apiserver-kubelet-client",
+          organizations: ["system:masters"],
+          usage: "client",
+        }),
   ]);
-  return { ca, serving, sa };
+  return { ca, serving, sa, kubeletClient };
 }
 
 interface ApiserverPlan {
@@ -363,48 +442,108 @@ interface ApiserverPlan {
   readonly adminToken: string;
   readonly extraArgs: readonly string[];
   readonly timeoutMs: number;
+  readonly node: NodeNetwork | undefined;
 }
 
 function apiserverArgs(plan: ApiserverPlan, port: number): string[] {
-  const server = `https://${LOOPBACK}:${port}`;
-  return [
+  const common = [
     `--etcd-servers=${plan.etcdUrl}`,
-    `--bind-address=${LOOPBACK}`,
-    `--advertise-address=${LOOPBACK}`,
     `--secure-port=${port}`,
     `--cert-dir=${plan.dir}`,
     `--tls-cert-file=${plan.pki.serving.certPath}`,
     `--tls-private-key-file=${plan.pki.serving.keyPath}`,
     `--client-ca-file=${plan.pki.ca.certPath}`,
     `--token-auth-file=${plan.tokenFile}`,
+    `--service-account-key-file=${plan.pki.sa.publicPath}`,
+    `--service-account-signing-key-file=${plan.pki.sa.privatePath}`,
+    "--allow-privileged=true",
+    "--profiling=false",
+  ];
+  const node = plan.node;
+  if (node !== undefined) {
+    const kubeletClient = plan.pki.kubeletClient;
+    if (kubeletClient === undefined)
+      throw new Error("unreachable: node PKI without kubelet client");
+    return [
+      ...common,
+      `--bind-address=${node.address}`,
+      `--advertise-address=${node.address}`,
+      "--authorization-mode=Node,RBAC",
+      "--enable-admission-plugins=NodeRestriction",
+      `--service-cluster-ip-range=${node.serviceRange}`,
+      "--service-account-issuer=https://kubernetes.default.svc",
+      `--kubelet-client-certificate=${kubeletClient.certPath}`,
+      `--kubelet-client-key=${kubeletClient.keyPath}`,
+      // The node's name does not resolve here; its InternalIP does.
+      "--kubelet-preferred-address-types=InternalIP",
+      ...plan.extraArgs,
+    ];
+  }
+  const server = `https://${LOOPBACK}:${port}`;
+  return [
+    ...common,
+    `--bind-address=${LOOPBACK}`,
+    `--advertise-address=${LOOPBACK}`,
     "--authorization-mode=RBAC",
     // A /16: room for 65,534 ClusterIPs (the ClusterLink bench creates 2,000 Services). The
     // addresses are only data: no proxy on this machine routes them, nothing connects to them.
     "--service-cluster-ip-range=10.0.0.0/16",
     `--service-account-issuer=${server}`,
-    `--service-account-key-file=${plan.pki.sa.publicPath}`,
-    `--service-account-signing-key-file=${plan.pki.sa.privatePath}`,
     // No controller-manager creates the default ServiceAccount in each namespace.
     "--disable-admission-plugins=ServiceAccount",
-    "--allow-privileged=true",
     // The "kubernetes" Service's Endpoints would point at 127.0.0.1, which Endpoints validation
     // refuses (loopback); nothing here needs them.
     "--endpoint-reconciler-type=none",
-    "--profiling=false",
     ...plan.extraArgs,
   ];
 }
 
-async function startApiserver(plan: ApiserverPlan, log: (l: string) => void) {
+/**
+ * The host's way in to an API server inside a node's namespace: a Unix socket crosses namespaces
+ * through the file system, so one socat listens on it inside and one on host loopback forwards to it.
+ */
+async function startRelay(
+  node: NodeNetwork,
+  dir: string,
+  cleanup: Cleanup,
+): Promise<{ server: string; managed: Managed[] }> {
+  const socket = path.join(node.runDir, "apiserver.sock");
   const port = await freePort();
-  const server = `https://${LOOPBACK}:${port}`;
+  const inside = launch(
+    "relay-inside",
+    "socat",
+    [`UNIX-LISTEN:${socket},fork,unlink-early`, `TCP:${node.address}:${NODE_APISERVER_PORT}`],
+    path.join(dir, "relay.log"),
+    node.netns,
+  );
+  const outside = launch(
+    "relay-host",
+    "socat",
+    [`TCP-LISTEN:${port},bind=${LOOPBACK},reuseaddr,fork`, `UNIX-CONNECT:${socket}`],
+    path.join(dir, "relay.log"),
+  );
+  cleanup.track(inside);
+  cleanup.track(outside);
+  return { server: `https://${LOOPBACK}:${port}`, managed: [inside, outside] };
+}
+
+async function startApiserver(plan: ApiserverPlan, log: (l: string) => void, cleanup: Cleanup) {
+  const node = plan.node;
+  const port = node === undefined ? await freePort() : NODE_APISERVER_PORT;
+  const relay = node === undefined ? undefined : await startRelay(node, plan.dir, cleanup);
+  const server = relay?.server ?? `https://${LOOPBACK}:${port}`;
   const managed = launch(
     "kube-apiserver",
     plan.bin,
     apiserverArgs(plan, port),
     path.join(plan.dir, "kube-apiserver.log"),
+    node?.netns,
   );
-  log(`kube-apiserver starting on ${server}`);
+  log(
+    node === undefined
+      ? `kube-apiserver starting on ${server}`
+      : `kube-apiserver starting on https://${node.address}:${port} in ${node.netns}, relayed to ${server}`,
+  );
   const endpoint: ApiEndpoint = { server, caPem: plan.pki.ca.certPem, token: plan.adminToken };
   let last = "no answer yet";
   const ready = pollUntil(
@@ -439,7 +578,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const dir = await mkdtemp(path.join(base, "sdewan-cp-"));
   const cleanup = new Cleanup(dir);
   try {
-    const pki = await makePki(path.join(dir, "pki"));
+    const pki = await makePki(path.join(dir, "pki"), options.node);
     const adminToken = token();
     const tokens = [
       { name: ADMIN_USER, groups: ["system:masters"], token: adminToken },
@@ -452,7 +591,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     await writeFile(tokenFile, `${csv}\n`, { mode: 0o600 });
 
     const etcd = await retryOnPortCollision(async () => {
-      const e = await startEtcd(binaries.etcd, dir, log, timeoutMs);
+      const e = await startEtcd(binaries.etcd, dir, log, timeoutMs, options.node?.netns);
       cleanup.track(e.managed);
       await e.ready;
       return e;
@@ -466,9 +605,10 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
       adminToken,
       extraArgs: options.extraApiserverArgs ?? [],
       timeoutMs,
+      node: options.node,
     };
     const apiserver = await retryOnPortCollision(async () => {
-      const a = await startApiserver(plan, log);
+      const a = await startApiserver(plan, log, cleanup);
       cleanup.track(a.managed);
       await a.ready;
       return a;

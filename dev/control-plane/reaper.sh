@@ -4,6 +4,8 @@
 # pipe on stdin and writes lines:
 #   pgid <n>    a process group to terminate
 #   dir <path>  a directory to remove
+#   then <script> <args...>   a cleanup script run (by bash) after the groups are gone, e.g. the
+#               node mode's teardown.sh (containers, mounts, network namespaces)
 #   disarm      the owner cleaned up itself: do nothing
 # End of input without "disarm" (the owner is gone: the kernel closed its end of the pipe) makes
 # the reaper terminate the groups (TERM, then KILL after 10 s) and remove the directories.
@@ -11,10 +13,12 @@
 set -u
 groups=()
 dirs=()
+scripts=()
 while IFS= read -r line; do
   case "$line" in
     "pgid "*) groups+=("${line#pgid }") ;;
     "dir "*) dirs+=("${line#dir }") ;;
+    "then "*) scripts+=("${line#then }") ;;
     disarm) exit 0 ;;
   esac
 done
@@ -38,4 +42,8 @@ done
 for d in "${dirs[@]}"; do
   # only our own temporary directories
   case "$d" in */sdewan-cp-*) rm -rf -- "$d" ;; esac
+done
+for s in "${scripts[@]}"; do
+  # shellcheck disable=SC2086 # the line is a script and its arguments, split on spaces
+  bash $s >/dev/null 2>&1
 done

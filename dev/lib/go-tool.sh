@@ -70,7 +70,10 @@ go_tool_use_env_binary() {
 
 go_mod_require() {
   local _go_mod="$2" _module="$3" _what="$4" _required
-  _required="$(awk -v m="$_module" '$1 == "require" && $2 == m { print $3 }' "$_go_mod")"
+  # A one-line `require m v` or a line of a `require (...)` block.
+  _required="$(awk -v m="$_module" '$1 == "require" && $2 == m { print $3; exit }
+    $1 == "require" && $2 == "(" { block = 1; next } block && $1 == ")" { block = 0 }
+    block && $1 == m { print $2; exit }' "$_go_mod")"
   if [[ -z "$_required" ]]; then log "cannot read the $_what version from $_go_mod"; exit 1; fi
   # Underscored locals: the caller's variable may be called "version" or "module".
   printf -v "$1" '%s' "$_required"
