@@ -71,6 +71,8 @@ export interface RealNode {
 export interface NodeOptions {
   readonly log?: (line: string) => void;
   readonly users?: readonly ControlPlaneUser[];
+  /** E.g. audit logging (dev/demo/at-rest.ts auditArgs). */
+  readonly extraApiserverArgs?: readonly string[];
 }
 
 export class NodeStartError extends Error {
@@ -284,6 +286,9 @@ export async function startNode(options: NodeOptions = {}): Promise<RealNode> {
     controlPlane = await startControlPlane({
       log,
       users: [...(options.users ?? defaultUsers), ...componentUsers],
+      ...(options.extraApiserverArgs === undefined
+        ? {}
+        : { extraApiserverArgs: options.extraApiserverArgs }),
       node: {
         netns: layout.netns,
         address: layout.address,
