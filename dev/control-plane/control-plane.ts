@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Writable } from "node:stream";
 import { stringify } from "yaml";
+import { KUBERNETES_SERVICE_IP, SERVICE_RANGE } from "./addresses.js";
 import { type ApiEndpoint, apiRequest, DeadlineError, plainGet, pollUntil } from "./api.js";
 import { type Binaries, controlPlaneDir, repoRoot, resolveBinaries } from "./binaries.js";
 import {
@@ -346,7 +347,8 @@ async function makePki(dir: string): Promise<Pki> {
       name: "apiserver",
       commonName: "kube-apiserver",
       usage: "server",
-      ips: [LOOPBACK, "10.0.0.1"],
+      // The kubernetes Service's ClusterIP too, as on a cluster whose Pods call the API server.
+      ips: [LOOPBACK, KUBERNETES_SERVICE_IP],
       dnsNames: ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
     }),
     createSigningKeyPair(dir),
@@ -378,9 +380,8 @@ function apiserverArgs(plan: ApiserverPlan, port: number): string[] {
     `--client-ca-file=${plan.pki.ca.certPath}`,
     `--token-auth-file=${plan.tokenFile}`,
     "--authorization-mode=RBAC",
-    // A /16: room for 65,534 ClusterIPs (the ClusterLink bench creates 2,000 Services). The
-    // addresses are only data: no proxy on this machine routes them, nothing connects to them.
-    "--service-cluster-ip-range=10.0.0.0/16",
+    // The real node's range (addresses.ts). Only data here: no proxy routes them, nothing connects.
+    `--service-cluster-ip-range=${SERVICE_RANGE}`,
     `--service-account-issuer=${server}`,
     `--service-account-key-file=${plan.pki.sa.publicPath}`,
     `--service-account-signing-key-file=${plan.pki.sa.privatePath}`,
