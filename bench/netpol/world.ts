@@ -4,6 +4,8 @@
  * an app, from a team's namespaces, ipBlock with except and a port range, egress to a named port).
  * Deterministic for a given size, so runs compare.
  */
+import { podAddress } from "../../dev/control-plane/addresses.js";
+
 export interface NetpolBenchSizes {
   readonly pods: number;
   readonly namespaces: number;
@@ -18,9 +20,6 @@ export interface RawNetpolWorld {
 
 const APPS = 20;
 const TEAMS = 10;
-
-const ipOf = (i: number): string =>
-  `10.${64 + Math.floor(i / 65_536)}.${Math.floor(i / 256) % 256}.${i % 256}`;
 
 function policyOf(i: number, namespace: string): Record<string, unknown> {
   const app = `a${i % APPS}`;
@@ -121,9 +120,9 @@ export function netpolWorld(sizes: NetpolBenchSizes, prefix = "bench"): RawNetpo
     },
     status: {
       phase: "Running",
-      hostIP: `192.168.${Math.floor(i / 200) % 256}.${i % 50}`,
-      podIP: ipOf(i),
-      podIPs: [{ ip: ipOf(i) }],
+      hostIP: `100.66.${Math.floor(i / 200) % 256}.${i % 50}`,
+      podIP: podAddress(i),
+      podIPs: [{ ip: podAddress(i) }],
     },
   }));
   const policies = Array.from({ length: sizes.policies }, (_, i) =>

@@ -7,6 +7,7 @@
  */
 import path from "node:path";
 import pLimit from "p-limit";
+import { podAddress } from "../../dev/control-plane/addresses.js";
 import { createEgressGroupSync } from "../../functions/egress-group-sync/index.js";
 import { EGRESS_GROUPS } from "../../shared/kube/index.js";
 import type { EgressGroup } from "../../shared/rules/index.js";
@@ -141,7 +142,7 @@ async function buildWorld(ctx: BenchContext): Promise<World> {
             containers: [{ name: "app", image: "example.invalid/app:1" }],
           },
         });
-        const ip = `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`;
+        const ip = podAddress(index);
         await raw.mergePatch(`${base}/${pod.name}/status`, {
           status: { phase: "Running", podIP: ip, podIPs: [{ ip }] },
         });

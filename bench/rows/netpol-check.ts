@@ -8,6 +8,7 @@
  */
 import { spawn } from "node:child_process";
 import { createNetworkPolicySync } from "../../functions/network-policy-sync/index.js";
+import { NODE_IP } from "../../dev/control-plane/addresses.js";
 import { bundleNetpolCli } from "../../scripts/bundle-netpol.js";
 import { NAMESPACES, NETWORK_POLICIES, PODS } from "../../shared/kube/index.js";
 import type { BenchContext } from "../lib/context.js";
@@ -42,11 +43,11 @@ async function createWorld(ctx: BenchContext, ns: string, clients: number): Prom
   const kube = ctx.cluster.adminClient();
   await kube.create(NAMESPACES, { metadata: { name: ns } });
   const pods = [
-    { name: "web", labels: { app: "web" }, ip: "10.96.0.1" },
+    { name: "web", labels: { app: "web" }, ip: "100.64.0.1" },
     ...Array.from({ length: clients }, (_, i) => ({
       name: `client-${i}`,
       labels: { role: "client" },
-      ip: `10.96.1.${i + 1}`,
+      ip: `100.64.1.${i + 1}`,
     })),
   ];
   for (const pod of pods) {
@@ -57,7 +58,7 @@ async function createWorld(ctx: BenchContext, ns: string, clients: number): Prom
     await kube.patchStatus(
       PODS,
       { namespace: ns, name: pod.name },
-      { phase: "Running", hostIP: "192.168.0.1", podIP: pod.ip, podIPs: [{ ip: pod.ip }] },
+      { phase: "Running", hostIP: NODE_IP, podIP: pod.ip, podIPs: [{ ip: pod.ip }] },
     );
   }
   await kube.create(NETWORK_POLICIES, {
@@ -89,7 +90,7 @@ export async function benchNetpolCheck(ctx: BenchContext): Promise<RowResult[]> 
   await bundleNetpolCli();
   const buildMs = performance.now() - building;
   const env = { ...process.env, KUBECONFIG: ctx.cluster.kubeconfigPath };
-  const packet = ["check", `${ns}/web`, "ingress", "10.96.1.1", "TCP", "8080"];
+  const packet = ["check", `${ns}/web`, "ingress", "100.64.1.1", "TCP", "8080"];
   const calls = ctx.quick ? 10 : 40;
   const launched = await timesOf(calls, () =>
     run(process.execPath, ["dev/netpol/launch.mjs", ...packet], env),
@@ -103,7 +104,7 @@ export async function benchNetpolCheck(ctx: BenchContext): Promise<RowResult[]> 
   const packets = ctx.quick ? 1_000 : 10_000;
   const lines = Array.from({ length: packets }, (_, i) => {
     const target = i % 4 === 0 ? `${ns}/client-${i % clients}` : `${ns}/web`;
-    return `${target} ingress 10.96.1.${(i % (clients + 5)) + 1} TCP ${8080 + (i % 3)}`;
+    return `${target} ingress 100.64.1.${(i % (clients + 5)) + 1} TCP ${8080 + (i % 3)}`;
   });
   const batch = await run(
     process.execPath,

@@ -63,7 +63,7 @@ export function benchNetpol(
         namespace: e.namespace,
         pod: e.name,
         direction,
-        peerIP: `10.64.${(i * 7 + j) % 40}.${(i * 13 + j) % 256}`,
+        peerIP: `100.64.${(i * 7 + j) % 40}.${(i * 13 + j) % 256}`,
         protocol: "TCP" as const,
         port: 8080 + ((i + j) % 3),
       })),

@@ -4,6 +4,7 @@
  * state is always appliable), and Pod / Namespace / Egress churn for egress-group-sync. The model
  * here only chooses operations; the end-state checks read the API server, never this model.
  */
+import { podAddress } from "../../dev/control-plane/addresses.js";
 import {
   RULE_API_VERSION,
   exampleRules,
@@ -172,7 +173,7 @@ export class Workload {
       if (!created) return;
       this.pods.add(`${namespace}/${name}`);
       this.counts.podCreates += 1;
-      const ip = `10.77.${this.podSeq >> 8}.${this.podSeq & 255}`;
+      const ip = podAddress(this.podSeq % 65_536);
       await this.patch(`${base}/${name}/status`, {
         status: { phase: "Running", podIP: ip, podIPs: [{ ip }] },
       });

@@ -6,6 +6,7 @@
  * - `sdewan/v1/service/<mwan3|firewall|ipsec>` (PUT {"action"}): the restart endpoint, which the
  *   simulator records instead of running /etc/init.d scripts.
  */
+import { serviceAddress } from "../control-plane/addresses.js";
 import type { SimCollection } from "./collection.js";
 import {
   badUri,
@@ -41,11 +42,11 @@ interface DnatRecord {
 /** Resolves a service's DNS name to an IP, or undefined when it does not resolve (upstream: nslookup). */
 export type ServiceResolver = (fullname: string) => string | undefined;
 
-/** Deterministic stand-in for cluster DNS: every name resolves to a stable 10.96.x.y address. */
+/** Deterministic stand-in for cluster DNS: every name resolves to a stable ClusterIP. */
 export const fakeClusterDns: ServiceResolver = (fullname) => {
   let hash = 0;
   for (const char of fullname) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
-  return `10.96.${(hash >>> 8) & 0xff}.${(hash & 0xfe) + 1}`;
+  return serviceAddress(1 + (hash % 65_534));
 };
 
 const validPort = integerBetween(0, 65535);

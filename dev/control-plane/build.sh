@@ -69,7 +69,9 @@ go_tool_lock "$out_dir" "$out_dir" "${binaries[@]}"
 build() {
   local label="$1" dir="$2" pkg="$3" out="$4" ldflags="$5" total
   log "$label: resolving and downloading modules ($(go_tool_elapsed) elapsed)"
-  total="$(go_tool_count_deps "$dir" "$pkg")"
+  # Quiet for minutes on a cold module cache.
+  resolving() { log "$label: still resolving and downloading modules ($(go_tool_elapsed) elapsed)"; }
+  total="$(go_tool_with_heartbeat resolving go_tool_count_deps "$dir" "$pkg")"
   log "$label: compiling up to $total packages with go build -p $go_tool_parallel ($(go_tool_elapsed) elapsed)"
   progress() { log "$label: $(go_tool_compiled)/$total packages compiled ($(go_tool_elapsed) elapsed)"; }
   if ! go_tool_build "$dir" "$pkg" "$out" "$ldflags" progress --count-packages; then

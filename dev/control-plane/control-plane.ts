@@ -11,6 +11,7 @@ import path from "node:path";
 import type { Writable } from "node:stream";
 import { promisify } from "node:util";
 import { stringify } from "yaml";
+import { KUBERNETES_SERVICE_IP, SERVICE_RANGE } from "./addresses.js";
 import { type ApiEndpoint, apiRequest, DeadlineError, plainGet, pollUntil } from "./api.js";
 import { type Binaries, controlPlaneDir, repoRoot, resolveBinaries } from "./binaries.js";
 import {
@@ -407,9 +408,10 @@ async function makePki(dir: string, node: NodeNetwork | undefined): Promise<Pki>
       name: "apiserver",
       commonName: "kube-apiserver",
       usage: "server",
+      // The kubernetes Service's ClusterIP too, as on a cluster whose Pods call the API server.
       ips:
         node === undefined
-          ? [LOOPBACK, "10.0.0.1"]
+          ? [LOOPBACK, KUBERNETES_SERVICE_IP]
           : [LOOPBACK, node.address, node.serviceRangeFirstIp],
       dnsNames: [
         "localhost",
@@ -485,9 +487,8 @@ function apiserverArgs(plan: ApiserverPlan, port: number): string[] {
     `--bind-address=${LOOPBACK}`,
     `--advertise-address=${LOOPBACK}`,
     "--authorization-mode=RBAC",
-    // A /16: room for 65,534 ClusterIPs (the ClusterLink bench creates 2,000 Services). The
-    // addresses are only data: no proxy on this machine routes them, nothing connects to them.
-    "--service-cluster-ip-range=10.0.0.0/16",
+    // The real node's range (addresses.ts). Only data here: no proxy routes them, nothing connects.
+    `--service-cluster-ip-range=${SERVICE_RANGE}`,
     `--service-account-issuer=${server}`,
     // No controller-manager creates the default ServiceAccount in each namespace.
     "--disable-admission-plugins=ServiceAccount",

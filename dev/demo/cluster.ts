@@ -100,7 +100,7 @@ export class DemoCluster {
     try {
       await this.kube.create(ruleResource(requireKind("Mwan3Rule")), {
         metadata: { name: "dangling", namespace, labels: { sdewanPurpose: CNF } },
-        spec: { policy: "no-such-policy", src_ip: "10.0.9.9" },
+        spec: { policy: "no-such-policy", src_ip: "192.0.2.9" },
       });
       return "created (no webhook denied it)";
     } catch (error) {

@@ -11,11 +11,11 @@
  * it also runs one on loopback that scrapes the functions, the webhook and the connector and
  * evaluates the shipped alerts (manifests/monitoring/sdewan-alerts.rules.yml), and prints its URL.
  */
-import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import { repoRoot } from "../control-plane/binaries.js";
+import { withHeartbeat } from "../lib/progress.js";
+import { buildControlPlane } from "./build.js";
 import type { RuleRow } from "./cluster.js";
 import { RunningSystem } from "./system.js";
 import { auditArgs, measureAtRest } from "./at-rest.js";
@@ -93,10 +93,11 @@ async function tearDown(running: Running): Promise<void> {
 }
 
 async function run(running: Running): Promise<void> {
-  say("control plane: building (cached after the first time) and starting kube-apiserver + etcd");
-  await promisify(execFile)("bash", [path.join(repoRoot, "dev/control-plane/build.sh")], {
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  say(
+    "control plane: kube-apiserver and etcd from dev/control-plane/build.sh (the first build " +
+      "takes ~30 min on 2 cores, its progress below; cached after)",
+  );
+  await buildControlPlane({ say });
   running.system = new RunningSystem(say);
   const system = running.system;
   await system.start({
@@ -150,7 +151,12 @@ async function run(running: Running): Promise<void> {
 
   if (atRestSeconds > 0) {
     say(`at rest: nothing changes for ${atRestSeconds} s; measuring what still runs`);
-    console.log(`\n${(await measureAtRest(system, atRestSeconds)).report}\n`);
+    const atRest = await withHeartbeat(
+      "at-rest measurement",
+      measureAtRest(system, atRestSeconds),
+      { say },
+    );
+    console.log(`\n${atRest.report}\n`);
   }
 
   if (running.prometheus !== undefined) {
@@ -190,13 +196,16 @@ async function clusterLinkPart(system: RunningSystem, functionsUrl: string): Pro
     `ClusterLink: Peers east and west, Export ${demo.exportNamespace}/db (port 5432 of a ` +
       `two-port Service), Import ${demo.importNamespace}/db from both Peers, an AccessPolicy`,
   );
-  const deadline = Date.now() + 60_000;
-  let last: string | null = await demo.pending();
-  while (last !== null) {
-    if (Date.now() > deadline) throw new Error(`ClusterLink objects did not converge: ${last}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    last = await demo.pending();
-  }
+  const converged = async (): Promise<void> => {
+    const deadline = Date.now() + 60_000;
+    let last: string | null = await demo.pending();
+    while (last !== null) {
+      if (Date.now() > deadline) throw new Error(`ClusterLink objects did not converge: ${last}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      last = await demo.pending();
+    }
+  };
+  await withHeartbeat("ClusterLink conditions", converged(), { say });
   say(`ClusterLink objects converged ${seconds(appliedAt)} after they were created:`);
   console.log(`\n${(await demo.describe()).join("\n")}\n`);
   const res = await fetch(`${functionsUrl}/clusterlink-authz`, {

@@ -15,6 +15,7 @@ import { AdmissionregistrationV1Api, KubeConfig } from "@kubernetes/client-node"
 import { parse, stringify } from "yaml";
 import { repoRoot } from "../control-plane/binaries.js";
 import { startControlPlane, type ControlPlane } from "../control-plane/control-plane.js";
+import { withHeartbeat } from "../lib/progress.js";
 import { httpsStatus, startChild, waitForHttp, type Child } from "./children.js";
 import { DemoCluster } from "./cluster.js";
 import { createDemoIdentities, type DemoIdentities } from "./identities.js";
@@ -97,9 +98,12 @@ export class RunningSystem {
     const work = await mkdtemp(path.join(os.tmpdir(), "sdewan-demo-"));
     this.workDir = work;
     const t0 = Date.now();
-    this.controlPlane = await startControlPlane({
-      extraApiserverArgs: (await options.apiserverArgs?.(work)) ?? [],
-    });
+    const extraApiserverArgs = (await options.apiserverArgs?.(work)) ?? [];
+    this.controlPlane = await withHeartbeat(
+      "control plane start (etcd, kube-apiserver, CRDs)",
+      startControlPlane({ extraApiserverArgs }),
+      { say },
+    );
     const cp = this.controlPlane;
     say(`control plane up in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${cp.server}`);
     const { identities, objects } = await createDemoIdentities(cp.kubeconfigPath, work);
@@ -139,7 +143,11 @@ export class RunningSystem {
       path.join(work, "functions.log"),
     );
     this.children.push(functions);
-    await waitForHttp(`${this.functionsUrl}/_/ready`, functions, 60_000);
+    await withHeartbeat(
+      "functions start",
+      waitForHttp(`${this.functionsUrl}/_/ready`, functions, 60_000),
+      { say },
+    );
     say(`functions ready at ${this.functionsUrl} (log ${functions.logPath})`);
 
     // validate-admission over TLS (a certificate from the cluster CA), registered as the webhook.
@@ -161,8 +169,12 @@ export class RunningSystem {
     this.children.push(webhook);
     this.webhookUrl = `https://127.0.0.1:${webhookPort}`;
     this.webhookCaPem = serving.caPem;
-    await waitForHttp(`${this.webhookUrl}/_/ready`, webhook, 60_000, (url) =>
-      httpsStatus(url, serving.caPem),
+    await withHeartbeat(
+      "validate-admission start",
+      waitForHttp(`${this.webhookUrl}/_/ready`, webhook, 60_000, (url) =>
+        httpsStatus(url, serving.caPem),
+      ),
+      { say },
     );
     await registerWebhook(cp, `${this.webhookUrl}/`, serving.caPem);
     say(`validate-admission serving HTTPS at ${this.webhookUrl}, registered with the API server`);
@@ -193,7 +205,11 @@ export class RunningSystem {
     this.children.push(connector);
     this.connector = connector;
     this.connectorUrl = `http://127.0.0.1:${port}`;
-    await waitForHttp(`${this.connectorUrl}/readyz`, connector, 60_000);
+    await withHeartbeat(
+      "connector start",
+      waitForHttp(`${this.connectorUrl}/readyz`, connector, 60_000),
+      { say: this.say },
+    );
     this.say(`connector ready (log ${connector.logPath})`);
   }
 

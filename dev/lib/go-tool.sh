@@ -31,9 +31,12 @@
 #   go_tool_build <module dir> <package> <output> <ldflags> <heartbeat> [--count-packages]
 #                                                builds beside <output>, then moves it there;
 #                                                <heartbeat> (a command) runs every 30 s meanwhile
+#   go_tool_with_heartbeat <heartbeat> <command>...
+#                                                runs <command>; <heartbeat> every 30 s meanwhile
 #
-# Output conventions, as the callers (.ci/run, the tests, dev/control-plane/binaries.ts) rely on:
-# progress goes to stderr, the result is the last line of stdout.
+# Output conventions, as the callers (.ci/run, the tests, dev/control-plane/binaries.ts, the demo)
+# rely on: progress goes to stderr, never silent for more than 30 s (GO_TOOL_HEARTBEAT_S), and the
+# result is the last line of stdout.
 
 go_tool_label=""
 
@@ -178,6 +181,21 @@ go_tool_environment() {
   go_tool_parallel="${GO_BUILD_PARALLEL:-2}"
 }
 
+# The heartbeat's period in seconds; only tests change it.
+go_tool_heartbeat_s="${GO_TOOL_HEARTBEAT_S:-30}"
+
+go_tool_with_heartbeat() {
+  local heartbeat="$1" ticker status=0
+  shift
+  # stdout to /dev/null: a caller's $(...) must not wait for the ticker.
+  ( while sleep "$go_tool_heartbeat_s" && kill -0 $$ 2>/dev/null; do "$heartbeat"; done ) >/dev/null &
+  ticker=$!
+  "$@" || status=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  return "$status"
+}
+
 go_tool_lock() {
   local dir="$1" result="$2"
   shift 2
@@ -186,7 +204,8 @@ go_tool_lock() {
   exec 9>"$dir/.build.lock"
   if ! flock -n 9; then
     log "another build holds $dir/.build.lock; waiting for it"
-    flock 9
+    go_tool_lock_wait_start=$SECONDS
+    go_tool_with_heartbeat go_tool_lock_waiting flock 9
   fi
   if [[ $force == 0 ]] && go_tool_have "$@"; then
     log "cached (built by another process): $result"
@@ -194,6 +213,11 @@ go_tool_lock() {
     exit 0
   fi
   go_tool_start=$SECONDS
+}
+
+go_tool_lock_waiting() {
+  local s=$((SECONDS - go_tool_lock_wait_start))
+  log "still waiting for the other build ($(printf '%dm%02ds' $((s / 60)) $((s % 60))))"
 }
 
 go_tool_elapsed() {
@@ -216,7 +240,7 @@ go_tool_build() {
   go_tool_count_file="$out.count.$$"
   echo 0 >"$go_tool_count_file"
   # A heartbeat for the long quiet stretches (big packages, the link).
-  ( while sleep 30 && kill -0 $$ 2>/dev/null; do "$heartbeat"; done ) >/dev/null &
+  ( while sleep "$go_tool_heartbeat_s" && kill -0 $$ 2>/dev/null; do "$heartbeat"; done ) >/dev/null &
   ticker=$!
   if [[ "$mode" == --count-packages ]]; then
     # go build -v names each package as it is compiled (cached ones are not named).

@@ -17,10 +17,15 @@ import {
   type KubeClient,
 } from "../../shared/kube/index.js";
 import type { Packet } from "../../shared/netpol/index.js";
+import { NODE_IP } from "../control-plane/addresses.js";
 import { checkPacket, formatDecision } from "./check.js";
 
 /** Written into the Pods' status only: tables are compiled from them, no packet is sent. */
-const ADDRESSES = { web: "10.250.0.10", client: "10.250.0.11", other: "10.250.0.12" } as const;
+const ADDRESSES = {
+  web: "100.64.250.10",
+  client: "100.64.250.11",
+  other: "100.64.250.12",
+} as const;
 
 async function ensure(write: () => Promise<unknown>): Promise<void> {
   try {
@@ -50,7 +55,7 @@ async function pod(
   await kube.patchStatus(
     PODS,
     { namespace, name },
-    { phase: "Running", hostIP: "192.168.0.1", podIP: ip, podIPs: [{ ip }] },
+    { phase: "Running", hostIP: NODE_IP, podIP: ip, podIPs: [{ ip }] },
   );
 }
 

@@ -3,6 +3,7 @@
 // hardcodes /var/lib/kubelet/device-plugins.
 import os from "node:os";
 import path from "node:path";
+import { KUBERNETES_SERVICE_IP, NODE_IP, SERVICE_RANGE } from "../control-plane/addresses.js";
 
 export const nodeLayout = {
   /** The node's name in Kubernetes and its network namespace's name. */
@@ -10,12 +11,12 @@ export const nodeLayout = {
   netns: "sdewan-node",
   bridge: "sdewanbr0",
   /** On the namespace's loopback: the API server and the kubelet bind it. */
-  address: "100.66.0.1",
+  address: NODE_IP,
   podSubnet: "100.64.0.0/24",
   podGateway: "100.64.0.1",
   clusterCidr: "100.64.0.0/16",
-  serviceRange: "100.65.0.0/16",
-  kubernetesServiceIp: "100.65.0.1",
+  serviceRange: SERVICE_RANGE,
+  kubernetesServiceIp: KUBERNETES_SERVICE_IP,
   dnsServiceIp: "100.65.0.10",
   clusterDomain: "cluster.local",
   /** The node's registry, on the namespace's loopback; containerd mirrors docker.io and registry.k8s.io to it. */

@@ -25,7 +25,7 @@ const binary = (app: Parameters<typeof request>[0], type: string, body: unknown)
       "content-type": "application/json",
       "ce-specversion": "1.0",
       "ce-id": `e-${Math.random()}`,
-      "ce-source": "https://10.96.0.1:443",
+      "ce-source": "https://100.65.0.1:443",
       "ce-type": type,
     })
     .send(JSON.stringify(body));
@@ -56,7 +56,7 @@ describe("ClusterLink functions over HTTP", () => {
           JSON.stringify({
             specversion: "1.0",
             id: `e-${name}`,
-            source: "https://10.96.0.1:443",
+            source: "https://100.65.0.1:443",
             type: "dev.knative.apiserver.resource.update",
             datacontenttype: "application/json",
             data: {

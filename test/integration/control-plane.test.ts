@@ -3,6 +3,7 @@
 // admission webhook on 127.0.0.1.
 import { once } from "node:events";
 import https from "node:https";
+import tls from "node:tls";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,6 +19,7 @@ import {
 } from "@kubernetes/client-node";
 import { apiRequest, pollUntil } from "../../dev/control-plane/api.js";
 import { applyCrds, readCrdDir, readCrdFile } from "../../dev/control-plane/crds.js";
+import { KUBERNETES_SERVICE_IP } from "../../dev/control-plane/addresses.js";
 import { defaultCrdDir } from "../../dev/control-plane/control-plane.js";
 import {
   adminKubeConfig,
@@ -305,6 +307,26 @@ describe("facts the functions' tests rely on", () => {
       });
     expect(await create("127.0.0.2").then(() => 201, statusCode)).toBe(422);
     expect(await create("192.0.2.2").then(() => 201, statusCode)).toBe(201);
+  });
+
+  test("Services get ClusterIPs from 100.65.0.0/16, the kubernetes Service the first, which the serving certificate names", async () => {
+    const kubernetes = await core.readNamespacedService({
+      namespace: "default",
+      name: "kubernetes",
+    });
+    expect(kubernetes.spec?.clusterIP).toBe(KUBERNETES_SERVICE_IP);
+    const ns = await newNamespace();
+    const db = await core.createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name: "db" }, spec: { ports: [{ port: 5432 }] } },
+    });
+    expect(db.spec?.clusterIP).toMatch(/^100\.65\.\d+\.\d+$/);
+    const { hostname: host, port } = new URL(clusterInfo().server);
+    const socket = tls.connect({ host, port: Number(port), ca: clusterInfo().caPem });
+    await once(socket, "secureConnect");
+    const names = socket.getPeerCertificate().subjectaltname;
+    socket.destroy();
+    expect(names?.split(", ")).toContain(`IP Address:${KUBERNETES_SERVICE_IP}`);
   });
 
   test("the API server calls an HTTPS validating webhook on 127.0.0.1", async () => {

@@ -184,7 +184,7 @@ const EGRESS_GROUP_SAMPLE = {
     metadata: { name: "egress-web" },
     status: {
       members: [
-        { pod: { namespace: "shop", name: "web-1" }, nodeName: "node-1", ips: ["10.0.0.5"] },
+        { pod: { namespace: "shop", name: "web-1" }, nodeName: "node-1", ips: ["100.64.0.5"] },
         { pod: { namespace: "shop", name: "web-2" }, ips: [] },
       ],
       memberCount: 2,

@@ -48,13 +48,13 @@ describe("a Pod moves between groups as its labels and state change", () => {
   });
 
   it("a new IP: the member's ips follow status.podIPs", async () => {
-    await world.setPodStatus(ns, "p2", "Running", ["10.9.0.2", "fd00::92"]);
+    await world.setPodStatus(ns, "p2", "Running", ["100.64.9.2", "fd00::92"]);
     await world.podEvent(ns, "p2");
-    expect((await world.group(web))?.status?.members[0]?.ips).toEqual(["10.9.0.2", "fd00::92"]);
+    expect((await world.group(web))?.status?.members[0]?.ips).toEqual(["100.64.9.2", "fd00::92"]);
   });
 
   it("terminated (Succeeded): the Pod leaves the group though its labels still match", async () => {
-    await world.setPodStatus(ns, "p2", "Succeeded", ["10.9.0.2"]);
+    await world.setPodStatus(ns, "p2", "Succeeded", ["100.64.9.2"]);
     await world.podEvent(ns, "p2");
     expect(await world.members(web)).toEqual([]);
   });

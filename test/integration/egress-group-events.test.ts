@@ -92,7 +92,7 @@ describe("MembersChanged Events on an EgressGroup, as kubectl describe shows the
     fn = createEgressGroupSync({ kube: () => identity.kube });
     namespace = await world.namespace("egress-events");
     egress = world.name("members");
-    await world.pod(namespace, "web-1", world.labels({ app: "web" }), { ips: ["10.1.0.1"] });
+    await world.pod(namespace, "web-1", world.labels({ app: "web" }), { ips: ["100.64.1.1"] });
   });
 
   const send = async (event: IntakeEvent) => {
@@ -172,7 +172,7 @@ describe("MembersChanged Events on an EgressGroup, as kubectl describe shows the
   });
 
   it("a Pod joining, then one leaving: one Event each, with what changed", async () => {
-    await world.pod(namespace, "web-2", world.labels({ app: "web" }), { ips: ["10.1.0.2"] });
+    await world.pod(namespace, "web-2", world.labels({ app: "web" }), { ips: ["100.64.1.2"] });
     await podEvent("web-2", "add");
     await world.relabelPod(namespace, "web-1", { app: "db" });
     await podEvent("web-1");
@@ -196,10 +196,10 @@ describe("MembersChanged Events on an EgressGroup, as kubectl describe shows the
   });
 
   it("a change of a member's IPs is not a change of members", async () => {
-    await world.setPodStatus(namespace, "web-2", "Running", ["10.1.0.22"]);
+    await world.setPodStatus(namespace, "web-2", "Running", ["100.64.1.22"]);
     await podEvent("web-2");
     expect((await world.group(egress))?.status?.members.map((m) => m.ips)).toContainEqual([
-      "10.1.0.22",
+      "100.64.1.22",
     ]);
     expect(calls.eventsRecorded).toBeUndefined();
     expect(await describeEvents()).toHaveLength(3);
@@ -230,7 +230,7 @@ describe("MembersChanged Events on an EgressGroup, as kubectl describe shows the
   it("without the Events Role the group is still written; only the Event is dropped", async () => {
     const identity = await identityFrom("egress-group-sync.yaml");
     fn = createEgressGroupSync({ kube: () => identity.kube });
-    await world.pod(namespace, "web-3", world.labels({ app: "web" }), { ips: ["10.1.0.3"] });
+    await world.pod(namespace, "web-3", world.labels({ app: "web" }), { ips: ["100.64.1.3"] });
     await podEvent("web-3", "add");
     expect(await world.members(egress)).toContain(`${namespace}/web-3`);
     expect(calls).toMatchObject({ eventsDropped: 1 });

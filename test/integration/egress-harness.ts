@@ -91,7 +91,7 @@ export class EgressWorld {
       namespace,
       name,
       options.phase ?? "Running",
-      options.ips ?? ["10.1.0.1"],
+      options.ips ?? ["100.64.1.1"],
     );
   }
 

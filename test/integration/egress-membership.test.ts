@@ -24,13 +24,13 @@ beforeAll(async () => {
     world.namespace("bare"),
   ]);
   await Promise.all([
-    world.pod(prod, "web-1", { app: "web", tier: "front" }, { ips: ["10.1.0.1", "fd00::1"] }),
-    world.pod(prod, "db-1", { app: "db" }, { nodeName: "node-2", ips: ["10.1.0.2"] }),
-    world.pod(dev, "web-2", { app: "web" }, { ips: ["10.1.0.3"] }),
+    world.pod(prod, "web-1", { app: "web", tier: "front" }, { ips: ["100.64.1.1", "fd00::1"] }),
+    world.pod(prod, "db-1", { app: "db" }, { nodeName: "node-2", ips: ["100.64.1.2"] }),
+    world.pod(dev, "web-2", { app: "web" }, { ips: ["100.64.1.3"] }),
     world.pod(dev, "no-ip", { app: "web" }, { phase: "Pending", ips: [] }),
-    world.pod(bare, "web-3", { app: "web", legacy: "true" }, { ips: ["10.1.0.4"] }),
+    world.pod(bare, "web-3", { app: "web", legacy: "true" }, { ips: ["100.64.1.4"] }),
     world.pod(prod, "unscheduled", { app: "web" }, { nodeName: "", phase: "Pending", ips: [] }),
-    world.pod(prod, "host", { app: "web" }, { hostNetwork: true, ips: ["192.168.0.5"] }),
+    world.pod(prod, "host", { app: "web" }, { hostNetwork: true, ips: ["100.66.0.5"] }),
     world.pod(prod, "done", { app: "web" }, { phase: "Succeeded" }),
     world.pod(prod, "failed", { app: "web" }, { phase: "Failed" }),
     // Terminated, so in no group: only here for the selector comparison (legacy="").
@@ -173,7 +173,7 @@ describe("an Egress's group lists exactly the Pods Antrea would select", () => {
       observedEgressGeneration: 1,
       members: [
         { pod: { namespace: dev, name: "no-ip" }, nodeName: "node-1", ips: [] },
-        { pod: { namespace: dev, name: "web-2" }, nodeName: "node-1", ips: ["10.1.0.3"] },
+        { pod: { namespace: dev, name: "web-2" }, nodeName: "node-1", ips: ["100.64.1.3"] },
       ],
       conditions: [
         expect.objectContaining({ type: "Ready", status: "True", reason: "MembersComputed" }),

@@ -39,7 +39,7 @@ describe("a Pod's life, one Pod event at a time", () => {
   }, 30_000);
 
   it("created matching two Egresses: its add event lists it in both, and each group indexes it", async () => {
-    await world.pod(ns, "p", { app: "web" }, { ips: ["10.2.0.1"] });
+    await world.pod(ns, "p", { app: "web" }, { ips: ["100.64.2.1"] });
     expect(await world.podEvent(ns, "p", "add")).toMatchObject({ kind: "done" });
     expect(await world.members(web)).toEqual([`${ns}/keep`, `${ns}/p`]);
     expect(await world.members(prod)).toEqual([`${ns}/keep`, `${ns}/p`]);
@@ -150,7 +150,7 @@ describe("a Pod event whose watch-cache read is stale (ADR 0004, addendum)", () 
   it("writes at the stale version, meets the API server's 409, re-reads consistently and ends right", async () => {
     const ns = await world.namespace("stale");
     const name = world.name("pe-stale");
-    await world.pod(ns, "s", { app: "stale" }, { ips: ["10.2.0.9"] });
+    await world.pod(ns, "s", { app: "stale" }, { ips: ["100.64.2.9"] });
     await world.egress(name, selecting("stale"));
     await world.egressEvent(name, "add");
     expect(await world.members(name)).toEqual([`${ns}/s`]);

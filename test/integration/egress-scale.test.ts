@@ -2,6 +2,7 @@
 // dozen Egresses, one full recompute (resync) checked against independently computed groups, with
 // its time and API requests printed; and the largest supported group stored as one object.
 import pLimit from "p-limit";
+import { podAddress } from "../../dev/control-plane/addresses.js";
 import { groupObjectFromDesired } from "../../shared/egress/group-object.js";
 import type { AppliedTo, GroupMember } from "../../shared/egress/membership.js";
 import type { DesiredEgressGroup } from "../../shared/egress/plan-group.js";
@@ -102,7 +103,7 @@ async function createWorld(): Promise<void> {
             { app, ...(canary ? { canary: "true" } : {}) },
             {
               phase: terminated ? "Succeeded" : "Running",
-              ips: [`10.${n % 250}.${i}.${(n >> 8) + 1}`],
+              ips: [podAddress(n * PODS_PER_NAMESPACE + i)],
               writeStatus: terminated || withIp,
             },
           );
@@ -232,7 +233,7 @@ describe("the largest supported group is one object the API server stores", () =
           namespace: "team-payments-prod",
         },
         nodeName: "ip-10-0-123-45.eu-west-1.compute.internal",
-        ips: ["10.244.123.45", "fd00:10:244:7b::2d"],
+        ips: ["100.64.123.45", "fd00:10:244:7b::2d"],
       }),
     ],
     [

@@ -98,7 +98,7 @@ describe("typed reads and writes", () => {
     });
     await kube.replace(EGRESS_GROUPS, {
       ...created,
-      status: { members: [{ pod: { name: "p", namespace }, ips: ["10.0.0.1"] }], memberCount: 1 },
+      status: { members: [{ pod: { name: "p", namespace }, ips: ["100.64.0.1"] }], memberCount: 1 },
     });
     expect((await kube.get(EGRESS_GROUPS, { name }))?.status).toMatchObject({ memberCount: 1 });
     expect(await kube.delete(EGRESS_GROUPS, { name })).toBe(true);

@@ -14,8 +14,8 @@ import { NETPOL_API_VERSION, NETPOL_PEER_SET_PLURAL } from "../../shared/core/ap
 import { clusterInfo, endpoint } from "./support/cluster.js";
 
 const world = new NetpolWorld();
-// A /16 of its own per run (netpol-sync.test.ts takes 10.200-249).
-const net = `10.${150 + (parseInt(world.run, 16) % 50)}.${parseInt(world.run.slice(0, 2), 16)}`;
+// A /24 of the pod range per run (netpol-sync.test.ts takes 100.64.200-249).
+const net = `100.64.${150 + (parseInt(world.run, 16) % 50)}`;
 
 /** Redelivers like the broker while the handler says retry, at most `times` deliveries. */
 async function deliver(event: IntakeEvent, fn: EventFunction, times = 3): Promise<Outcome[]> {

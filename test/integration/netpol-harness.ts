@@ -4,6 +4,7 @@
 // back from the API server. Names carry a per-file run id: test files run in parallel.
 import { randomBytes } from "node:crypto";
 import { CoreV1Api } from "@kubernetes/client-node";
+import { NODE_IP } from "../../dev/control-plane/addresses.js";
 import { createNetworkPolicySync } from "../../functions/network-policy-sync/index.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import type { IntakeEvent, WatchAction } from "../../shared/events/types.js";
@@ -77,7 +78,7 @@ export class NetpolWorld {
       { namespace, name },
       {
         phase: "Running",
-        hostIP: options.node ?? "192.168.0.1",
+        hostIP: options.node ?? NODE_IP,
         podIP: options.ip,
         podIPs: [{ ip: options.ip }],
       },

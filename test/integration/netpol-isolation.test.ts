@@ -33,7 +33,7 @@ beforeAll(async () => {
     policyTypes: ["Ingress"],
     ingress: [{ from: [{ podSelector: { matchLabels: { app: "client" } } }] }],
   });
-  await world.pod(ns, "probe", { app: "web" }, { ip: "10.77.0.9" });
+  await world.pod(ns, "probe", { app: "web" }, { ip: "100.64.77.9" });
   // The probe's table exists before the policy: the probe is an update the policy refuses.
   expect(await world.send(world.resyncEvent())).toMatchObject({ kind: "done" });
   expect(await endpointNames()).toEqual(["probe"]);
@@ -60,8 +60,8 @@ beforeAll(async () => {
     },
   });
   await world.deletePod(ns, "probe");
-  await world.pod(ns, "blocked", { app: "web" }, { ip: "10.77.0.1" });
-  await world.pod(ns, "fine", { app: "web" }, { ip: "10.77.0.2" });
+  await world.pod(ns, "blocked", { app: "web" }, { ip: "100.64.77.1" });
+  await world.pod(ns, "fine", { app: "web" }, { ip: "100.64.77.2" });
 });
 afterAll(() => removePolicy());
 

@@ -4,6 +4,7 @@
 // two instances racing on duplicated, shuffled events ending where one full recompute ends.
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { NODE_IP } from "../../dev/control-plane/addresses.js";
 import { checkPacket, formatDecision } from "../../dev/netpol/check.js";
 import { runNetpolDemo } from "../../dev/netpol/demo.js";
 import type { Outcome } from "../../shared/core/outcome.js";
@@ -20,9 +21,9 @@ import { adminKubeConfig, clusterInfo } from "./support/cluster.js";
 import { StaleCache } from "./support/stale-cache.js";
 
 const world = new NetpolWorld();
-// A /16 of its own per run: peer addresses must not collide with other files' Pods.
-const net = `10.${200 + (parseInt(world.run, 16) % 50)}.${parseInt(world.run.slice(0, 2), 16)}`;
-const NODE_IP = "192.168.0.1";
+// A /24 of the pod range per run (netpol-edges.test.ts takes 150-199): peer addresses must not
+// collide with other files' Pods.
+const net = `100.64.${200 + (parseInt(world.run, 16) % 50)}`;
 
 const ingress = (ns: string, pod: string, peerIP: string, port: number): Packet => ({
   namespace: ns,
@@ -391,13 +392,15 @@ describe("`npm run netpol -- demo`", () => {
       expect.stringMatching(/^network-policy-sync web-from-clients: done tables written: /),
     ]);
     expect(lines.slice(2).map((l) => l.replace(/ \(.*$/, ""))).toEqual([
-      expect.stringMatching(/^netpol check: allow .*\/web ingress from 10\.250\.0\.11 TCP\/8080$/),
-      expect.stringMatching(/^netpol check: deny .*\/web ingress from 10\.250\.0\.12 TCP\/8080$/),
-      expect.stringMatching(/^netpol check: deny .*\/web ingress from 10\.250\.0\.11 TCP\/9090$/),
       expect.stringMatching(
-        /^netpol check: deny .*\/client ingress from 10\.250\.0\.10 TCP\/8080$/,
+        /^netpol check: allow .*\/web ingress from 100\.64\.250\.11 TCP\/8080$/,
       ),
-      expect.stringMatching(/^netpol check: allow .*\/web egress to 10\.250\.0\.12 UDP\/53$/),
+      expect.stringMatching(/^netpol check: deny .*\/web ingress from 100\.64\.250\.12 TCP\/8080$/),
+      expect.stringMatching(/^netpol check: deny .*\/web ingress from 100\.64\.250\.11 TCP\/9090$/),
+      expect.stringMatching(
+        /^netpol check: deny .*\/client ingress from 100\.64\.250\.10 TCP\/8080$/,
+      ),
+      expect.stringMatching(/^netpol check: allow .*\/web egress to 100\.64\.250\.12 UDP\/53$/),
     ]);
     // Run again on the same namespace: nothing to create, nothing written.
     const again = await runNetpolDemo(world.kube, world.name("netpol-demo"));

@@ -40,7 +40,7 @@ describe("on-deployment-ready over HTTP", () => {
         "content-type": "application/json",
         "ce-specversion": "1.0",
         "ce-id": `e-${Math.random()}`,
-        "ce-source": "https://10.96.0.1:443",
+        "ce-source": "https://100.65.0.1:443",
         "ce-type": type,
         ...extra,
       })
@@ -73,7 +73,7 @@ describe("on-deployment-ready over HTTP", () => {
         JSON.stringify({
           specversion: "1.0",
           id: "e-2",
-          source: "https://10.96.0.1:443",
+          source: "https://100.65.0.1:443",
           type: "dev.knative.apiserver.resource.update",
           datacontenttype: "application/json",
           data: object,

@@ -332,7 +332,7 @@ describe("egress-group-sync runs with exactly manifests/rbac/egress-group-sync.y
 
   beforeAll(async () => {
     namespace = await world.namespace("rbac-egress");
-    await world.pod(namespace, "web-1", world.labels({ app: "web" }), { ips: ["10.1.0.5"] });
+    await world.pod(namespace, "web-1", world.labels({ app: "web" }), { ips: ["100.64.1.5"] });
     egress = world.name("rbac-egress");
     await world.egress(egress, { podSelector: { matchLabels: world.labels({ app: "web" }) } });
   });
@@ -456,7 +456,7 @@ describe("network-policy-sync runs with exactly manifests/rbac/network-policy-sy
 
   beforeAll(async () => {
     namespace = await world.namespace("rbac-netpol");
-    await world.pod(namespace, "web", { app: "web" }, { ip: "10.199.0.1" });
+    await world.pod(namespace, "web", { app: "web" }, { ip: "100.64.99.1" });
     await world.policy(namespace, "deny", { podSelector: {} });
   });
 

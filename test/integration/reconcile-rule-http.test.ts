@@ -62,7 +62,7 @@ describe("reconcile-rule over HTTP", () => {
         "content-type": "application/json",
         "ce-specversion": "1.0",
         "ce-id": "e-1",
-        "ce-source": "https://10.96.0.1:443",
+        "ce-source": "https://100.65.0.1:443",
         "ce-type": "dev.knative.apiserver.ref.add",
         "ce-subject": `/apis/${RULE_API_VERSION}/namespaces/${world.namespace}/mwan3policies/policy1`,
       })
@@ -86,7 +86,7 @@ describe("reconcile-rule over HTTP", () => {
           JSON.stringify({
             specversion: "1.0",
             id: "e-2",
-            source: "https://10.96.0.1:443",
+            source: "https://100.65.0.1:443",
             type: "dev.knative.apiserver.ref.update",
             datacontenttype: "application/json",
             data: { ...ref("Mwan3Policy", "policy1"), apiVersion: RULE_API_VERSION },

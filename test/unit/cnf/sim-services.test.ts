@@ -65,7 +65,7 @@ describe("CNF simulator: CNFService DNAT (sdewan/service/v1/services)", () => {
   beforeEach(async () => {
     sim = await startCnfSim({
       host: "127.0.0.26",
-      resolveService: (name) => (name.startsWith("missing.") ? undefined : "10.96.0.10"),
+      resolveService: (name) => (name.startsWith("missing.") ? undefined : "100.65.0.10"),
     });
     api = await restApi(sim);
   });

@@ -102,7 +102,7 @@ describe("a kubeconfig with inline credentials", () => {
       "config",
       single(
         {
-          server: "https://10.0.0.1",
+          server: "https://100.65.0.1",
           "insecure-skip-tls-verify": true,
           "tls-server-name": "kubernetes.default",
         },
@@ -122,12 +122,12 @@ describe("a kubeconfig with inline credentials", () => {
     const anonymous = write(
       "anonymous",
       kubeconfig({
-        clusters: { c: { server: "https://10.0.0.1" } },
+        clusters: { c: { server: "https://100.65.0.1" } },
         contexts: { ctx: { cluster: "c" } },
         currentContext: "ctx",
       }),
     );
-    const nullUser = write("null-user", single({ server: "https://10.0.0.1" }, null));
+    const nullUser = write("null-user", single({ server: "https://100.65.0.1" }, null));
 
     for (const file of [anonymous, nullUser]) {
       expect(await requestOptions(loadKubeConfig(isolated({ KUBECONFIG: file })))).toEqual({
@@ -167,7 +167,7 @@ describe("credential files named in a kubeconfig", () => {
     write("token", "from-file");
     const file = write(
       "config",
-      single({ server: "https://10.0.0.1" }, { token: "inline", tokenFile: "token" }),
+      single({ server: "https://100.65.0.1" }, { token: "inline", tokenFile: "token" }),
     );
 
     const options = await requestOptions(loadKubeConfig(isolated({ KUBECONFIG: file })));
@@ -177,7 +177,7 @@ describe("credential files named in a kubeconfig", () => {
   it("a credential file that does not exist fails at load, naming the file", () => {
     const file = write(
       "config",
-      single({ server: "https://10.0.0.1", "certificate-authority": "missing-ca.pem" }),
+      single({ server: "https://100.65.0.1", "certificate-authority": "missing-ca.pem" }),
     );
 
     expect(() => loadKubeConfig(isolated({ KUBECONFIG: file }))).toThrow(
@@ -241,7 +241,7 @@ describe("which source wins", () => {
     write("serviceaccount/token", "sa-token");
     write("serviceaccount/ca.crt", "SA CA");
   });
-  const inPod = { KUBERNETES_SERVICE_HOST: "10.96.0.1", KUBERNETES_SERVICE_PORT: "443" };
+  const inPod = { KUBERNETES_SERVICE_HOST: "100.65.0.1", KUBERNETES_SERVICE_PORT: "443" };
   const serverOf = (options: LoadKubeConfigOptions): string | undefined =>
     loadKubeConfig(options).getCurrentCluster()?.server;
 
@@ -257,7 +257,7 @@ describe("which source wins", () => {
 
   it("then the pod's service account", () => {
     rmSync(path.join(root, "home"), { recursive: true });
-    expect(serverOf(isolated(inPod))).toBe("https://10.96.0.1:443");
+    expect(serverOf(isolated(inPod))).toBe("https://100.65.0.1:443");
   });
 
   it("and with none of them, a clear error", () => {
@@ -357,7 +357,7 @@ describe("what shared/kube does not implement is handed to @kubernetes/client-no
     const file = write(
       "config",
       single(
-        { server: "https://10.0.0.1", "certificate-authority-data": b64("CA PEM") },
+        { server: "https://100.65.0.1", "certificate-authority-data": b64("CA PEM") },
         {
           exec: {
             apiVersion: "client.authentication.k8s.io/v1",
@@ -370,7 +370,7 @@ describe("what shared/kube does not implement is handed to @kubernetes/client-no
     );
     const source = loadKubeConfig(isolated({ KUBECONFIG: file }));
 
-    expect(source.getCurrentCluster()).toEqual({ server: "https://10.0.0.1" });
+    expect(source.getCurrentCluster()).toEqual({ server: "https://100.65.0.1" });
     const options = await requestOptions(source);
     expect(options.headers).toEqual({
       Accept: "application/json",
@@ -383,14 +383,14 @@ describe("what shared/kube does not implement is handed to @kubernetes/client-no
     const file = write(
       "config",
       single(
-        { server: "https://10.0.0.1", "proxy-url": "http://127.0.0.1:3128" },
+        { server: "https://100.65.0.1", "proxy-url": "http://127.0.0.1:3128" },
         { token: "t0ken" },
       ),
     );
     const source = loadKubeConfig(isolated({ KUBECONFIG: file }));
 
     expect(source.getCurrentCluster()).toEqual({
-      server: "https://10.0.0.1",
+      server: "https://100.65.0.1",
       proxyUrl: "http://127.0.0.1:3128",
     });
     const options = await requestOptions(source);
