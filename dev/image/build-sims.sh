@@ -6,8 +6,9 @@
 #
 #   dev/image/build-sims.sh [--check] <archive.tar>
 #
-# Writes a docker archive of docker.io/library/sdewan-sims:latest to <archive.tar> (for
-# `ctr images import`, or `crane push <archive.tar> <registry>/sdewan-sims:latest`). Entries:
+# Writes a docker archive of docker.io/library/sdewan-sims:latest to <archive.tar>, for
+# `crane push <archive.tar> <registry>/library/sdewan-sims:latest` (the fixtures pull it, as the
+# product's manifests do: test/node/fixtures/README.md) or `ctr images import`. Entries:
 #   node /sims/cnf-sim.mjs --host 0.0.0.0 --port 80            (CNF_SIM_PASSWORD from a Secret)
 #   node /sims/peer-gateway-sim.mjs --tls-dir <dir> --port 8443 --host 0.0.0.0 east west
 #
@@ -28,7 +29,7 @@ out=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --check) check=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "build-sims.sh: unknown option: $1" >&2; exit 2 ;;
     *) [[ -z $out ]] || { echo "build-sims.sh: one archive path, not '$out' and '$1'" >&2; exit 2; }
        out="$1"; shift ;;

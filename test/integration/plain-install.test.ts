@@ -1,5 +1,5 @@
-// The plain install as the API server takes it: every object kustomize builds from
-// manifests/plain goes to a real kube-apiserver as
+// The plain install and the node fixtures as the API server takes them: every object kustomize
+// builds from manifests/plain and test/node/fixtures goes to a real kube-apiserver as
 // `kubectl apply --server-side --dry-run=server` sends it (server-side apply, dryRun=All), with
 // its defaulting, validation and admission, and is accepted. Nothing is stored, so the shared
 // control plane keeps no ClusterRole, Service or webhook configuration of it. Namespaced objects
@@ -59,6 +59,17 @@ describeWithKustomize()("the API server takes", () => {
       o.metadata?.namespace === undefined ? undefined : namespaces.get(o.metadata.namespace),
     );
     expect(answers.length).toBeGreaterThan(60);
+    expect(answers.filter(([, refusal]) => refusal !== undefined)).toEqual([]);
+  });
+
+  it("every object of test/node/fixtures, in the namespace kubectl -n gives them", async () => {
+    const namespace = await newNamespace("node-fixtures");
+    const answers = await refusals(fixtures, () => namespace);
+    expect(answers.map(([object]) => object).sort()).toEqual([
+      "Deployment/cnf-1",
+      "Deployment/peer-gateway-sim",
+      "Service/peer-gateway-sim",
+    ]);
     expect(answers.filter(([, refusal]) => refusal !== undefined)).toEqual([]);
   });
 
