@@ -88,6 +88,10 @@ const MAX_BODY_BYTES = 1 << 20;
 const MAX_LOG = 10_000;
 const CNF_MODULES = new Set(["mwan3", "firewall", "ipsec", "service"]);
 const LOGIN_PAGE = "<html><body><form method=post>LuCI login (cnf-sim)</form></body></html>";
+/** uhttpd's front page on OpenWrt: no login, it sends the browser on to LuCI. */
+const FRONT_PAGE =
+  '<html><head><meta http-equiv="refresh" content="0; URL=/cgi-bin/luci/"></head>' +
+  '<body><a href="/cgi-bin/luci/">LuCI (cnf-sim)</a></body></html>';
 
 interface CnfRequest {
   readonly method: string;
@@ -208,6 +212,12 @@ class Simulator {
     const body = await readBody(req);
     if (path === "/_sim" || path.startsWith("/_sim/")) {
       send(res, this.control(method, path, body));
+      return;
+    }
+    // The web server's front page, what a CNF Deployment's readiness probe asks (GET / on the
+    // CNF port): served by uhttpd, not LuCI, so it is no CNF request (not logged, not faulted).
+    if (path === "/" && (method === "GET" || method === "HEAD")) {
+      send(res, { status: 200, body: FRONT_PAGE, contentType: "text/html" });
       return;
     }
     const record: SimRequestRecord = { seq: ++this.seq, method, path, status: null, fault: null };

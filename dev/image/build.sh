@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the project's image from the unmodified Dockerfile (buildah, no Docker, on the cached
-# stand-in base: dev/image/lib.sh) into a docker-archive, cached by the content of the build
+# stand-in base: dev/image/base.sh) into a docker-archive, cached by the content of the build
 # context, for a node's registry (dev/node) to serve as sdewan-functions:<tag>.
 #
 #   ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/image-sdewan-functions/<context hash>.tar
@@ -25,13 +25,10 @@ archive="$out_dir/$hash.tar"
 if [[ -f $archive ]]; then log "cached: $archive"; echo "$archive"; exit 0; fi
 
 started=$(now)
-node_version="$(sed -n 's/.*"node": "\([0-9.]*\)".*/\1/p' "$repo/package.json" | head -n 1)"
-npm_version=11.19.0 # the npm that Node 24.21.0 bundles
-base="docker.io/library/node:${node_version}-bookworm-slim"
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/sdewan-functions/image-base-node-${node_version}"
-# shellcheck source=lib.sh
-source "$repo/dev/image/lib.sh"
-image_install_packages
+# shellcheck source=base.sh
+source "$repo/dev/image/base.sh"
+image_base_init
+image_require_packages buildah runc mmdebstrap
 work="$(mktemp -d -t sdewan-image.XXXXXX)"
 store=(--root "$work/storage" --runroot "$work/run" --storage-driver overlay)
 cleanup() {
@@ -42,7 +39,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-image_base
+image_base_load
 log "building the Dockerfile (context $hash); a line every 30 s"
 image_build docker.io/library/sdewan-functions:latest "" &
 build_pid=$!

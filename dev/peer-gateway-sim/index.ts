@@ -21,4 +21,13 @@ export {
   type GatewayModeInput,
   type PeerGatewayOptions,
 } from "./server.js";
-export { PeerGatewayFleet, type PeerGatewayFleetOptions, type SimulatedPeer } from "./fleet.js";
+export {
+  createFabric,
+  PeerGatewayFleet,
+  readGatewayIdentity,
+  ServedGateways,
+  type Fabric,
+  type PeerGatewayFleetOptions,
+  type ServedGatewaysOptions,
+  type SimulatedPeer,
+} from "./fleet.js";

@@ -1,6 +1,8 @@
 /**
  * The connector's configurations: manifests/connector/config.yaml (in a cluster, to the OpenFaaS
- * gateway) and manifests/connector/local.yaml (a local run, to `npm start` on this machine).
+ * gateway), manifests/plain/connector-config.yaml (the plain Kubernetes install, to each
+ * function's own Service) and manifests/connector/local.yaml (a local run, to `npm start` on this
+ * machine).
  * The reconcile-rule route watches every rule kind of the registry; the rest is written here as
  * it would be by hand. connector/config.ts validates both (test/unit/connector/config.test.ts).
  */
@@ -29,6 +31,23 @@ export const CLUSTER_TARGET: ConnectorTarget = {
   host: "0.0.0.0",
   port: 8080,
   url: (route) => `http://gateway.openfaas.svc.cluster.local:8080/function/${route}`,
+};
+
+/** The namespace of the plain install's function Services (manifests/plain). */
+export const PLAIN_NAMESPACE = "sdewan-system";
+
+/**
+ * The plain Kubernetes install: each function is a Deployment behind a Service of its name on
+ * port 80 (manifests/plain/functions.yaml). `<name>.<namespace>.svc` resolves whatever the
+ * cluster's DNS domain is.
+ */
+export const PLAIN_TARGET: ConnectorTarget = {
+  about: `# Event connector configuration for the plain Kubernetes install (manifests/plain, docs/deploy.md):
+# every route posts to its function's own Service, http://<function>.${PLAIN_NAMESPACE}.svc/<function>
+# (each function serves POST /<function>). manifests/plain makes the ConfigMap of this file.`,
+  host: "0.0.0.0",
+  port: 8080,
+  url: (route) => `http://${route}.${PLAIN_NAMESPACE}.svc/${route}`,
 };
 
 /** The connector's own port in a local run: next to `npm start`'s, which it must not take. */

@@ -6,7 +6,7 @@
  */
 import { renderWebhookManifest } from "../../shared/admission/webhook-config.js";
 import { renderCrdFiles } from "../../shared/rules/crd.js";
-import { LOCAL_TARGET, renderConnectorConfig } from "./connector-config.js";
+import { LOCAL_TARGET, PLAIN_TARGET, renderConnectorConfig } from "./connector-config.js";
 import { renderApiServerSources } from "./knative.js";
 import { renderMonitoring } from "./monitoring.js";
 import {
@@ -68,6 +68,7 @@ export const GENERATED: readonly GeneratedSet[] = [
       new Map([
         ["manifests/connector/config.yaml", renderConnectorConfig()],
         ["manifests/connector/local.yaml", renderConnectorConfig(undefined, LOCAL_TARGET)],
+        ["manifests/plain/connector-config.yaml", renderConnectorConfig(undefined, PLAIN_TARGET)],
       ]),
   },
   {

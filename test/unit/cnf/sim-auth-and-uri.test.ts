@@ -130,3 +130,35 @@ describe("CNF simulator: URI and method rules (reference 2.2)", () => {
     );
   });
 });
+
+// A CNF Deployment's readiness probe (manifests/samples/cnf-deployment.yaml: GET / on port 80)
+// asks the web server's front page, which OpenWrt's uhttpd serves without a login: a page that
+// sends the browser on to LuCI. The simulator as a Pod is probed the same way.
+describe("CNF simulator: the web server's front page, as a kubelet probes it", () => {
+  let sim: CnfSim;
+  beforeEach(async () => {
+    sim = await startCnfSim({ host: "127.0.0.23", password: "s3cret" });
+  });
+  afterEach(() => sim.close());
+
+  it("answers GET / with 200 and a page that leads to LuCI, without a login", async () => {
+    const reply = await raw(sim, "GET", "/");
+    expect(reply.status).toBe(200);
+    expect(reply.headers["content-type"]).toBe("text/html");
+    expect(reply.text).toContain(`${LUCI}/`);
+  });
+
+  it("is not a CNF request: not logged, not counted, not failed by an injected fault", async () => {
+    sim.failNext({ kind: "status", status: 500 });
+    expect((await raw(sim, "GET", "/")).status).toBe(200);
+    expect(sim.requests()).toEqual([]);
+    expect(sim.counters().unauthorized).toBe(0);
+    // The fault is still there for the next CNF request.
+    expect((await raw(sim, "GET", `${LUCI}/sdewan/v1`)).status).toBe(500);
+  });
+
+  it("stops answering when the CNF refuses connections, as a dead CNF's probe fails", async () => {
+    await sim.refuseConnections();
+    await expect(raw(sim, "GET", "/")).rejects.toThrow(/ECONNREFUSED/);
+  });
+});

@@ -24,11 +24,14 @@ export interface Doc {
   readonly [key: string]: unknown;
 }
 
-export function yamlDocs(relative: string): Doc[] {
-  return parseAllDocuments(readText(relative))
+/** The documents of a YAML text (empty documents left out). */
+export function parseDocs(text: string): Doc[] {
+  return parseAllDocuments(text)
     .map((d) => d.toJS() as Doc | null)
     .filter((d): d is Doc => d !== null);
 }
+
+export const yamlDocs = (relative: string): Doc[] => parseDocs(readText(relative));
 
 /** Every YAML file of a manifests folder except its kustomization. */
 export function manifestFiles(folder: string): string[] {
