@@ -4,17 +4,7 @@
 // routes reach each event function's Service and path; every container runs as the Dockerfile
 // and the security settings promise; and nothing references an identity, a ConfigMap or a Secret
 // that the variant does not create or docs/deploy.md does not name as the user's to create.
-import { Deployment } from "kubernetes-models/apps/v1/Deployment";
-import { Namespace } from "kubernetes-models/v1/Namespace";
-import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
-import { Service } from "kubernetes-models/v1/Service";
-import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
-import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
-import { ValidatingWebhookConfiguration } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration";
-import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
-import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
-import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
-import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
+import { KUBERNETES_MODELS } from "./kubernetes-models.js";
 import { parse } from "yaml";
 import { FUNCTION_CATALOG } from "../../../functions/catalog.js";
 import { ALL_FUNCTIONS } from "../../../functions/all.js";
@@ -26,19 +16,7 @@ import {
   kustomizeBuild,
 } from "../../support/kustomize.js";
 
-const MODELS: Record<string, new (data: never) => { validate(): void }> = {
-  Deployment,
-  Namespace,
-  ConfigMap,
-  Service,
-  ServiceAccount,
-  PodDisruptionBudget,
-  ValidatingWebhookConfiguration,
-  ClusterRole,
-  ClusterRoleBinding,
-  Role,
-  RoleBinding,
-};
+const MODELS = KUBERNETES_MODELS;
 
 interface EnvVar {
   readonly name: string;
