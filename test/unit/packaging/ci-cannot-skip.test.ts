@@ -14,6 +14,7 @@ import { REPO, repoPath } from "./repo-files.js";
 /** Each Go tool build that may find nothing to build from, and the archive it builds from. */
 const BUILDS = [
   ["dev/faas-cli/build.sh", "faas-cli-src.tar.xz"],
+  ["dev/openfaas/build.sh", "openfaas-ce-src.tar.xz"],
   ["dev/knative/build.sh", "knative-eventing-adapters-src.tar.xz"],
   ["dev/upstream-ctrlr/build.sh", "sdewan-upstream-crd-ctrlr-src.tar.xz"],
 ] as const;
@@ -28,7 +29,14 @@ const TOOL_TESTS = [
   "test/unit/netpol/cyclonus-generated.test.ts",
   "test/unit/netpol/cyclonus.property.test.ts",
 ];
-const TOOL_VARIABLES = ["FAAS_CLI", "KUSTOMIZE", "NETPOL_CYCLONUS", "PROMTOOL", "CI"];
+const TOOL_VARIABLES = [
+  "FAAS_CLI",
+  "OPENFAAS_RENDER",
+  "KUSTOMIZE",
+  "NETPOL_CYCLONUS",
+  "PROMTOOL",
+  "CI",
+];
 
 // One jest run of those files, and a few builds that stop before compiling anything.
 jest.setTimeout(180_000);

@@ -17,6 +17,9 @@ export interface FunctionSpec {
 }
 
 export const CNF_SECRET = "sdewan-cnf-password";
+/** What OpenFaaS CE deploys at most (faas-netes pkg/handlers/replica_reader.go). */
+export const CE_MAX_REPLICAS = 5;
+export const CE_MAX_FUNCTIONS = 15;
 /** Functions that log in to CNFs and so need the CNF password. */
 export const CNF_CALLERS = ["reconcile-rule", "on-deployment-ready"];
 
@@ -55,9 +58,17 @@ export function functionProblems(spec: FunctionSpec): string[] {
       "CNF_PASSWORD_FILE must be the mounted secret's path",
     );
   }
-  expect(env["PORT"] === undefined, "PORT is the platform's to set");
+  expect(env["PORT"] === undefined, "PORT stays the image's 8080, where OpenFaaS CE probes");
   const labels = spec.labels ?? {};
   expect(Number(labels["com.openfaas.scale.min"]) >= 1, "com.openfaas.scale.min must be >= 1");
+  // OpenFaaS CE refuses a deploy asking for more (faas-netes MaxReplicas).
+  for (const bound of ["min", "max"]) {
+    const value = Number(labels[`com.openfaas.scale.${bound}`] ?? "1");
+    expect(
+      value <= CE_MAX_REPLICAS,
+      `com.openfaas.scale.${bound} must be <= ${CE_MAX_REPLICAS} (CE)`,
+    );
+  }
   expect(labels["com.openfaas.scale.zero"] === "false", "must not scale to zero");
   const annotations = spec.annotations ?? {};
   expect(

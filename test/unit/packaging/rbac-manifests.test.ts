@@ -160,6 +160,43 @@ describe("manifests/openfaas", () => {
     },
   );
 
+  // A function's Roles (its ledgers, its Events on cluster-scoped objects in "default") are bound
+  // by RoleBindings in manifests/rbac; on OpenFaaS the account that runs the function needs each
+  // one too: openfaas-fn/default on CE (every function runs as it), the function's own on Pro.
+  const functionRoleBindings = ofKind(rbac, "RoleBinding").flatMap((binding) => {
+    const subject = at(binding, "subjects", 0, "name") as string;
+    const fn = ALL_FUNCTIONS.find((f) => subject === `sdewan-${f.name}`);
+    return fn === undefined ? [] : [{ fn: fn.name, binding }];
+  });
+  const proAccount = (fn: string): string => `sdewan-${fn}`;
+
+  it.each([
+    ["rbac-ce.yaml", (): string => "default"],
+    ["rbac-pro.yaml", proAccount],
+  ] as const)(
+    "%s binds every namespaced Role manifests/rbac binds a function's account to",
+    (file, account) => {
+      expect(functionRoleBindings.length).toBeGreaterThan(0);
+      const bindings = ofKind(yamlDocs(`manifests/openfaas/${file}`), "RoleBinding");
+      for (const { fn, binding } of functionRoleBindings) {
+        const role = at(binding, "roleRef", "name");
+        const namespace = binding.metadata?.namespace;
+        const found = bindings.find(
+          (b) =>
+            at(b, "roleRef", "name") === role &&
+            at(b, "roleRef", "kind") === "Role" &&
+            b.metadata?.namespace === namespace,
+        );
+        expect([fn, role, namespace, at(found, "subjects")]).toEqual([
+          fn,
+          role,
+          namespace,
+          [{ kind: "ServiceAccount", name: account(fn), namespace: "openfaas-fn" }],
+        ]);
+      }
+    },
+  );
+
   it("the connector runs as the event-source identity, one replica, routes pointed at /function/<name>/<name>", () => {
     const deployment = ofKind(openfaas, "Deployment")[0];
     expect(at(deployment, "spec", "replicas")).toBe(1);

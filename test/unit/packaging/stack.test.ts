@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import { parse } from "yaml";
 import {
+  CE_MAX_FUNCTIONS,
   FUNCTION_NAMES,
   envsubst,
   functionProblems,
@@ -70,6 +71,10 @@ describe("stack.yml", () => {
     }
   });
 
+  it("fits one OpenFaaS CE installation, which deploys at most 15 functions", () => {
+    expect(Object.keys(stack.functions).length).toBeLessThanOrEqual(CE_MAX_FUNCTIONS);
+  });
+
   it("copies into each build context exactly what the Dockerfile copies (faas-cli's copy list)", () => {
     expect([...(stack.configuration?.copy ?? [])].sort()).toEqual(
       [...new Set(dockerfileCopySources())].sort(),
@@ -94,15 +99,20 @@ describe("stack.yml", () => {
     expect(functionProblems(specOf(name, stack.functions[name] as StackFunction))).toEqual([]);
   });
 
-  it("the expectations are real: a function without its secret or with scale-to-zero fails them", () => {
+  it("the expectations are real: a function without its secret, with scale-to-zero or more replicas than CE allows fails them", () => {
     const fn = stack.functions["reconcile-rule"] as StackFunction;
     const broken = specOf("reconcile-rule", {
       ...fn,
       secrets: [],
-      labels: { ...fn.labels, "com.openfaas.scale.zero": "true" },
+      labels: {
+        ...fn.labels,
+        "com.openfaas.scale.zero": "true",
+        "com.openfaas.scale.max": "6",
+      },
     });
     expect(functionProblems(broken)).toEqual([
       "reconcile-rule: secret sdewan-cnf-password missing",
+      "reconcile-rule: com.openfaas.scale.max must be <= 5 (CE)",
       "reconcile-rule: must not scale to zero",
     ]);
   });

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Builds the OpenFaaS CE renderer: faas-netes CE's own code answering the gateway's deploy and
+# secret requests against a fake cluster and printing the Deployments, Services and Secrets it
+# would create (dev/openfaas/render/: a file added to faas-netes's pkg/handlers and a main). From
+# the vendored sources in the shared tools folder (openfaas-ce-src.tar.xz, unpacking to
+# faas-netes/ and faas/gateway/: the Go module proxy refuses github.com/openfaas/*), offline with
+# the machine's Go (GOTOOLCHAIN=local, -mod=vendor), cached outside git and keyed by the
+# faas-netes commit the archive holds:
+#
+#   ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/openfaas-ce-<commit, 12 hex>/sdewan-openfaas-render
+#
+# The renderer is rebuilt (seconds, warm) whenever dev/openfaas/render/ changes. OpenFaaS CE
+# itself (faas-netes, the gateway) is not built: it refuses to start without Internet access by
+# design (docs/deploy.md), and that check is never worked around here.
+#
+# The tools folder: SDEWAN_TOOLS_DIR, else <repo>/../shared/tools, else /work/shared/tools.
+# Cold: 244 s of CPU, 5 min 46 s on two busy cores, ~1 GB of Go build cache (client-go and its
+# fake clientset); cached: instant.
+#
+# Prints the binary's path as the last line of stdout; progress goes to stderr. Only when nothing
+# can be built here (no Go, or no archive) does it record why in <cache dir>/UNAVAILABLE, print
+# the path and exit 0; the tests that need it then skip with that reason. With CI=true that is a
+# failure too (exit 1, the reason on stderr): nothing skips in CI. Any other failure (a compile
+# error) exits 1.
+#
+# Honours OPENFAAS_RENDER=<path to a built renderer> (builds nothing).
+# Options: --force (rebuild), --print-path (print where the binary goes, and exit).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../lib/go-tool.sh
+source "$here/../lib/go-tool.sh"
+go_tool_init openfaas
+go_tool_parse_args --print-path 2,27 "$@"
+go_tool_use_env_binary OPENFAAS_RENDER
+
+unavailable() {
+  go_tool_unavailable "$out_dir" "$bin" "$1" \
+    "the OpenFaaS CE renderer cannot be built here; its tests skip with this reason. Point OPENFAAS_RENDER at a built renderer to run them."
+}
+
+go_tool_find_archive openfaas-ce-src.tar.xz
+if [[ -z "$tools_archive" ]]; then
+  out_dir="$(go_tool_cache_dir openfaas-ce-no-source)"
+  bin="$out_dir/sdewan-openfaas-render"
+  if [[ $print_only == 1 ]]; then echo "$bin"; exit 0; fi
+  unavailable "$tools_missing"
+fi
+go_tool_source_commit commit "$tools_archive"
+out_dir="$(go_tool_cache_dir "openfaas-ce-${commit:0:12}")"
+bin="$out_dir/sdewan-openfaas-render"
+if [[ $print_only == 1 ]]; then echo "$bin"; exit 0; fi
+
+# The renderer's sources as last built: a change to them rebuilds it.
+render_src="$here/render"
+stamp="$out_dir/render.sha256"
+sources_sum() { cat "$render_src/handlers_sdewan.go" "$render_src/main.go" | sha256sum | cut -c1-64; }
+up_to_date() { go_tool_have "$bin" && [[ -f "$stamp" && "$(cat "$stamp")" == "$(sources_sum)" ]]; }
+if [[ $force == 0 ]] && up_to_date; then
+  log "cached: $bin"
+  echo "$bin"
+  exit 0
+fi
+
+GO="${GO:-go}"
+if ! command -v "$GO" >/dev/null; then
+  unavailable "'$GO' not found: install Go 1.26 or newer (faas-netes's go.mod), or set OPENFAAS_RENDER"
+fi
+go_tool_environment -mod=vendor
+# go_tool_lock's own "cached" check does not know the stamp: lock here, then check again.
+mkdir -p "$out_dir"
+exec 9>"$out_dir/.build.lock"
+if ! flock -n 9; then
+  log "another build holds $out_dir/.build.lock; waiting for it"
+  flock 9
+fi
+if [[ $force == 0 ]] && up_to_date; then
+  log "cached (built by another process): $bin"
+  echo "$bin"
+  exit 0
+fi
+go_tool_start=$SECONDS
+rm -f "$out_dir/UNAVAILABLE"
+
+src="$out_dir/src"
+mod="$src/faas-netes"
+log "faas-netes $commit: unpacking $tools_archive"
+rm -rf "$src" && mkdir -p "$src"
+tar -xJf "$tools_archive" -C "$src" faas-netes
+sum="$(sources_sum)"
+cp "$render_src/handlers_sdewan.go" "$mod/pkg/handlers/zz_sdewan_render.go"
+mkdir -p "$mod/cmd/sdewan-openfaas-render"
+cp "$render_src/main.go" "$mod/cmd/sdewan-openfaas-render/main.go"
+
+total="$(go_tool_count_deps "$mod" ./cmd/sdewan-openfaas-render)"
+log "compiling up to $total packages ($(go_tool_elapsed) elapsed)"
+still_compiling() { log "still compiling ($(go_tool_elapsed) elapsed)"; }
+if ! go_tool_build "$mod" ./cmd/sdewan-openfaas-render "$bin" "-s -w" still_compiling; then
+  log "go build failed. To see why: cd $mod && GOFLAGS=-mod=vendor GOTOOLCHAIN=local go build ./cmd/sdewan-openfaas-render"
+  exit 1
+fi
+printf '%s\n' "$sum" >"$stamp"
+rm -rf "$src"
+log "built $bin in $(go_tool_elapsed)"
+echo "$bin"
