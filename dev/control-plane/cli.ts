@@ -8,7 +8,7 @@ import { pollUntil } from "./api.js";
 import { repoRoot } from "./binaries.js";
 import { nodeLayout } from "../node/layout.js";
 import { startNode } from "../node/node.js";
-import { type ControlPlane, startControlPlane } from "./control-plane.js";
+import { type ControlPlane, defaultCrdDir, startControlPlane } from "./control-plane.js";
 
 const stateDir = path.join(repoRoot, ".cluster");
 const kubeconfigPath = path.join(stateDir, "kubeconfig");
@@ -47,7 +47,7 @@ async function up(): Promise<void> {
   }
   const log = (line: string): void => console.error(`[cluster] ${line}`);
   const withNode = process.argv.includes("--node");
-  const node = withNode ? await startNode({ log }) : undefined;
+  const node = withNode ? await startNode({ log, crdDirs: [defaultCrdDir] }) : undefined;
   const cp: ControlPlane = node?.controlPlane ?? (await startControlPlane({ log }));
   let stopping = false;
   const stop = (signal: string): void => {

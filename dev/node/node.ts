@@ -71,6 +71,8 @@ export interface RealNode {
 export interface NodeOptions {
   readonly log?: (line: string) => void;
   readonly users?: readonly ControlPlaneUser[];
+  /** CRD folders installed at start (default none: the user applies manifests/crds). */
+  readonly crdDirs?: readonly string[];
   /** E.g. audit logging (dev/demo/at-rest.ts auditArgs). */
   readonly extraApiserverArgs?: readonly string[];
 }
@@ -286,6 +288,8 @@ export async function startNode(options: NodeOptions = {}): Promise<RealNode> {
     controlPlane = await startControlPlane({
       log,
       users: [...(options.users ?? defaultUsers), ...componentUsers],
+      // A new cluster has no CRDs: installing them is the user's first step (docs/deploy.md).
+      crdDirs: options.crdDirs ?? [],
       ...(options.extraApiserverArgs === undefined
         ? {}
         : { extraApiserverArgs: options.extraApiserverArgs }),

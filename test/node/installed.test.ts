@@ -1,168 +1,441 @@
 // The project as a user installs it, on a real node (dev/node): our image as Pods pulled from the
-// node's registry, the shipped manifests applied as they are, the steps the READMEs give.
-import { mkdtemp, readFile } from "node:fs/promises";
-import os from "node:os";
+// node's registry, manifests/plain applied as docs/deploy.md says, the CNF and the peer gateways as
+// Pods of the simulators (test/node/fixtures), so every Pod IP, readiness and Pod event comes from a
+// real kubelet. The scenarios run in order on one install, as a user's day would.
+import { execFile } from "node:child_process";
 import path from "node:path";
+import { promisify } from "node:util";
 import { repoRoot } from "../../dev/control-plane/binaries.js";
-import { waitFor } from "../e2e/world.js";
+import { readAudit, auditLogPath, isWrite } from "../../dev/demo/at-rest.js";
 import {
+  cnfHolds,
   type InstalledWorld,
-  openssl,
+  notAvailable,
   progress,
   pushProjectImage,
+  pushSimulatorImage,
+  readyPods,
+  secretFile,
   startInstalledWorld,
+  waitFor,
+  webhookTlsAsReadmeSays,
 } from "./support/installed.js";
 
-const manifests = (p: string): string => path.join(repoRoot, "manifests", p);
+const run = promisify(execFile);
+const NS = "sdewan-node";
+const CNF = "app=cnf-1";
+const repo = (p: string): string => path.join(repoRoot, p);
+/** The samples in dependency order (kubectl apply -f of the folder would refuse the dependents). */
+const SAMPLES = [
+  "cnfservice",
+  "mwan3policy",
+  "mwan3rule",
+  "firewallzone",
+  "firewallrule",
+  "firewallforwarding",
+  "firewallsnat",
+  "firewalldnat",
+  "ipsecproposal",
+  "ipsecsite",
+  "ipsechost",
+].map((s) => repo(`manifests/samples/${s}.yaml`));
+const RULE_KINDS =
+  "cnfservices,mwan3policies,mwan3rules,firewallzones,firewallrules,firewallforwardings," +
+  "firewallsnats,firewalldnats,ipsecproposals,ipsecsites,ipsechosts";
+
 let world: InstalledWorld;
+const numbers: string[] = [];
+const measured = (line: string): void => {
+  numbers.push(line);
+  progress(line);
+};
 
 beforeAll(async () => {
   world = await startInstalledWorld();
   await pushProjectImage(world);
-}, 900_000);
+  await pushSimulatorImage(world);
+}, 1_200_000);
 
 afterAll(async () => {
+  process.stderr.write(`\nnode scenarios, measured:\n  ${numbers.join("\n  ")}\n`);
   await world?.node.stop();
-}, 120_000);
+}, 180_000);
 
-interface Deployment {
-  status?: { availableReplicas?: number; replicas?: number };
-  spec: { replicas?: number };
+interface Rule {
+  kind: string;
+  metadata: { name: string; generation: number };
+  status?: { inSync?: boolean; observedGeneration?: number; message?: string };
 }
 
-async function available(namespace: string, name: string): Promise<string | undefined> {
-  const d = await world.getJson<Deployment>(["-n", namespace, "deployment", name]);
-  const want = d.spec.replicas ?? 1;
-  return (d.status?.availableReplicas ?? 0) === want
+async function rulesNotInSync(): Promise<string | undefined> {
+  const rules = await world.getJson<{ items: Rule[] }>(["-n", NS, RULE_KINDS]);
+  if (rules.items.length === 0) return "no rules";
+  const behind = rules.items.filter(
+    (r) => r.status?.inSync !== true || r.status.observedGeneration !== r.metadata.generation,
+  );
+  return behind.length === 0
     ? undefined
-    : `${namespace}/${name}: ${d.status?.availableReplicas ?? 0}/${want} available`;
+    : `${behind.length}/${rules.items.length} not in sync, e.g. ${behind[0]?.kind} ${behind[0]?.metadata.name}: ${behind[0]?.status?.message ?? "no status"}`;
 }
 
-/** manifests/webhook/README.md, option B (a self-signed CA), step by step. */
-async function installWebhookAsReadmeSays(): Promise<void> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "sdewan-webhook-ca-"));
-  await world.kubectl(["apply", "-f", manifests("webhook/deployment.yaml")]);
-  await world.kubectl(["apply", "-f", manifests("webhook/rbac.yaml")]);
-  await openssl([
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
-    "-days",
-    "365",
-    "-subj",
-    "/CN=validate-admission-ca",
-    "-keyout",
-    `${dir}/ca.key`,
-    "-out",
-    `${dir}/ca.crt`,
-    "-addext",
-    "basicConstraints=critical,CA:TRUE",
-    "-addext",
-    "keyUsage=critical,keyCertSign",
-  ]);
-  await openssl([
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
-    "-days",
-    "365",
-    "-subj",
-    "/CN=validate-admission.sdewan-system.svc",
-    "-keyout",
-    `${dir}/tls.key`,
-    "-out",
-    `${dir}/tls.crt`,
-    "-CA",
-    `${dir}/ca.crt`,
-    "-CAkey",
-    `${dir}/ca.key`,
-    "-addext",
-    "subjectAltName=DNS:validate-admission.sdewan-system.svc,DNS:validate-admission.sdewan-system.svc.cluster.local",
-    "-addext",
-    "extendedKeyUsage=serverAuth",
-  ]);
-  await world.kubectl([
-    "-n",
-    "sdewan-system",
-    "create",
-    "secret",
-    "tls",
-    "validate-admission-tls",
-    "--cert",
-    `${dir}/tls.crt`,
-    "--key",
-    `${dir}/tls.key`,
-  ]);
-  await world.kubectl(["apply", "-f", manifests("webhook/validating-webhook-configuration.yaml")]);
-  const ca = (await readFile(`${dir}/ca.crt`)).toString("base64");
-  const patch = [0, 1, 2, 3].map((i) => ({
-    op: "add",
-    path: `/webhooks/${i}/clientConfig/caBundle`,
-    value: ca,
-  }));
-  await world.kubectl([
-    "patch",
-    "validatingwebhookconfiguration",
-    "sdewan-validate-admission",
-    "--type=json",
-    "-p",
-    JSON.stringify(patch),
-  ]);
+/** Why the ready CNF pods do not all hold exactly `expected` items, or undefined. */
+async function cnfPodsPending(expected: number, pods = 2): Promise<string | undefined> {
+  const ready = await readyPods(world, NS, CNF);
+  if (ready.length !== pods) return `${ready.length}/${pods} CNF pods ready`;
+  for (const pod of ready) {
+    const held = await cnfHolds(world, NS, pod.metadata.name);
+    if (held.size !== expected) return `${pod.metadata.name} holds ${held.size}/${expected}`;
+  }
+  return undefined;
 }
 
-const ruleWithMissingZone = `apiVersion: batch.sdewan.akraino.org/v1alpha1
-kind: FirewallRule
-metadata: {name: no-zone, namespace: default, labels: {sdewanPurpose: cnf-1}}
-spec: {src: nozone, dest: wan, target: ACCEPT}
-`;
+const converged = (expected: number) => async () =>
+  (await rulesNotInSync()) ?? (await cnfPodsPending(expected));
 
-describe("installed on a real node", () => {
-  it("the webhook Deployment serves the API server through its Service", async () => {
+let samplesOnCnf = 0;
+
+describe("manifests/plain on a real node", () => {
+  it("installs as docs/deploy.md says and every Deployment turns Available", async () => {
     const t = Date.now();
-    await installWebhookAsReadmeSays();
+    await world.kubectl(["apply", "--server-side", "-f", repo("manifests/crds/")]);
+    await world.kubectl(["apply", "-k", repo("manifests/plain")]);
+    // The Secrets the user creates (docs/deploy.md, "Plain Kubernetes").
+    const password = await secretFile(world, "cnf-password");
+    await world.kubectl(["create", "namespace", NS]);
+    for (const ns of ["sdewan-system", NS]) {
+      await world.kubectl([
+        "-n",
+        ns,
+        "create",
+        "secret",
+        "generic",
+        "sdewan-cnf-credentials",
+        `--from-file=password=${password}`,
+      ]);
+    }
+    const fabric = path.join(world.scratch, "fabric");
+    await run(
+      "npx",
+      [
+        "tsx",
+        repo("dev/peer-gateway-sim/main.ts"),
+        "--fabric-only",
+        "--dir",
+        fabric,
+        "east",
+        "west",
+      ],
+      { cwd: repoRoot },
+    );
+    await world.kubectl([
+      "-n",
+      NS,
+      "create",
+      "secret",
+      "generic",
+      "peer-gateway-sim-tls",
+      `--from-file=${fabric}/gateway`,
+    ]);
+    await world.kubectl([
+      "-n",
+      "sdewan-system",
+      "create",
+      "secret",
+      "generic",
+      "clusterlink-peer-tls",
+      `--from-file=${fabric}/identity`,
+    ]);
+    await webhookTlsAsReadmeSays(world);
+    const ms = await waitFor(
+      "sdewan-system Available",
+      () => notAvailable(world, "sdewan-system"),
+      300_000,
+      1_000,
+    );
+    measured(
+      `install (kubectl apply -k manifests/plain + Secrets) -> every Deployment Available: ${((Date.now() - t) / 1000).toFixed(1)} s (${(ms / 1000).toFixed(1)} s of waiting)`,
+    );
+    const deployments = await world.getJson<{ items: unknown[] }>([
+      "-n",
+      "sdewan-system",
+      "deployments",
+    ]);
+    expect(deployments.items.length).toBeGreaterThanOrEqual(10);
+  }, 420_000);
+
+  it("the samples converge on both CNF pods, which run as Pods of the simulator", async () => {
+    await world.kubectl(["-n", NS, "apply", "-k", repo("test/node/fixtures")]);
+    await waitFor("CNF and gateways Available", () => notAvailable(world, NS), 180_000, 500);
+    const t = Date.now();
+    for (const file of SAMPLES) {
+      // The webhook's configuration takes effect through an informer: the first write may race it.
+      await waitFor(
+        `apply ${path.basename(file)}`,
+        async () => {
+          try {
+            await world.kubectl(["-n", NS, "apply", "-f", file]);
+            return undefined;
+          } catch (error) {
+            return String(error);
+          }
+        },
+        60_000,
+        500,
+      );
+    }
     await waitFor(
-      "webhook Available",
-      () => available("sdewan-system", "validate-admission"),
+      "samples in sync on both pods",
+      async () => {
+        const pending = await rulesNotInSync();
+        if (pending !== undefined) return pending;
+        const [a, b] = await readyPods(world, NS, CNF);
+        if (a === undefined || b === undefined) return "CNF pods not ready";
+        const [heldA, heldB] = [
+          await cnfHolds(world, NS, a.metadata.name),
+          await cnfHolds(world, NS, b.metadata.name),
+        ];
+        samplesOnCnf = heldA.size;
+        return heldA.size > 0 && [...heldA.keys()].sort().join() === [...heldB.keys()].sort().join()
+          ? undefined
+          : `pods differ: ${heldA.size} vs ${heldB.size}`;
+      },
+      120_000,
+      500,
+    );
+    measured(
+      `samples applied -> in sync on both CNF pods: ${((Date.now() - t) / 1000).toFixed(1)} s (${samplesOnCnf} CNF items per pod)`,
+    );
+    expect(samplesOnCnf).toBeGreaterThanOrEqual(SAMPLES.length);
+  }, 300_000);
+
+  it("ClusterLink: the Peer whose gateway Pod answers is reachable, the silent one is not", async () => {
+    await world.kubectl(["create", "namespace", "clusterlink-system"]);
+    const t = Date.now();
+    for (const [peer, port] of [
+      ["east", 8443],
+      ["west", 8444],
+    ] as const) {
+      await world.kubectl(
+        ["apply", "-f", "-"],
+        `apiVersion: clusterlink.net/v1alpha1
+kind: Peer
+metadata: {name: ${peer}, namespace: clusterlink-system}
+spec: {gateways: [{host: peer-gateway-sim.${NS}.svc, port: ${port}}]}
+`,
+      );
+    }
+    interface Peer {
+      metadata: { name: string };
+      status?: { conditions?: { type: string; status: string }[] };
+    }
+    const reachable = (p: Peer | undefined): string | undefined =>
+      p?.status?.conditions?.find((c) => c.type === "PeerReachable")?.status;
+    await waitFor(
+      "Peers heartbeaten",
+      async () => {
+        const peers = await world.getJson<{ items: Peer[] }>(["-n", "clusterlink-system", "peers"]);
+        const east = reachable(peers.items.find((p) => p.metadata.name === "east"));
+        const west = reachable(peers.items.find((p) => p.metadata.name === "west"));
+        return east === "True" && west === "False" ? undefined : `east ${east}, west ${west}`;
+      },
+      120_000,
+      500,
+    );
+    measured(
+      `Peers created -> east PeerReachable True, west False: ${((Date.now() - t) / 1000).toFixed(1)} s`,
+    );
+  }, 180_000);
+
+  it("a CNF pod deleted comes back with a new IP and is healed", async () => {
+    const [victim] = await readyPods(world, NS, CNF);
+    if (victim === undefined) throw new Error("no CNF pod");
+    const t = Date.now();
+    await world.kubectl(["-n", NS, "delete", "pod", victim.metadata.name, "--wait=false"]);
+    await waitFor(
+      "healed",
+      async () => {
+        const ready = await readyPods(world, NS, CNF);
+        if (ready.some((p) => p.metadata.name === victim.metadata.name))
+          return "old pod still ready";
+        return cnfPodsPending(samplesOnCnf);
+      },
+      120_000,
+      250,
+    );
+    const ips = (await readyPods(world, NS, CNF)).map((p) => p.status.podIP);
+    expect(ips).not.toContain(victim.status.podIP);
+    measured(
+      `CNF pod deleted -> replacement (new IP) holds every rule: ${((Date.now() - t) / 1000).toFixed(1)} s`,
+    );
+    expect(await rulesNotInSync()).toBeUndefined();
+  }, 180_000);
+
+  it("a rolling update of the CNF (two ReplicaSets at once) converges", async () => {
+    const t = Date.now();
+    await world.kubectl([
+      "-n",
+      NS,
+      "patch",
+      "deployment",
+      "cnf-1",
+      "--type=merge",
+      "-p",
+      JSON.stringify({
+        spec: { template: { metadata: { annotations: { "rollout-test": String(t) } } } },
+      }),
+    ]);
+    await waitFor(
+      "rolled out and healed",
+      async () => (await notAvailable(world, NS, ["cnf-1"])) ?? (await converged(samplesOnCnf)()),
       180_000,
       500,
     );
-    progress(`validate-admission Available ${Date.now() - t} ms after kubectl apply`);
-    // The configuration takes effect through the API server's informer: until then a dry run passes.
-    let denial = "";
+    const sets = await world.getJson<{ items: { status: { replicas: number } }[] }>([
+      "-n",
+      NS,
+      "replicasets",
+      "-l",
+      CNF,
+    ]);
+    expect(sets.items.length).toBeGreaterThanOrEqual(2);
+    measured(
+      `rolling update of the CNF -> every new pod holds every rule: ${((Date.now() - t) / 1000).toFixed(1)} s`,
+    );
+  }, 240_000);
+
+  it("a function Pod killed in the middle of a 300-rule burst loses nothing", async () => {
+    const burst = Array.from(
+      { length: 300 },
+      (_, i) => `apiVersion: batch.sdewan.akraino.org/v1alpha1
+kind: FirewallRule
+metadata: {name: burst-${String(i).padStart(3, "0")}, labels: {sdewanPurpose: cnf-1}}
+spec: {src: lan1, src_port: "${1000 + i}", proto: tcp, target: REJECT}
+`,
+    ).join("---\n");
+    const t = Date.now();
+    const applying = world.kubectl(["-n", NS, "apply", "-f", "-"], burst);
+    // Kill reconcile-rule (no grace: a crash) once the burst is under way.
     await waitFor(
-      "the webhook answers",
+      "burst under way",
       async () => {
-        try {
-          await world.kubectl(["apply", "--dry-run=server", "-f", "-"], ruleWithMissingZone);
-          return "admitted (configuration not yet in effect)";
-        } catch (error) {
-          denial = String(error);
-          return denial.includes("admission webhook") ? undefined : denial;
-        }
+        const rules = await world.getJson<{ items: Rule[] }>(["-n", NS, "firewallrules"]);
+        return rules.items.filter((r) => r.metadata.name.startsWith("burst-")).length >= 50
+          ? undefined
+          : "fewer than 50 created";
       },
-      60_000,
+      120_000,
+      200,
+    );
+    const [fn] = await readyPods(world, "sdewan-system", "app.kubernetes.io/name=reconcile-rule");
+    if (fn === undefined) throw new Error("no reconcile-rule pod");
+    await world.kubectl([
+      "-n",
+      "sdewan-system",
+      "delete",
+      "pod",
+      fn.metadata.name,
+      "--grace-period=0",
+      "--force",
+    ]);
+    progress(`killed ${fn.metadata.name} ${((Date.now() - t) / 1000).toFixed(1)} s into the burst`);
+    await applying;
+    await waitFor("burst converged", converged(samplesOnCnf + 300), 600_000, 1_000);
+    measured(
+      `300-rule burst with reconcile-rule killed in it -> all in sync on both pods: ${((Date.now() - t) / 1000).toFixed(1)} s`,
+    );
+  }, 720_000);
+
+  it("the kubelet restarted: pods keep running, changes still converge", async () => {
+    const before = (await readyPods(world, NS, CNF)).map((p) => p.metadata.name).sort();
+    await world.node.restartKubelet();
+    await waitFor(
+      "node Ready",
+      async () => {
+        const node = await world.getJson<{
+          status: { conditions: { type: string; status: string }[] };
+        }>(["node", "sdewan-node"]);
+        return node.status.conditions.some((c) => c.type === "Ready" && c.status === "True")
+          ? undefined
+          : "not Ready";
+      },
+      120_000,
       500,
     );
-    expect(denial).toMatch(/sdewan policy "rule-dependencies" denied this request/);
-  }, 300_000);
-
-  it("the webhook scaled to 0: rule writes fail closed, deletes and CNF operations go on", async () => {
     await world.kubectl(
-      ["apply", "-f", "-"],
+      ["-n", NS, "apply", "-f", "-"],
       `apiVersion: batch.sdewan.akraino.org/v1alpha1
-kind: FirewallZone
-metadata: {name: lan, namespace: default, labels: {sdewanPurpose: cnf-1}}
-spec: {network: [lan0], input: ACCEPT, output: ACCEPT, forward: ACCEPT}
+kind: FirewallRule
+metadata: {name: after-kubelet, labels: {sdewanPurpose: cnf-1}}
+spec: {src: lan1, src_port: "9999", proto: tcp, target: REJECT}
 `,
     );
+    await waitFor(
+      "converged after the kubelet restart",
+      converged(samplesOnCnf + 301),
+      120_000,
+      500,
+    );
+    expect((await readyPods(world, NS, CNF)).map((p) => p.metadata.name).sort()).toEqual(before);
+  }, 240_000);
+
+  it("at rest for 60 s: our identities read for the resyncs and write nothing", async () => {
+    const log = auditLogPath(world.auditDir);
+    // Settled: a 10 s window with no write by our identities.
+    let from = (await readAudit(log, 0)).end;
+    await waitFor(
+      "quiet",
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 10_000));
+        const { requests, end } = await readAudit(log, from);
+        from = end;
+        const writes = requests.filter(isWrite);
+        return writes.length === 0
+          ? undefined
+          : `${writes.length} writes, e.g. ${writes[0]?.user} ${writes[0]?.verb} ${writes[0]?.resource}`;
+      },
+      180_000,
+      0,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 60_000)); // the window measured, not a wait
+    const { requests } = await readAudit(log, from);
+    const byUser = new Map<string, number>();
+    for (const r of requests) {
+      const who = r.user.replace("system:serviceaccount:sdewan-system:", "");
+      byUser.set(who, (byUser.get(who) ?? 0) + 1);
+    }
+    measured(
+      `at rest 60 s: ${requests.length} API requests by our identities (${[...byUser].map(([u, n]) => `${u} ${n}`).join(", ")}), writes ${requests.filter(isWrite).length}`,
+    );
+    expect(requests.filter(isWrite)).toEqual([]);
+    // ... and the resyncs ran: clusterlink-peer-health's heartbeat reads the Peers every second
+    expect(byUser.get("sdewan-clusterlink-peer-health") ?? 0).toBeGreaterThanOrEqual(30);
+  }, 360_000);
+
+  it("reports each function Pod's memory, as the kubelet measures it", async () => {
+    const summary = JSON.parse(
+      await world.kubectl(["get", "--raw", "/api/v1/nodes/sdewan-node/proxy/stats/summary"]),
+    ) as {
+      pods: {
+        podRef: { name: string; namespace: string };
+        memory?: { workingSetBytes?: number };
+      }[];
+    };
+    const ours = summary.pods.filter((p) => p.podRef.namespace === "sdewan-system");
+    const mib = (p: (typeof ours)[number]): number => (p.memory?.workingSetBytes ?? 0) / 2 ** 20;
+    measured(
+      `memory (working set) after the scenarios: ${ours
+        .map(
+          (p) => `${p.podRef.name.replace(/-[a-z0-9]+-[a-z0-9]+$/, "")} ${mib(p).toFixed(0)} MiB`,
+        )
+        .sort()
+        .join(", ")}`,
+    );
+    expect(ours.length).toBeGreaterThanOrEqual(10);
+    for (const pod of ours)
+      expect([pod.podRef.name, mib(pod) > 0]).toEqual([pod.podRef.name, true]);
+  });
+
+  it("the webhook scaled to 0: rule writes fail closed, unlabelled deletes and CNF operations go on", async () => {
     await world.kubectl([
       "-n",
       "sdewan-system",
@@ -180,19 +453,28 @@ spec: {network: [lan0], input: ACCEPT, output: ACCEPT, forward: ACCEPT}
           "-l",
           "kubernetes.io/service-name=validate-admission",
         ]);
-        return slices.items.some((s) => (s.endpoints ?? []).length > 0)
+        return slices.items.some((e) => (e.endpoints ?? []).length > 0)
           ? "endpoints left"
           : undefined;
       },
       60_000,
       500,
     );
-    // failurePolicy Fail for rule kinds: a create cannot pass unchecked
+    // failurePolicy Fail for rule kinds (manifests/webhook/README.md): no rule passes unchecked
     await expect(
-      world.kubectl(["apply", "-f", "-"], ruleWithMissingZone.replace("nozone", "lan")),
+      world.kubectl(
+        ["-n", NS, "apply", "-f", "-"],
+        `apiVersion: batch.sdewan.akraino.org/v1alpha1
+kind: FirewallRule
+metadata: {name: unchecked, labels: {sdewanPurpose: cnf-1}}
+spec: {src: lan1, src_port: "8888", proto: tcp, target: REJECT}
+`,
+      ),
     ).rejects.toThrow(/failed calling webhook "rules.validate-admission.sdewan.akraino.org"/);
-    // an unlabelled rule's delete never calls the webhook (ADR 0010)
-    await world.kubectl(["delete", "firewallzone", "lan", "--wait=false"]);
+    // a delete of a rule with no bucket label never calls the webhook (ADR 0010), nor does scaling
+    // the CNF (failurePolicy Ignore for CNF Deployments)
+    await world.kubectl(["-n", NS, "delete", "firewallrule", "after-kubelet", "--timeout=60s"]);
+    await world.kubectl(["-n", NS, "scale", "deployment/cnf-1", "--replicas=2"]);
     await world.kubectl([
       "-n",
       "sdewan-system",
@@ -202,9 +484,32 @@ spec: {network: [lan0], input: ACCEPT, output: ACCEPT, forward: ACCEPT}
     ]);
     await waitFor(
       "webhook back",
-      () => available("sdewan-system", "validate-admission"),
+      () => notAvailable(world, "sdewan-system", ["validate-admission"]),
       120_000,
       500,
     );
   }, 300_000);
+
+  it("uninstall removes everything ours and leaves the user's objects", async () => {
+    // docs/deploy.md: rules first (their finalizers are released by reconcile-rule), then the variant.
+    await world.kubectl([
+      "-n",
+      NS,
+      "delete",
+      RULE_KINDS.split(",").join(","),
+      "--all",
+      "--timeout=300s",
+    ]);
+    await world.kubectl(["delete", "-k", repo("manifests/plain"), "--timeout=300s"]);
+    const left = await world.kubectl([
+      "get",
+      "clusterroles,clusterrolebindings,validatingwebhookconfigurations,validatingadmissionpolicies,namespaces",
+      "-o",
+      "name",
+    ]);
+    expect(left.split("\n").filter((l) => /sdewan/.test(l) && !l.endsWith(`/${NS}`))).toEqual([]);
+    // the user's CNF, its Secret and namespace stay, untouched
+    expect(await notAvailable(world, NS, ["cnf-1"])).toBeUndefined();
+    await world.kubectl(["-n", NS, "get", "secret", "sdewan-cnf-credentials"]);
+  }, 420_000);
 });
