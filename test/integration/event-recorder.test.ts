@@ -2,7 +2,14 @@
 // count with one request, never a read before it where this process can know the count; every
 // writer (function, pod, process) keeps a series of its own; a count written by someone else is
 // re-read, not lost; and one object gets a bounded number of Events from one process.
-import { createKubeClient, EVENTS, kubeEventRecorder } from "../../shared/kube/index.js";
+import {
+  createKubeClient,
+  EVENTS,
+  kubeEventRecorder,
+  OBJECT_BURST,
+  OBJECT_REFILL_MS,
+  processEvents,
+} from "../../shared/kube/index.js";
 import type { EventRecord, EventRecorder } from "../../shared/kube/index.js";
 import type { CallCounters } from "../../shared/core/context.js";
 import type { KubeObject } from "../../shared/core/objects.js";
@@ -45,12 +52,14 @@ function countedRecorder(
   controller: string,
   requests: CallCounters,
   calls?: CallCounters,
+  now?: () => Date,
 ): EventRecorder {
   const kube = createKubeClient(adminKubeConfig(), { calls: requests });
   return kubeEventRecorder(kube, {
     controller: `sdewan.akraino.org/${controller}`,
     instance: "pod-1",
     ...(calls === undefined ? {} : { calls }),
+    ...(now === undefined ? {} : { now }),
   });
 }
 
@@ -122,6 +131,27 @@ describe("a repeated Event", () => {
   });
 });
 
+describe("a function process that restarts (same pod)", () => {
+  it("starts series of its own: an occurrence its previous process counted is one create, never a read", async () => {
+    const namespace = await newNamespace("event-recorder");
+    const requests: CallCounters = { api: 0, cnf: 0 };
+    const calls: CallCounters = { api: 0, cnf: 0 };
+    const event = failure(namespace, "u-6");
+    await countedRecorder("test", requests).record(event);
+    await countedRecorder("test", requests).record(event);
+
+    processEvents.restart();
+    requests.api = 0;
+    const recorder = countedRecorder("test", requests, calls);
+    await recorder.record(event);
+    await recorder.record(event);
+
+    expect(requests.api).toBe(2); // a create, then a patch
+    expect(calls).toMatchObject({ eventsRecorded: 2, eventRequests: 2 });
+    expect((await eventsAbout(namespace, "u-6")).map((e) => e.count).sort()).toEqual([2, 2]);
+  });
+});
+
 describe("Events on one object, from one process", () => {
   it("at most 25 different ones in a burst: the rest are counted as limited, and repeats of those written still count", async () => {
     const namespace = await newNamespace("event-recorder");
@@ -141,5 +171,24 @@ describe("Events on one object, from one process", () => {
     expect(events).toHaveLength(25);
     expect(events.find((e) => e.note === "failure 0")?.count).toBe(2);
     expect(await eventsAbout(namespace, "u-5")).toHaveLength(1);
+  });
+
+  it(`one more new Event every ${OBJECT_REFILL_MS / 60_000} minutes once the burst is spent`, async () => {
+    const namespace = await newNamespace("event-recorder");
+    const requests: CallCounters = { api: 0, cnf: 0 };
+    const calls: CallCounters = { api: 0, cnf: 0 };
+    let now = Date.parse("2026-11-25T12:00:00Z");
+    const recorder = countedRecorder("test", requests, calls, () => new Date(now));
+    const record = (i: number) => recorder.record(failure(namespace, "u-7", `failure ${i}`));
+
+    for (let i = 0; i < OBJECT_BURST + 1; i += 1) await record(i);
+    now += OBJECT_REFILL_MS - 1;
+    await record(100);
+    now += 1;
+    await record(101);
+    await record(102);
+
+    expect(calls).toMatchObject({ eventsRecorded: OBJECT_BURST + 1, eventsLimited: 3 });
+    expect((await eventsAbout(namespace, "u-7")).map((e) => e.note)).toContain("failure 101");
   });
 });
