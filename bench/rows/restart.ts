@@ -62,7 +62,7 @@ export async function benchRestart(ctx: BenchContext): Promise<RowResult[]> {
         target: `<= 3 s; CNF reads per pod <= number of collections; <= ${EVENTS_PER_RESTART} Events per restart at <= ${REQUESTS_PER_EVENT} API requests each`,
         measured:
           `${ms(run.ms)}; CNF reads per pod ${perPod.map((p) => p.reads).join("/")} for ${collections} collections; ` +
-          `${events.events} Events at ${num(perEvent, 2)} API requests each`,
+          `${events.events} Events at ${perEvent.toFixed(2)} API requests each`,
         counts:
           `${run.replies.length} deliver${run.replies.length === 1 ? "y" : "ies"} (last: ${last?.status} ${last?.detail}); ` +
           `${int(api)} API requests (${kube.tally.describe()}); ` +

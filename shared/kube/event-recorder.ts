@@ -269,10 +269,13 @@ async function createOrCount(
   api: EventApi,
   event: ReportedEvent,
   now: Date,
-): Promise<"recorded" | "limited"> {
+  given: { up: boolean },
+): Promise<"recorded" | "limited" | "dropped"> {
   const namespace = event.regarding.namespace === "" ? "default" : event.regarding.namespace;
   const target = { namespace, name: eventName(event) };
   return inTurn(target, async () => {
+    // Its turn came after its deadline (a write before it hung): it was counted dropped.
+    if (given.up) return "dropped";
     const known = processEvents.series.get(keyOf(target));
     if (known !== undefined) {
       try {
@@ -344,11 +347,15 @@ export function kubeEventRecorder(kube: KubeClient, options: RecorderOptions): E
     async record(event) {
       const full = { ...event, controller: options.controller, instance: options.instance };
       let timer: NodeJS.Timeout | undefined;
+      const given = { up: false };
       const deadline = new Promise<"dropped">((resolve) => {
-        timer = setTimeout(() => resolve("dropped"), deadlineMs);
+        timer = setTimeout(() => {
+          given.up = true;
+          resolve("dropped");
+        }, deadlineMs);
       });
       // A write that outlives the deadline finishes (or fails) unobserved, never unhandled.
-      const write = createOrCount(api, full, now()).catch(() => "dropped" as const);
+      const write = createOrCount(api, full, now(), given).catch(() => "dropped" as const);
       const result = await Promise.race([write, deadline]);
       clearTimeout(timer);
       if (calls === undefined) return;

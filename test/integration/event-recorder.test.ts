@@ -13,6 +13,7 @@ import {
 import type { EventRecord, EventRecorder } from "../../shared/kube/index.js";
 import type { CallCounters } from "../../shared/core/context.js";
 import type { KubeObject } from "../../shared/core/objects.js";
+import { intercepting } from "./support/acting-before.js";
 import { adminKubeConfig, newNamespace } from "./support/cluster.js";
 
 const admin = createKubeClient(adminKubeConfig());
@@ -128,6 +129,39 @@ describe("a repeated Event", () => {
     expect(calls.eventsRecorded).toBe(10);
     expect(requests.api).toBe(10);
     expect((await eventsAbout(namespace, "u-3")).map((e) => e.count)).toEqual([10]);
+  });
+});
+
+describe("a write of an Event that hangs", () => {
+  it("holds back the repeats behind it only until their deadline: they are dropped, and never written late", async () => {
+    const namespace = await newNamespace("event-recorder");
+    const calls: CallCounters = { api: 0, cnf: 0 };
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let writes = 0;
+    // The first Event write answers only once released; the others at once.
+    const kube = intercepting(admin, ["create", "mergePatch"], async (_, args, call) => {
+      writes += 1;
+      if (writes === 1) await held;
+      return call();
+    });
+    const recorder = kubeEventRecorder(kube, {
+      controller: "sdewan.akraino.org/test",
+      instance: "pod-1",
+      calls,
+      deadlineMs: 200,
+    });
+    const event = failure(namespace, "u-8");
+
+    await Promise.all([recorder.record(event), recorder.record(event)]);
+    expect(calls).toMatchObject({ eventsDropped: 2 });
+    release();
+    // A third record is written after the first (and after the second's turn, which it skips).
+    await recorder.record(event);
+
+    expect(calls).toMatchObject({ eventsRecorded: 1, eventsDropped: 2 });
+    expect(writes).toBe(2); // the held create, then the third's patch
+    expect((await eventsAbout(namespace, "u-8")).map((e) => e.count)).toEqual([2]);
   });
 });
 
