@@ -10,10 +10,8 @@ import { createOnDeploymentReady } from "../../functions/on-deployment-ready/ind
 import type { CallCounters } from "../../shared/core/context.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import type { IntakeEvent } from "../../shared/events/types.js";
-import type { KubeClient, ResourceType } from "../../shared/kube/index.js";
-import { intercepting } from "./support/acting-before.js";
 import { adminKubeConfig } from "./support/cluster.js";
-import { CORE_EVENTS } from "./support/events.js";
+import { CORE_EVENTS, EventRequests } from "./support/events.js";
 import { SyncWorld } from "./sync-harness.js";
 
 jest.setTimeout(90_000);
@@ -63,18 +61,6 @@ function since(
 ): DescribedEvent[] {
   const counted = new Map(before.map((e) => [e.event, e.count]));
   return after.filter((e) => (counted.get(e.event) ?? 0) < e.count);
-}
-
-/** The API requests a function makes for Events, counted apart from its other requests. */
-class EventRequests {
-  count = 0;
-  wrap(real: KubeClient): KubeClient {
-    const isEvent = (type: unknown) => (type as ResourceType | undefined)?.plural === "events";
-    return intercepting(real, ["create", "get", "mergePatch", "list"], (_, args, call) => {
-      if (isEvent(args[0])) this.count += 1;
-      return call();
-    });
-  }
 }
 
 describe("a CNF pod restart, as Events tell it", () => {
