@@ -31,6 +31,8 @@ export interface RunResult {
   /** The final (timed) delivery and its redeliveries after 503. */
   readonly replies: readonly EventReply[];
   readonly ms: number;
+  /** The deliveries before it (the pods' not-ready event), untimed. */
+  readonly before?: readonly EventReply[];
 }
 
 let cached: Promise<BigCnf> | undefined;
@@ -108,7 +110,7 @@ export async function restartRun(
   beforeTimed();
   const started = performance.now();
   const replies = await deliverUntilDone(url, cnf);
-  return { replies, ms: performance.now() - started };
+  return { replies, ms: performance.now() - started, before: notReady };
 }
 
 /** What is wrong with the end state: pods missing or holding extra objects, statuses not true. */

@@ -21,7 +21,12 @@ const verboseReplySchema = z.object({
       reason: z.string().optional(),
       code: z.string().optional(),
       durationMs: z.number(),
-      calls: z.object({ api: z.number(), cnf: z.number() }),
+      calls: z.object({
+        api: z.number(),
+        cnf: z.number(),
+        eventsRecorded: z.number().optional(),
+        eventRequests: z.number().optional(),
+      }),
     }),
   ),
 });
@@ -31,7 +36,13 @@ export interface EventReply {
   readonly outcome: string;
   /** The result or reason of the (single) event. */
   readonly detail: string;
-  readonly calls: { readonly api: number; readonly cnf: number };
+  readonly calls: {
+    readonly api: number;
+    readonly cnf: number;
+    /** Kubernetes Events the function wrote, and the API requests they took (not in `api`). */
+    readonly eventsRecorded?: number | undefined;
+    readonly eventRequests?: number | undefined;
+  };
 }
 
 function objectHeaders(ref: ObjectRef, action: WatchAction): Record<string, string> {

@@ -29,8 +29,9 @@ ${blockList(6, pluralsOf(kinds))}
 ${blockList(6, statusResourcesOf(kinds))}
     verbs: ["patch"]`;
 
-/** Kubernetes Events on the rules: created once, then their series counted (a patch). */
-const EVENTS_RULE = `  # Events on the rules it manages (kubectl describe); never deleted, never read in bulk.
+/** Kubernetes Events on `objects`: created once, then their series counted (a patch). */
+const eventsRule = (objects: string): string => `  # Events on ${objects} (kubectl describe);
+  # never deleted, never read in bulk.
   - apiGroups: ["events.k8s.io"]
     resources: ["events"]
     verbs: ["create", "get", "patch"]`;
@@ -66,7 +67,7 @@ ${ruleAccess(kinds)}
   - apiGroups: [""]
     resources: ["pods"]
     verbs: ["get", "list"]
-${EVENTS_RULE}
+${eventsRule("the rules it manages")}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -117,7 +118,7 @@ ${ruleAccess(kinds)}
   - apiGroups: [""]
     resources: ["pods"]
     verbs: ["get", "list"]
-${EVENTS_RULE}
+${eventsRule("the rules it manages and on their CNF Deployments")}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding

@@ -4,9 +4,14 @@
 export interface CallCounters {
   api: number;
   cnf: number;
-  /** Kubernetes Events written (best-effort, not counted in `api`) and given up on. */
+  /**
+   * Kubernetes Events written (best-effort, not counted in `api`), given up on, and held back by
+   * the per-object bound (shared/kube/event-recorder.ts); the API requests all of them took.
+   */
   eventsRecorded?: number;
   eventsDropped?: number;
+  eventsLimited?: number;
+  eventRequests?: number;
   /** Rule events that were the echo of the function's own status write: no CNF reads made. */
   ownEchoesSkipped?: number;
   /**

@@ -1,14 +1,19 @@
 /**
  * Kubernetes Events (events.k8s.io/v1) on the objects the functions manage, so `kubectl describe`
- * answers "what happened to this rule, and since when?". One Event per (object, reason, note):
- * its name is derived from them, so a repeat finds the Event and raises its series count instead
- * of creating another, as client-go's event broadcaster does.
+ * answers "what happened to this object, and since when?". The one Event writer of every function.
+ *
+ * Each writer (function, pod, process) keeps series of its own, as client-go's recorder does: an
+ * Event's name is derived from the writer, the object, the reason and the note, so a repeat
+ * finds this process's Event and raises its series count with one PATCH, and no write ever waits
+ * on a read of an Event another process wrote. One object gets at most OBJECT_BURST new Events
+ * from a process at once, then one per OBJECT_REFILL_MS (client-go's spam filter): repeats of
+ * those written are still counted. docs/adr/0013 says why.
  *
  * Best-effort by contract: `record` never throws and never takes longer than its deadline. A
- * write that fails or times out is counted (calls.eventsDropped) and logged by the caller's
- * metrics, never turned into the event's outcome.
+ * write that fails or times out is counted (calls.eventsDropped), one held back by the per-object
+ * bound too (calls.eventsLimited), never turned into the event's outcome.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { CallCounters } from "../core/context.js";
 import { microTime } from "../core/micro-time.js";
 import { kubeObjectSchema, type KubeObject } from "../core/objects.js";
@@ -54,12 +59,23 @@ export interface EventRecorder {
 
 export const NO_EVENTS: EventRecorder = { record: () => Promise.resolve() };
 
+/** `recorder` with every note passed through `redact` before it is cut and written. */
+export function redactingRecorder(
+  recorder: EventRecorder,
+  redact: (note: string) => string,
+): EventRecorder {
+  return { record: (event) => recorder.record({ ...event, note: redact(event.note) }) };
+}
+
 export interface RecorderOptions {
   /** reportingController: "sdewan.akraino.org/<function>". */
   readonly controller: string;
   /** reportingInstance: the pod's (or process's) name. */
   readonly instance: string;
-  /** Where recorded and dropped Events are counted; the per-event counters. */
+  /**
+   * Where recorded, dropped and limited Events are counted, and the API requests they took
+   * (eventRequests); the per-event counters.
+   */
   readonly calls?: CallCounters;
   /** Longest a record may take. Default 1 s. */
   readonly deadlineMs?: number;
@@ -69,6 +85,11 @@ export interface RecorderOptions {
 const NOTE_LIMIT = 1024;
 const NAME_LIMIT = 253;
 
+/** New Events one object may get from one process at once (client-go's spam filter: 25). */
+export const OBJECT_BURST = 25;
+/** After the burst, one more new Event per object this often (client-go's: 5 minutes). */
+export const OBJECT_REFILL_MS = 5 * 60 * 1000;
+
 function cut(note: string): string {
   const bytes = Buffer.from(note, "utf8");
   if (bytes.length <= NOTE_LIMIT) return note;
@@ -76,27 +97,83 @@ function cut(note: string): string {
   return `${new TextDecoder().decode(bytes.subarray(0, NOTE_LIMIT - 4)).replace(/\uFFFD$/, "")}...`;
 }
 
-/** `<object>.<digest of uid, reason and note>`: the same occurrence always has the same name. */
-export function eventName(event: EventRecord): string {
-  const { regarding, reason, note } = event;
-  const digest = createHash("sha256")
-    .update(`${regarding.uid ?? ""}\n${regarding.kind}\n${reason}\n${note}`)
-    .digest("hex")
-    .slice(0, 16);
-  return `${regarding.name.slice(0, NAME_LIMIT - digest.length - 1)}.${digest}`;
-}
-
-interface SeriesFields {
-  readonly series?: { readonly count?: number };
-  readonly deprecatedCount?: number;
-}
-
 interface ReportedEvent extends EventRecord {
   readonly controller: string;
   readonly instance: string;
 }
 
-const KNOWN_SERIES_LIMIT = 10_000;
+/** Entries each per-process memory below keeps, the oldest forgotten first. */
+const REMEMBERED = 10_000;
+
+/** A Map that forgets its oldest entry beyond REMEMBERED: what a process may lose, it may forget. */
+class Memory<V> {
+  private readonly entries = new Map<string, V>();
+  get(key: string): V | undefined {
+    return this.entries.get(key);
+  }
+  set(key: string, value: V): void {
+    this.entries.delete(key);
+    if (this.entries.size >= REMEMBERED) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.set(key, value);
+  }
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/**
+ * What this process knows of the Events it writes, all of it safe to lose: its own name in
+ * every Event name, the series count and resourceVersion it last wrote for each Event (so a
+ * repeat is one PATCH with that resourceVersion as precondition), the writes in flight per Event
+ * (a repeat waits for the write before it instead of racing it), and each object's budget of new
+ * Events.
+ */
+class ProcessEvents {
+  nonce = randomBytes(6).toString("hex");
+  readonly series = new Memory<{ readonly resourceVersion: string; readonly count: number }>();
+  readonly writing = new Map<string, Promise<unknown>>();
+  readonly budgets = new Memory<{ readonly tokens: number; readonly since: number }>();
+
+  /** As a new process: no Event known, new names (tests' "the function restarts"). */
+  restart(): void {
+    this.nonce = randomBytes(6).toString("hex");
+    this.series.clear();
+    this.budgets.clear();
+  }
+}
+
+export const processEvents = new ProcessEvents();
+
+/**
+ * `<object>.<digest>` of the writer (function, pod, process), the object, the reason and the
+ * note: the same occurrence from the same process always has the same name.
+ */
+function eventName(event: ReportedEvent): string {
+  const { regarding, reason, note } = event;
+  const digest = createHash("sha256")
+    .update(
+      [
+        event.controller,
+        event.instance,
+        processEvents.nonce,
+        regarding.uid ?? "",
+        regarding.kind,
+        regarding.namespace,
+        regarding.name,
+        reason,
+        note,
+      ].join("\n"),
+    )
+    .digest("hex")
+    .slice(0, 16);
+  return `${regarding.name.slice(0, NAME_LIMIT - digest.length - 1)}.${digest}`;
+}
 
 /** Where an Event lives. */
 interface EventKey {
@@ -104,82 +181,131 @@ interface EventKey {
   readonly name: string;
 }
 
-/**
- * Per process: the series count and resourceVersion this process last wrote for an Event, so
- * that its next repeat is one PATCH (with that resourceVersion as precondition) instead of a
- * refused create, a read and a patch. Safe to lose: a miss or a stale entry costs the long way.
- */
-const knownSeries = new Map<string, { readonly resourceVersion: string; readonly count: number }>();
+const keyOf = (target: EventKey): string => `${target.namespace}/${target.name}`;
 
-const seriesKey = (target: EventKey): string => `${target.namespace}/${target.name}`;
+/** The Event API calls of one recorder, each counted as it is made. */
+class EventApi {
+  constructor(
+    private readonly kube: KubeClient,
+    private readonly calls: CallCounters | undefined,
+  ) {}
 
-function rememberSeries(target: EventKey, written: KubeObject, count: number): void {
-  const key = seriesKey(target);
+  private count(): void {
+    if (this.calls !== undefined) this.calls.eventRequests = (this.calls.eventRequests ?? 0) + 1;
+  }
+
+  create(object: Record<string, unknown>): Promise<KubeObject> {
+    this.count();
+    return this.kube.create(EVENTS, object as Parameters<KubeClient["create"]>[1]);
+  }
+
+  get(target: EventKey): Promise<KubeObject | undefined> {
+    this.count();
+    return this.kube.get(EVENTS, target);
+  }
+
+  /** Sets the series count of the Event as it was at `resourceVersion` (409 if it changed). */
+  async writeCount(
+    target: EventKey,
+    resourceVersion: string | undefined,
+    count: number,
+    now: Date,
+  ): Promise<void> {
+    this.count();
+    const patched = await this.kube.mergePatch(EVENTS, target, {
+      metadata: { resourceVersion },
+      series: { count, lastObservedTime: microTime(now) },
+    });
+    remember(target, patched, count);
+  }
+}
+
+function remember(target: EventKey, written: KubeObject, count: number): void {
   const { resourceVersion } = written.metadata;
-  knownSeries.delete(key);
-  if (resourceVersion === undefined) return;
-  if (knownSeries.size >= KNOWN_SERIES_LIMIT) {
-    const oldest = knownSeries.keys().next().value;
-    if (oldest !== undefined) knownSeries.delete(oldest);
-  }
-  knownSeries.set(key, { resourceVersion, count });
+  if (resourceVersion === undefined) processEvents.series.delete(keyOf(target));
+  else processEvents.series.set(keyOf(target), { resourceVersion, count });
 }
 
-/** Sets the series count of the Event as it was at `resourceVersion` (409 if it changed since). */
-async function writeCount(
-  kube: KubeClient,
-  target: EventKey,
-  resourceVersion: string | undefined,
-  count: number,
-  now: Date,
-): Promise<void> {
-  const patched = await kube.mergePatch(EVENTS, target, {
-    metadata: { resourceVersion },
-    series: { count, lastObservedTime: microTime(now) },
+/** Runs `write` after every earlier write of the same Event in this process has settled. */
+async function inTurn<T>(target: EventKey, write: () => Promise<T>): Promise<T> {
+  const key = keyOf(target);
+  const before = processEvents.writing.get(key) ?? Promise.resolve();
+  const mine = before.then(write, write);
+  const settled = mine.catch(() => undefined);
+  processEvents.writing.set(key, settled);
+  try {
+    return await mine;
+  } finally {
+    if (processEvents.writing.get(key) === settled) processEvents.writing.delete(key);
+  }
+}
+
+/** Whether the Event's object may get one more new Event from this process now (spent if so). */
+function withinBudget(event: ReportedEvent, now: Date): boolean {
+  const { regarding } = event;
+  const key = [event.controller, regarding.uid ?? "", regarding.kind, regarding.namespace]
+    .concat(regarding.name)
+    .join("/");
+  const at = now.getTime();
+  let budget = processEvents.budgets.get(key) ?? { tokens: OBJECT_BURST, since: at };
+  const refills = Math.floor((at - budget.since) / OBJECT_REFILL_MS);
+  if (refills > 0) {
+    const tokens = Math.min(OBJECT_BURST, budget.tokens + refills);
+    budget = { tokens, since: budget.since + refills * OBJECT_REFILL_MS };
+  }
+  const allowed = budget.tokens > 0;
+  processEvents.budgets.set(key, {
+    tokens: budget.tokens - (allowed ? 1 : 0),
+    since: budget.since,
   });
-  rememberSeries(target, patched, count);
+  return allowed;
 }
 
 /**
- * One more in a series this process wrote last: "counted"; "exists" when another writer counted
- * since (re-read it), "unknown" when it is not known here or has expired (create it).
+ * One occurrence: a PATCH of the series this process knows, else a create; the long way (a read,
+ * then a PATCH) only when someone else wrote the Event since, or this process forgot it.
  */
-async function countKnown(
-  kube: KubeClient,
-  target: EventKey,
+async function createOrCount(
+  api: EventApi,
+  event: ReportedEvent,
   now: Date,
-): Promise<"counted" | "exists" | "unknown"> {
-  const known = knownSeries.get(seriesKey(target));
-  if (known === undefined) return "unknown";
-  try {
-    await writeCount(kube, target, known.resourceVersion, known.count + 1, now);
-    return "counted";
-  } catch (error) {
-    knownSeries.delete(seriesKey(target));
-    if (isKubeError(error, "conflict")) return "exists";
-    if (isKubeError(error, "notFound")) return "unknown";
-    throw error;
-  }
-}
-
-async function createOrCount(kube: KubeClient, event: ReportedEvent, now: Date): Promise<void> {
+  given: { up: boolean },
+): Promise<"recorded" | "limited" | "dropped"> {
   const namespace = event.regarding.namespace === "" ? "default" : event.regarding.namespace;
   const target = { namespace, name: eventName(event) };
-  const known = await countKnown(kube, target, now);
-  if (known === "counted") return;
-  if (known === "unknown" && (await create(kube, event, target, now))) return;
-  await countRead(kube, target, now);
+  return inTurn(target, async () => {
+    // Its turn came after its deadline (a write before it hung): it was counted dropped.
+    if (given.up) return "dropped";
+    const known = processEvents.series.get(keyOf(target));
+    if (known !== undefined) {
+      try {
+        await api.writeCount(target, known.resourceVersion, known.count + 1, now);
+        return "recorded";
+      } catch (error) {
+        processEvents.series.delete(keyOf(target));
+        if (isKubeError(error, "conflict")) {
+          await countRead(api, target, now);
+          return "recorded";
+        }
+        // Gone (expired after the API server's event TTL): a new one is created below.
+        if (!isKubeError(error, "notFound")) throw error;
+      }
+    }
+    if (!withinBudget(event, now)) return "limited";
+    if (!(await create(api, event, target, now))) await countRead(api, target, now);
+    return "recorded";
+  });
 }
 
-/** Creates the Event; false when it exists already (this occurrence was recorded before). */
+/** Creates the Event; false when it exists already (written by this process, then forgotten). */
 async function create(
-  kube: KubeClient,
+  api: EventApi,
   event: ReportedEvent,
   target: EventKey,
   now: Date,
 ): Promise<boolean> {
   try {
-    const created = await kube.create(EVENTS, {
+    const created = await api.create({
       apiVersion: "events.k8s.io/v1",
       kind: "Event",
       metadata: { namespace: target.namespace, name: target.name },
@@ -192,7 +318,7 @@ async function create(
       type: event.type,
       regarding: event.regarding,
     });
-    rememberSeries(target, created, 1);
+    remember(target, created, 1);
     return true;
   } catch (error) {
     // 409 AlreadyExists: this occurrence has been recorded before.
@@ -202,13 +328,12 @@ async function create(
 }
 
 /** One more in the series of an Event read now (re-read on a concurrent count: none is lost). */
-async function countRead(kube: KubeClient, target: EventKey, now: Date): Promise<void> {
+async function countRead(api: EventApi, target: EventKey, now: Date): Promise<void> {
   await retryOnConflict({ attempts: 3 }, async () => {
-    const existing = await kube.get(EVENTS, target);
+    const existing = await api.get(target);
     if (existing === undefined) return;
-    const { series } = existing as KubeObject & SeriesFields;
-    const count = (series?.count ?? 1) + 1;
-    await writeCount(kube, target, existing.metadata.resourceVersion, count, now);
+    const { series } = existing as KubeObject & { readonly series?: { readonly count?: number } };
+    await api.writeCount(target, existing.metadata.resourceVersion, (series?.count ?? 1) + 1, now);
   });
 }
 
@@ -217,23 +342,27 @@ export function kubeEventRecorder(kube: KubeClient, options: RecorderOptions): E
   const deadlineMs = options.deadlineMs ?? 1000;
   const now = options.now ?? (() => new Date());
   const calls = options.calls;
+  const api = new EventApi(kube, calls);
   return {
     async record(event) {
       const full = { ...event, controller: options.controller, instance: options.instance };
       let timer: NodeJS.Timeout | undefined;
+      const given = { up: false };
       const deadline = new Promise<"dropped">((resolve) => {
-        timer = setTimeout(() => resolve("dropped"), deadlineMs);
+        timer = setTimeout(() => {
+          given.up = true;
+          resolve("dropped");
+        }, deadlineMs);
       });
       // A write that outlives the deadline finishes (or fails) unobserved, never unhandled.
-      const write = createOrCount(kube, full, now()).then(
-        () => "recorded" as const,
-        () => "dropped" as const,
-      );
+      const write = createOrCount(api, full, now(), given).catch(() => "dropped" as const);
       const result = await Promise.race([write, deadline]);
       clearTimeout(timer);
       if (calls === undefined) return;
-      if (result === "recorded") calls.eventsRecorded = (calls.eventsRecorded ?? 0) + 1;
-      else calls.eventsDropped = (calls.eventsDropped ?? 0) + 1;
+      const counter = (
+        { recorded: "eventsRecorded", dropped: "eventsDropped", limited: "eventsLimited" } as const
+      )[result];
+      calls[counter] = (calls[counter] ?? 0) + 1;
     },
   };
 }

@@ -94,7 +94,15 @@ export {
 export type { EachObjectOptions, SettleObjectOptions } from "./each-object.js";
 export { cachedThenConsistent, readOptions } from "./freshness.js";
 export type { ReadFreshness } from "./freshness.js";
-export { EVENTS, NO_EVENTS, eventName, kubeEventRecorder } from "./event-recorder.js";
+export {
+  EVENTS,
+  NO_EVENTS,
+  OBJECT_BURST,
+  OBJECT_REFILL_MS,
+  kubeEventRecorder,
+  processEvents,
+  redactingRecorder,
+} from "./event-recorder.js";
 export type {
   EventRecord,
   EventRecorder,

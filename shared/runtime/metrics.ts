@@ -75,6 +75,7 @@ export class RuntimeMetrics implements FunctionMetrics {
   private readonly cnfCalls: Counter<"function">;
   private readonly intakeErrors: Counter<"function" | "code">;
   private readonly kubeEvents: Counter<"function" | "result">;
+  private readonly kubeEventRequests: Counter<"function">;
   private readonly cnfFailures: Counter<"function" | "reason">;
   private readonly rulesNotInSync: Gauge<"namespace" | "cnf">;
   private readonly rulesRepeatedDrift: Gauge<"namespace" | "cnf">;
@@ -156,8 +157,14 @@ export class RuntimeMetrics implements FunctionMetrics {
     });
     this.kubeEvents = new Counter({
       name: "sdewan_kube_events_total",
-      help: "Kubernetes Events written on managed objects (best-effort), recorded or dropped",
+      help: "Kubernetes Events written on managed objects (best-effort): recorded, dropped, or limited (held back by the per-object bound)",
       labelNames: ["function", "result"],
+      registers,
+    });
+    this.kubeEventRequests = new Counter({
+      name: "sdewan_kube_event_requests_total",
+      help: "Kubernetes API requests made to write Events (not in sdewan_api_calls_total): about one per recorded Event",
+      labelNames: ["function"],
       registers,
     });
     this.inFlight = new Gauge({
@@ -177,6 +184,9 @@ export class RuntimeMetrics implements FunctionMetrics {
       this.kubeEvents.inc({ function: fn, result: "recorded" }, calls.eventsRecorded);
     if (calls.eventsDropped)
       this.kubeEvents.inc({ function: fn, result: "dropped" }, calls.eventsDropped);
+    if (calls.eventsLimited)
+      this.kubeEvents.inc({ function: fn, result: "limited" }, calls.eventsLimited);
+    if (calls.eventRequests) this.kubeEventRequests.inc({ function: fn }, calls.eventRequests);
     for (const [reason, n] of Object.entries(calls.cnfFailures ?? {}))
       this.cnfFailures.inc({ function: fn, reason }, n);
   }

@@ -17,7 +17,14 @@ import {
   cnfEndpointConfig,
   type Env,
 } from "../cnf/index.js";
-import { isKubeError, ruleResource, type EventRecorder, type KubeClient } from "../kube/index.js";
+import {
+  isKubeError,
+  redactingRecorder,
+  ruleResource,
+  type EventRecorder,
+  type EventRegarding,
+  type KubeClient,
+} from "../kube/index.js";
 import { RULE_API_VERSION, requireKind, ruleKey, type RuleKey } from "../rules/index.js";
 import type { CallCounters, Log } from "../core/context.js";
 import { done, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
@@ -60,12 +67,12 @@ import {
   type PlannedRule,
   type RuleIdentity,
 } from "./plan-rules.js";
-import { planRuleEvent } from "./plan-events.js";
+import { isOwnChange, planRuleEvent, planSyncEvents, type NotedRuleEvent } from "./plan-events.js";
 import { planDeletionTarget } from "./plan-targets.js";
 import type { RuleTarget } from "./plan-writes.js";
 import { SecretReader, resolveSecretRefs } from "./secret-refs.js";
 import { cnfKeys, type CnfKeys } from "./key-material.js";
-import { redactingLog } from "../core/redact.js";
+import { redactingLog, type KeyMaterial } from "../core/redact.js";
 import { processOwnWrites } from "./own-writes.js";
 import type { CnfLeaseSettings } from "./cnf-lease.js";
 import { messageOf } from "../core/error-message.js";
@@ -85,7 +92,7 @@ export interface SyncContext {
   readonly podConcurrency?: number;
   /** Service restarts per pod (shared/cnf/restarts.ts); the process-wide pacer when absent. */
   readonly restarts?: CnfRestartPacer;
-  /** Where rule Events go (shared/kube's recorder); none when absent. */
+  /** Where rule and CNF Events go (shared/kube's recorder); none when absent. */
   readonly events?: EventRecorder;
   /** A CNF-wide sync of one CNF holds its Lease (cnf-lease.ts); uncoordinated when absent. */
   readonly cnfLease?: CnfLeaseSettings;
@@ -148,6 +155,8 @@ function credentialsFor(env: Env): ReturnType<typeof cnfCredentialsFromEnv> {
 /** A SyncContext while the keys of the CNF are known: its log redacts them, as its CNF clients do. */
 interface KeyedSyncContext extends SyncContext {
   readonly keys: CnfKeys;
+  /** The rule Events this sync decided on, recorded once it knows where each goes. */
+  readonly noted: RuleEvent[];
 }
 
 function clientFor(
@@ -303,13 +312,13 @@ async function claimFailed(
     plan(rule.observed),
     { ...rule.meta, replan: replanWith(rule.observed, rule.uid, plan) },
   );
-  if (after !== "gone") await recordEvent(ctx, rule, decision);
+  if (after !== "gone") noteEvent(ctx, rule, decision);
   return outcome;
 }
 
 /** A finalizer release that failed: the Terminating rule's status says why (planClaimFailure). */
 async function reportFinalizerFailure(
-  ctx: SyncContext,
+  ctx: KeyedSyncContext,
   rule: PlannedRule,
   applied: DecisionResult,
 ): Promise<DecisionResult> {
@@ -323,7 +332,7 @@ async function reportFinalizerFailure(
     plan(rule.observed),
     { ...rule.meta, replan: replanWith(rule.observed, rule.uid, plan) },
   );
-  await recordEvent(ctx, rule, reported.decision);
+  noteEvent(ctx, rule, reported.decision);
   return { ...reported, after: applied.after };
 }
 
@@ -349,6 +358,7 @@ export async function syncRules(
   const ctx: KeyedSyncContext = {
     ...outer,
     keys,
+    noted: [],
     log: redactingLog(outer.log, () => keys.current),
   };
   // Secrets named by reference are read only for a CNF that exists (its targets need them).
@@ -401,12 +411,13 @@ export async function syncRules(
         const result = await reportFinalizerFailure(ctx, rule, applied);
         const wrote = mayHaveWritten(rule.observed, podResults);
         if (result.after !== "gone" && result.stale === undefined) {
-          await recordEvent(ctx, rule, result.decision);
+          noteEvent(ctx, rule, result.decision);
         }
         return { rule, wrote, result };
       }),
     ),
   );
+  await recordEvents(ctx, request, pods, redaction);
   const raced = await settleRacedWrites(ctx, request, decided);
   finishOwnWrites(decided, raced);
   const again = await syncOvertaken(ctx, request, decided, raced, pass);
@@ -490,17 +501,21 @@ function finishOwnWrites(decided: readonly DecidedRule[], reports: readonly Rule
   });
 }
 
-/** The rule's Event for this decision, if it is worth one (plan-events.ts); best-effort. */
-async function recordEvent(
-  ctx: SyncContext,
-  rule: PlannedRule,
-  decision: RuleDecision,
-): Promise<void> {
+/** A rule's planned Event, with what recording it on the rule needs. */
+interface RuleEvent extends NotedRuleEvent {
+  readonly regarding: EventRegarding;
+  readonly action: "Sync" | "Delete";
+}
+
+/** Notes the rule's Event for this decision, if it is worth one (plan-events.ts). */
+function noteEvent(ctx: KeyedSyncContext, rule: PlannedRule, decision: RuleDecision): void {
   const event = planRuleEvent(rule.oldStatus, decision);
   if (event === null || ctx.events === undefined) return;
   const { kind, namespace, name } = rule.identity;
-  await ctx.events.record({
-    ...event,
+  ctx.noted.push({
+    rule: { kind, name, key: rule.observed.key },
+    event,
+    own: isOwnChange(rule.observed),
     regarding: {
       apiVersion: RULE_API_VERSION,
       kind,
@@ -510,6 +525,45 @@ async function recordEvent(
     },
     action: rule.observed.deleting ? "Delete" : "Sync",
   });
+}
+
+/**
+ * Records the noted Events (plan-events.ts planSyncEvents): on their rules, or, for what a sync
+ * of the whole CNF did to many rules at once, one per reason on the CNF's Deployment. Every note
+ * is redacted against every key of the CNF first; best-effort, as the recorder is.
+ */
+async function recordEvents(
+  ctx: KeyedSyncContext,
+  request: SyncRequest,
+  pods: readonly PodSyncResult[],
+  keys: KeyMaterial,
+): Promise<void> {
+  if (ctx.events === undefined || ctx.noted.length === 0) return;
+  const events = redactingRecorder(ctx.events, (note) => keys.redact(note));
+  const deployment = request.allRulesOfCnf === true ? cnfRegarding(request.observation) : undefined;
+  const planned = planSyncEvents({ noted: ctx.noted, cnf: deployment, pods });
+  await Promise.all([
+    ...planned.onRules.map(({ event, regarding, action }) =>
+      events.record({ ...event, regarding, action }),
+    ),
+    ...planned.onCnf.map(
+      (event) => deployment && events.record({ ...event, regarding: deployment, action: "Sync" }),
+    ),
+  ]);
+}
+
+/** The CNF's Deployment as an Event's object, when the sync found exactly one. */
+function cnfRegarding(observation: SyncRequest["observation"]): EventRegarding | undefined {
+  const deployment = observation.deployment;
+  if (observation.situation.kind !== "found" || deployment === undefined) return undefined;
+  const { name, namespace, uid } = deployment.metadata;
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    namespace: namespace ?? "",
+    name,
+    ...(uid === undefined ? {} : { uid }),
+  };
 }
 
 /** For each deletion a pod refused as still in use: the rule CRs that reference it. */

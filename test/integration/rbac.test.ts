@@ -202,6 +202,28 @@ describe("on-deployment-ready runs with exactly manifests/rbac/on-deployment-rea
     expect(await ledgerText(identity)).toBe("firewall/zones/lan1");
   });
 
+  it("tells a pod restart on the CNF's Deployment (RulesNotReady, RulesApplied) with its own token", async () => {
+    const fn = syncAs(await identityFrom("on-deployment-ready.yaml"));
+    expect((await fn.handle(deploymentEvent(), world.context())).kind).toBe("done");
+    const pod = cnf.pods[1] as Cnf["pods"][0];
+    world.calls.eventsRecorded = 0;
+    await world.crashPod(pod);
+    expect((await fn.handle(deploymentEvent(), world.context())).kind).toBe("done");
+    await world.setPodReady(pod, true);
+    expect((await fn.handle(deploymentEvent(), world.context())).kind).toBe("done");
+
+    expect(world.calls).toMatchObject({ eventsRecorded: 2 });
+    expect(world.calls.eventsDropped).toBeUndefined();
+    const onDeployment = await world.kube.list(EVENTS, {
+      namespace: world.namespace,
+      fieldSelector: `regarding.kind=Deployment,regarding.name=${cnf.name}`,
+    });
+    expect(onDeployment.map((e) => (e as { reason?: string }).reason).sort()).toEqual([
+      "RulesApplied",
+      "RulesNotReady",
+    ]);
+  });
+
   it("may patch no Deployment anywhere (kubectl auth can-i patch deployments -n kube-system: no), and write ConfigMaps only in the ledger namespace", async () => {
     const identity = await identityFrom("on-deployment-ready.yaml");
     const can = (group: string, resource: string, verb: string, namespace?: string) =>

@@ -2,9 +2,10 @@
 // with an involvedObject field selector): one per transition, repeats counted in a series, and
 // writing them never decides or delays the function's outcome.
 import { jest } from "@jest/globals";
+import pLimit from "p-limit";
 import { sampleRule, type Cnf, type CnfPod } from "../../dev/world/index.js";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
-import { CORE_EVENTS } from "./support/events.js";
+import { CORE_EVENTS, EventRequests } from "./support/events.js";
 import type { KubeClient, ResourceType } from "../../shared/kube/index.js";
 import { requireKind } from "../../shared/rules/index.js";
 import { SyncWorld } from "./sync-harness.js";
@@ -171,6 +172,23 @@ describe("Events on a rule, as kubectl describe shows them", () => {
     expect(view?.message).toContain("[redacted]");
     const shown = JSON.stringify({ events, message: view?.message, log: world.log.lines });
     expect(shown).not.toContain(secret);
+  });
+
+  it("a burst of 20 new rules delivered 8 at a time: one Applied Event each, one API request each", async () => {
+    const requests = new EventRequests();
+    const fn = createReconcileRule({ kube: () => requests.wrap(world.kube), env: world.env });
+    const names = Array.from({ length: 20 }, (_, i) => `policy${i}`);
+    for (const name of names) await world.createRule("Mwan3Policy", name, PURPOSE, POLICY);
+    const ctx = world.context();
+    const limit = pLimit(8);
+    await world.watchCacheCaughtUp();
+    const outcomes = await Promise.all(
+      names.map((name) => limit(() => fn.handle(world.ruleEvent("Mwan3Policy", name), ctx))),
+    );
+
+    expect(outcomes.every((o) => o.kind === "done")).toBe(true);
+    expect(ctx.calls).toMatchObject({ eventsRecorded: 20, eventRequests: 20 });
+    expect(requests.count).toBe(20);
   });
 
   it("a storm of 100 identical failures is one Event with count 100", async () => {

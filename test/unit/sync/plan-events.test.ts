@@ -1,7 +1,15 @@
 import { readFileSync } from "node:fs";
 import { done, permanent, retryLater } from "../../../shared/core/outcome.js";
 import type { RuleStatus } from "../../../shared/rules/index.js";
-import { RULE_EVENT_REASONS, planRuleEvent } from "../../../shared/sync/plan-events.js";
+import {
+  CNF_EVENT_REASONS,
+  RULE_EVENT_REASONS,
+  isOwnChange,
+  planRuleEvent,
+  planSyncEvents,
+  type NotedRuleEvent,
+  type PlannedEvent,
+} from "../../../shared/sync/plan-events.js";
 import type { RuleDecision } from "../../../shared/sync/plan-status.js";
 
 type Condition = RuleDecision["condition"];
@@ -106,4 +114,128 @@ describe("which Event a rule decision is worth", () => {
       expect(doc).toMatch(new RegExp(`\\| \`${reason}\` \\| ${type} \\|`));
     }
   });
+});
+
+const noted = (
+  name: string,
+  event: PlannedEvent,
+  own = false,
+  kind = "Mwan3Rule",
+): NotedRuleEvent => ({ rule: { kind, name, key: `${kind}/${name}` }, event, own });
+const applied: PlannedEvent = { type: "Normal", reason: "Applied", note: "applied on all 2 pods" };
+const waiting: PlannedEvent = {
+  type: "Warning",
+  reason: "NotReady",
+  note: "CNF c has 1/2 pods ready",
+};
+const CNF = { name: "c" };
+const wrote = (pod: string, names: readonly string[]) => ({
+  pod,
+  writes: names.map((n) => ({ ruleKey: `Mwan3Rule/${n}` })),
+});
+const reasonsOf = (planned: ReturnType<typeof planSyncEvents>) => ({
+  onRules: planned.onRules.map((n) => `${n.event.reason} ${n.rule.name}`),
+  onCnf: planned.onCnf.map((e) => `${e.type} ${e.reason}`),
+});
+
+describe("where the Events of one sync go", () => {
+  it("a sync of some rules (a rule event): every Event on its rule, however many share a reason", () => {
+    const planned = planSyncEvents({
+      noted: [noted("a", applied), noted("b", applied)],
+      cnf: undefined,
+      pods: [],
+    });
+    expect(reasonsOf(planned)).toEqual({ onRules: ["Applied a", "Applied b"], onCnf: [] });
+  });
+
+  it("a whole CNF, many rules re-applied to a restarted pod: one Event on the Deployment naming the count and the pod", () => {
+    const names = ["r1", "r2", "r3", "r4", "r5"];
+    const planned = planSyncEvents({
+      noted: names.map((n) => noted(n, applied)),
+      cnf: CNF,
+      pods: [wrote("p2", names), wrote("p1", [])],
+    });
+    expect(reasonsOf(planned)).toEqual({ onRules: [], onCnf: ["Normal RulesApplied"] });
+    expect(planned.onCnf[0]?.note).toBe(
+      "5 rules (Mwan3Rule r1, Mwan3Rule r2, Mwan3Rule r3 and 2 more): applied on all 2 pods; written to pod p2: 5",
+    );
+  });
+
+  it("a whole CNF: a rule's own news (a new generation, its deletion) stays on the rule", () => {
+    const planned = planSyncEvents({
+      noted: [noted("a", applied), noted("b", applied), noted("new", applied, true)],
+      cnf: CNF,
+      pods: [wrote("p1", ["a", "b", "new"]), wrote("p2", ["new"])],
+    });
+    expect(reasonsOf(planned)).toEqual({
+      onRules: ["Applied new"],
+      onCnf: ["Normal RulesApplied"],
+    });
+    expect(planned.onCnf[0]?.note).toBe(
+      "2 rules (Mwan3Rule a, Mwan3Rule b): applied on all 2 pods; written to pod p1: 2",
+    );
+  });
+
+  it("a whole CNF: a reason only one rule met stays on that rule (a single drift repaired)", () => {
+    const drift: PlannedEvent = { ...applied, reason: "DriftRepaired" };
+    const planned = planSyncEvents({
+      noted: [noted("a", drift), noted("b", waiting), noted("c", waiting)],
+      cnf: CNF,
+      pods: [],
+    });
+    expect(reasonsOf(planned)).toEqual({
+      onRules: ["DriftRepaired a"],
+      onCnf: ["Warning RulesNotReady"],
+    });
+    expect(planned.onCnf[0]?.note).toBe(
+      "2 rules (Mwan3Rule b, Mwan3Rule c): CNF c has 1/2 pods ready",
+    );
+  });
+
+  it("a whole CNF, rules that met different failures: the one most met, and how many met it", () => {
+    const failed = (note: string): PlannedEvent => ({ type: "Warning", reason: "Retrying", note });
+    const planned = planSyncEvents({
+      noted: [
+        noted("a", failed("503 on p1")),
+        noted("b", failed("503 on p1")),
+        noted("c", failed("timeout")),
+      ],
+      cnf: CNF,
+      pods: [],
+    });
+    expect(planned.onCnf).toEqual([
+      {
+        type: "Warning",
+        reason: "RulesRetrying",
+        note: "3 rules (Mwan3Rule a, Mwan3Rule b, Mwan3Rule c): 503 on p1 (2 of them; each rule's status says its own)",
+      },
+    ]);
+  });
+});
+
+describe("whether what happens to a rule is its own doing", () => {
+  const observed = { key: "k", resourceVersion: "1", hasFinalizer: true };
+  it.each([
+    ["never observed (no status)", { generation: 1, deleting: false, status: undefined }, true],
+    [
+      "a new generation",
+      { generation: 2, deleting: false, status: { observedGeneration: 1 } },
+      true,
+    ],
+    ["being deleted", { generation: 1, deleting: true, status: { observedGeneration: 1 } }, true],
+    [
+      "the generation it had: the CNF's doing",
+      { generation: 1, deleting: false, status: { observedGeneration: 1 } },
+      false,
+    ],
+  ])("%s", (_title, rule, own) => {
+    expect(isOwnChange({ ...observed, ...rule })).toBe(own);
+  });
+});
+
+it("docs/events.md lists every reason of the CNF Deployment catalogue, with its type", () => {
+  const doc = readFileSync("docs/events.md", "utf8");
+  for (const [reason, { type }] of Object.entries(CNF_EVENT_REASONS)) {
+    expect(doc).toMatch(new RegExp(`\\| \`${reason}\` \\| ${type} \\|`));
+  }
 });
