@@ -65,6 +65,16 @@ export async function pushArchive(
   await sh(file, args);
 }
 
+/** Gives an image already in the node's registry another name (blobs mounted, nothing re-sent). */
+export async function copyInRegistry(crane: string, from: string, to: string): Promise<void> {
+  const name = (reference: string): string => {
+    const { repository, tag } = split(reference);
+    return `${nodeLayout.registry}/${repository}:${tag}`;
+  };
+  const [file, args] = inNode([crane, "copy", "--insecure", name(from), name(to)]);
+  await sh(file, args);
+}
+
 export interface ScratchImage {
   readonly reference: string;
   /** Host path -> path in the image. */

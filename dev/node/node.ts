@@ -29,7 +29,7 @@ import {
   type NodeFolders,
   registryConfig,
 } from "./configs.js";
-import { buildScratchImage, pushArchive, registryHas } from "./images.js";
+import { buildScratchImage, copyInRegistry, pushArchive, registryHas } from "./images.js";
 import { nodeDir, nodeLayout, registryStorageDir } from "./layout.js";
 
 const run = promisify(execFile);
@@ -61,6 +61,8 @@ export interface RealNode {
   kubectl(args: readonly string[], input?: string): Promise<string>;
   /** Pushes an image archive so pods pull it as `reference` (e.g. sdewan-functions:latest). */
   pushImage(archive: string, reference: string): Promise<void>;
+  /** Another name for an image already pushed (no upload). */
+  tagImage(from: string, to: string): Promise<void>;
   /** Runs a command inside the node's network namespace (e.g. curl a ClusterIP). */
   inNode(args: readonly string[]): Promise<string>;
   /** Stops and starts the kubelet (its pods keep running, as on a real node). */
@@ -405,6 +407,7 @@ export async function startNode(options: NodeOptions = {}): Promise<RealNode> {
       binaries,
       kubectl,
       pushImage: (archive, reference) => pushArchive(binaries.crane, archive, reference),
+      tagImage: (from, to) => copyInRegistry(binaries.crane, from, to),
       inNode: (args) => inNode(args),
       restartKubelet: async () => {
         if (kubelet !== undefined) await terminate(kubelet, 10_000);

@@ -64,6 +64,15 @@ describe("OpenFaaS CE's objects, rendered by faas-netes, on a real node", () => 
     const t = Date.now();
     await world.kubectl(["apply", "--server-side", "-f", repo("manifests/crds/")]);
     await world.kubectl(["apply", "-k", repo("manifests/openfaas")]);
+    // The connector's routes, as manifests/openfaas/connector.yaml says to create them.
+    await world.kubectl([
+      "-n",
+      "sdewan-system",
+      "create",
+      "configmap",
+      "sdewan-connector-config",
+      `--from-file=config.yaml=${repo("manifests/connector/config.yaml")}`,
+    ]);
     await world.kubectl(["apply", "-f", rendered]);
     // The Secrets stack.yml names, in openfaas-fn (faas-cli secret create would make them).
     const password = await secretFile(world, "cnf-password");

@@ -72,7 +72,10 @@ export async function pushProjectImage(
 ): Promise<void> {
   const archive = await buildScript("dev/image/build.sh");
   const t = Date.now();
-  for (const reference of references) await world.node.pushImage(archive, reference);
+  const [first, ...others] = references;
+  if (first === undefined) return;
+  await world.node.pushImage(archive, first);
+  for (const reference of others) await world.node.tagImage(first, reference);
   progress(`pushed ${references.join(", ")} to the node's registry in ${Date.now() - t} ms`);
 }
 
