@@ -1,5 +1,6 @@
 /**
- * `npm run demo [-- --keep] [-- --at-rest[=60]]`: the project's main job on one machine. Starts a local control
+ * `npm run demo [-- --keep] [-- --at-rest[=60]] [-- --node]`: the project's main job on one machine
+ * (`--node`: on a real node as a user installs it, dev/demo/node-demo.ts). Starts a local control
  * plane (dev/control-plane; builds it first if needed), two CNF simulators as the pods of CNF
  * Deployment cnf-1, the functions (`functions/server.ts`), the admission webhook (HTTPS) and the
  * connector as child processes, applies manifests/samples, waits until every rule reports
@@ -17,6 +18,7 @@ import { repoRoot } from "../control-plane/binaries.js";
 import { withHeartbeat } from "../lib/progress.js";
 import { buildControlPlane } from "./build.js";
 import type { RuleRow } from "./cluster.js";
+import { type NodeDemo, runNodeDemo } from "./node-demo.js";
 import { RunningSystem } from "./system.js";
 import { auditArgs, measureAtRest } from "./at-rest.js";
 import {
@@ -27,6 +29,8 @@ import {
 } from "../prometheus/index.js";
 
 const keep = process.argv.includes("--keep");
+/** `--node`: the story on a real node, installed as a user installs it (dev/demo/node-demo.ts). */
+const onNode = process.argv.includes("--node");
 /** `--at-rest[=seconds]`: after the heal, measure what the system does while nothing changes. */
 const atRestArg = process.argv.find((a) => a === "--at-rest" || a.startsWith("--at-rest="));
 const atRestSeconds = atRestArg === undefined ? 0 : Number(atRestArg.split("=")[1] ?? 60);
@@ -49,6 +53,7 @@ function printTable(rows: readonly RuleRow[], groups: readonly string[]): void {
 interface Running {
   system?: RunningSystem;
   prometheus?: RunningPrometheus;
+  node?: NodeDemo["node"];
 }
 
 /** The shipped alerts, as an operator would load them with `rule_files:`. */
@@ -90,6 +95,7 @@ async function startDemoPrometheus(
 async function tearDown(running: Running): Promise<void> {
   await running.prometheus?.stop();
   await running.system?.stop();
+  await running.node?.stop();
 }
 
 async function run(running: Running): Promise<void> {
@@ -239,7 +245,17 @@ process.on("SIGINT", onSignal);
 process.on("SIGTERM", onSignal);
 
 try {
-  await run(running);
+  if (onNode) {
+    const waitForCtrlC = keep
+      ? () =>
+          new Promise<void>((resolve) => {
+            stopWaiting = resolve;
+          })
+      : undefined;
+    await runNodeDemo(say, running, waitForCtrlC);
+  } else {
+    await run(running);
+  }
   await tearDown(running);
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);

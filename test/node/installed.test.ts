@@ -2,9 +2,7 @@
 // node's registry, manifests/plain applied as docs/deploy.md says, the CNF and the peer gateways as
 // Pods of the simulators (test/node/fixtures), so every Pod IP, readiness and Pod event comes from a
 // real kubelet. The scenarios run in order on one install, as a user's day would.
-import { execFile } from "node:child_process";
 import path from "node:path";
-import { promisify } from "node:util";
 import { repoRoot } from "../../dev/control-plane/binaries.js";
 import { readAudit, auditLogPath, isWrite } from "../../dev/demo/at-rest.js";
 import {
@@ -15,13 +13,13 @@ import {
   pushProjectImage,
   pushSimulatorImage,
   readyPods,
-  secretFile,
+  applyFixtures,
+  applySamples,
+  installPlain,
   startInstalledWorld,
   waitFor,
-  webhookTlsAsReadmeSays,
 } from "./support/installed.js";
 
-const run = promisify(execFile);
 const NS = "sdewan-node";
 const CNF = "app=cnf-1";
 const repo = (p: string): string => path.join(repoRoot, p);
@@ -83,63 +81,9 @@ let samplesOnCnf = 0;
 describe("manifests/plain on a real node", () => {
   it("installs as docs/deploy.md says and every Deployment turns Available", async () => {
     const t = Date.now();
-    await world.kubectl(["apply", "--server-side", "-f", repo("manifests/crds/")]);
-    await world.kubectl(["apply", "-k", repo("manifests/plain")]);
-    // The Secrets the user creates (docs/deploy.md, "Plain Kubernetes").
-    const password = await secretFile(world, "cnf-password");
-    await world.kubectl(["create", "namespace", NS]);
-    for (const ns of ["sdewan-system", NS]) {
-      await world.kubectl([
-        "-n",
-        ns,
-        "create",
-        "secret",
-        "generic",
-        "sdewan-cnf-credentials",
-        `--from-file=password=${password}`,
-      ]);
-    }
-    const fabric = path.join(world.scratch, "fabric");
-    await run(
-      "npx",
-      [
-        "tsx",
-        repo("dev/peer-gateway-sim/main.ts"),
-        "--fabric-only",
-        "--dir",
-        fabric,
-        "east",
-        "west",
-      ],
-      { cwd: repoRoot },
-    );
-    await world.kubectl([
-      "-n",
-      NS,
-      "create",
-      "secret",
-      "generic",
-      "peer-gateway-sim-tls",
-      `--from-file=${fabric}/gateway`,
-    ]);
-    await world.kubectl([
-      "-n",
-      "sdewan-system",
-      "create",
-      "secret",
-      "generic",
-      "clusterlink-peer-tls",
-      `--from-file=${fabric}/identity`,
-    ]);
-    await webhookTlsAsReadmeSays(world);
-    const ms = await waitFor(
-      "sdewan-system Available",
-      () => notAvailable(world, "sdewan-system"),
-      300_000,
-      1_000,
-    );
+    await installPlain(world);
     measured(
-      `install (kubectl apply -k manifests/plain + Secrets) -> every Deployment Available: ${((Date.now() - t) / 1000).toFixed(1)} s (${(ms / 1000).toFixed(1)} s of waiting)`,
+      `install (kubectl apply -k manifests/plain + Secrets) -> every Deployment Available: ${((Date.now() - t) / 1000).toFixed(1)} s`,
     );
     const deployments = await world.getJson<{ items: unknown[] }>([
       "-n",
@@ -150,25 +94,9 @@ describe("manifests/plain on a real node", () => {
   }, 420_000);
 
   it("the samples converge on both CNF pods, which run as Pods of the simulator", async () => {
-    await world.kubectl(["-n", NS, "apply", "-k", repo("test/node/fixtures")]);
-    await waitFor("CNF and gateways Available", () => notAvailable(world, NS), 180_000, 500);
+    await applyFixtures(world);
     const t = Date.now();
-    // One command, as docs/local-run.md gives it (manifests/samples/kustomization.yaml orders the
-    // rules after what they name). The webhook's configuration takes effect through an informer,
-    // so the first apply may race it: apply is idempotent, repeat it.
-    await waitFor(
-      "kubectl apply -k manifests/samples",
-      async () => {
-        try {
-          await world.kubectl(["-n", NS, "apply", "-k", repo("manifests/samples")]);
-          return undefined;
-        } catch (error) {
-          return String(error);
-        }
-      },
-      60_000,
-      500,
-    );
+    await applySamples(world);
     await waitFor(
       "samples in sync on both pods",
       async () => {
