@@ -65,25 +65,9 @@ go_tool_find_go 1.26 "point KUBEBUILDER_ASSETS at envtest binaries"
 go_tool_environment -mod=readonly
 go_tool_lock "$out_dir" "$out_dir" "${binaries[@]}"
 
-# build <label> <module dir> <package> <output> <ldflags>
-build() {
-  local label="$1" dir="$2" pkg="$3" out="$4" ldflags="$5" total
-  log "$label: resolving and downloading modules ($(go_tool_elapsed) elapsed)"
-  # Quiet for minutes on a cold module cache.
-  resolving() { log "$label: still resolving and downloading modules ($(go_tool_elapsed) elapsed)"; }
-  total="$(go_tool_with_heartbeat resolving go_tool_count_deps "$dir" "$pkg")"
-  log "$label: compiling up to $total packages with go build -p $go_tool_parallel ($(go_tool_elapsed) elapsed)"
-  progress() { log "$label: $(go_tool_compiled)/$total packages compiled ($(go_tool_elapsed) elapsed)"; }
-  if ! go_tool_build "$dir" "$pkg" "$out" "$ldflags" progress --count-packages; then
-    log "$label: go build failed. To see why, run:"
-    log "  cd $dir && GOTOOLCHAIN=local CGO_ENABLED=0 go build -o /tmp/$label $pkg"
-    exit 1
-  fi
-  log "$label: built $out ($(go_tool_elapsed) elapsed)"
-}
 
-build etcd "$etcd_mod" go.etcd.io/etcd/server/v3 "$out_dir/etcd" "-s -w"
-build kube-apiserver "$kube_mod" k8s.io/kubernetes/cmd/kube-apiserver "$out_dir/kube-apiserver" \
+go_tool_build_step etcd "$etcd_mod" go.etcd.io/etcd/server/v3 "$out_dir/etcd" "-s -w"
+go_tool_build_step kube-apiserver "$kube_mod" k8s.io/kubernetes/cmd/kube-apiserver "$out_dir/kube-apiserver" \
   "-s -w -X k8s.io/component-base/version.gitVersion=$kube_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$kube_minor -X k8s.io/component-base/version.gitTreeState=clean"
 
 log "kube-apiserver: $("$out_dir/kube-apiserver" --version 2>&1)"

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The steps every Go-tool bootstrap shares, sourced by dev/control-plane/build.sh,
+# The steps every Go-tool bootstrap shares, sourced by dev/control-plane/build.sh, dev/node/build.sh,
 # dev/faas-cli/build.sh, dev/knative/build.sh, dev/kustomize/build.sh and
 # dev/upstream-ctrlr/build.sh. Each script keeps its own interface (options,
 # environment overrides, cache directory, what it prints, why it may skip); this file is how:
@@ -31,6 +31,8 @@
 #   go_tool_build <module dir> <package> <output> <ldflags> <heartbeat> [--count-packages]
 #                                                builds beside <output>, then moves it there;
 #                                                <heartbeat> (a command) runs every 30 s meanwhile
+#   go_tool_build_step <label> <module dir> <package> <output> <ldflags>
+#                                                go_tool_build with the usual progress lines
 #   go_tool_with_heartbeat <heartbeat> <command>...
 #                                                runs <command>; <heartbeat> every 30 s meanwhile
 #
@@ -266,4 +268,23 @@ go_tool_build() {
     return 1
   fi
   mv -f "$tmp" "$out"
+}
+
+# go_tool_build_step <label> <module dir> <package> <output> <ldflags>: go_tool_build with the
+# progress every bootstrap prints (module resolution, the package count, a line every 30 s, the
+# result), and the command to rerun by hand when it fails.
+go_tool_build_step() {
+  local label="$1" dir="$2" pkg="$3" out="$4" ldflags="$5" total
+  log "$label: resolving and downloading modules ($(go_tool_elapsed) elapsed)"
+  # Quiet for minutes on a cold module cache.
+  resolving() { log "$label: still resolving and downloading modules ($(go_tool_elapsed) elapsed)"; }
+  total="$(go_tool_with_heartbeat resolving go_tool_count_deps "$dir" "$pkg")"
+  log "$label: compiling up to $total packages with go build -p $go_tool_parallel ($(go_tool_elapsed) elapsed)"
+  progress() { log "$label: $(go_tool_compiled)/$total packages compiled ($(go_tool_elapsed) elapsed)"; }
+  if ! go_tool_build "$dir" "$pkg" "$out" "$ldflags" progress --count-packages; then
+    log "$label: go build failed. To see why, run:"
+    log "  cd $dir && GOTOOLCHAIN=local CGO_ENABLED=0 go build -o /tmp/$label $pkg"
+    exit 1
+  fi
+  log "$label: built $out ($(go_tool_elapsed) elapsed)"
 }

@@ -41,18 +41,8 @@ go_tool_lock "$out_dir" "$out_dir" "${binaries[@]}"
 
 # build <label> <module dir> <package> <ldflags>: skips what an interrupted run already built
 build() {
-  local label="$1" dir="$2" pkg="$3" ldflags="$4" total out="$out_dir/$1"
-  if [[ -x "$out" && $force == 0 ]]; then log "$label: already built"; return; fi
-  log "$label: resolving and downloading modules ($(go_tool_elapsed) elapsed)"
-  total="$(go_tool_count_deps "$dir" "$pkg")"
-  log "$label: compiling up to $total packages with go build -p $go_tool_parallel ($(go_tool_elapsed) elapsed)"
-  progress() { log "$label: $(go_tool_compiled)/$total packages compiled ($(go_tool_elapsed) elapsed)"; }
-  if ! go_tool_build "$dir" "$pkg" "$out" "$ldflags" progress --count-packages; then
-    log "$label: go build failed. To see why, run:"
-    log "  cd $dir && GOTOOLCHAIN=local CGO_ENABLED=0 go build -o /tmp/$label $pkg"
-    exit 1
-  fi
-  log "$label: built ($(go_tool_elapsed) elapsed)"
+  if [[ -x "$out_dir/$1" && $force == 0 ]]; then log "$1: already built"; return; fi
+  go_tool_build_step "$1" "$2" "$3" "$out_dir/$1" "$4"
 }
 
 kube_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$kube_minor -X k8s.io/component-base/version.gitTreeState=clean"
