@@ -17,15 +17,12 @@ import {
   pushProjectImage,
   pushSimulatorImage,
   readyPods,
+  RULE_RESOURCES,
   setProgress,
   until,
   worldOf,
 } from "../node/install.js";
 import { type RealNode, startNode } from "../node/node.js";
-
-const RULE_KINDS =
-  "cnfservices,mwan3policies,mwan3rules,firewallzones,firewallrules,firewallforwardings," +
-  "firewallsnats,firewalldnats,ipsecproposals,ipsecsites,ipsechosts";
 
 interface Rule {
   kind: string;
@@ -64,7 +61,7 @@ export async function runNodeDemo(
   const cnfPods = async (): Promise<string[]> =>
     (await readyPods(world, CNF_NAMESPACE, "app=cnf-1")).map((p) => p.metadata.name);
   const pending = async (): Promise<string | undefined> => {
-    const rules = await world.getJson<{ items: Rule[] }>(["-n", CNF_NAMESPACE, RULE_KINDS]);
+    const rules = await world.getJson<{ items: Rule[] }>(["-n", CNF_NAMESPACE, RULE_RESOURCES]);
     const behind = rules.items.filter(
       (r) => r.status?.inSync !== true || r.status.observedGeneration !== r.metadata.generation,
     );
@@ -82,7 +79,7 @@ export async function runNodeDemo(
   say(
     `the samples are in sync on both CNF pods ${((Date.now() - t) / 1000).toFixed(1)} s after kubectl apply -k manifests/samples:`,
   );
-  console.log(`\n${await world.kubectl(["-n", CNF_NAMESPACE, "get", RULE_KINDS])}\n`);
+  console.log(`\n${await world.kubectl(["-n", CNF_NAMESPACE, "get", RULE_RESOURCES])}\n`);
   for (const pod of await cnfPods()) {
     const held = await cnfHolds(world, CNF_NAMESPACE, pod);
     say(
@@ -116,7 +113,7 @@ export async function runNodeDemo(
   }
   if (waitForCtrlC !== undefined) {
     console.log(`export KUBECONFIG=${node.controlPlane.kubeconfigPath}`);
-    console.log(`kubectl -n ${CNF_NAMESPACE} get ${RULE_KINDS}`);
+    console.log(`kubectl -n ${CNF_NAMESPACE} get ${RULE_RESOURCES}`);
     console.log("Running until Ctrl-C.");
     await waitForCtrlC();
   }

@@ -8,7 +8,7 @@
  * Export, Import and AccessPolicy. Shared by `npm run demo` and the whole-system tests.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { AdmissionregistrationV1Api, KubeConfig } from "@kubernetes/client-node";
@@ -18,6 +18,7 @@ import { startControlPlane, type ControlPlane } from "../control-plane/control-p
 import { withHeartbeat } from "../lib/progress.js";
 import { httpsStatus, startChild, waitForHttp, type Child } from "./children.js";
 import { DemoCluster } from "./cluster.js";
+import { sampleFiles } from "../world/samples.js";
 import { createDemoIdentities, type DemoIdentities } from "./identities.js";
 import { ClusterLinkDemo, DEMO_PEERS } from "./clusterlink.js";
 import { PeerGatewayFleet } from "../peer-gateway-sim/index.js";
@@ -215,9 +216,7 @@ export class RunningSystem {
 
   /** Every sample but the CNF Deployment (all rule kinds and the Egress); returns how many. */
   async applySamples(): Promise<number> {
-    const samples = (await readdir(path.join(repoRoot, "manifests/samples")))
-      .filter((f) => f.endsWith(".yaml") && f !== "cnf-deployment.yaml")
-      .sort();
+    const samples = sampleFiles().filter((f) => f !== "cnf-deployment.yaml");
     return this.demoCluster().applySamples(this.namespace, samples);
   }
 

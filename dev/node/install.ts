@@ -7,6 +7,7 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { repoRoot } from "../control-plane/binaries.js";
+import { ALL_RULE_KINDS } from "../../shared/rules/index.js";
 import { pollUntil } from "../control-plane/api.js";
 import type { RealNode } from "./node.js";
 
@@ -262,6 +263,10 @@ export async function until(
 }
 
 export const CNF_NAMESPACE = "sdewan-node";
+/** Every rule kind's resource, for one `kubectl get` of them all (from the registry). */
+export const RULE_RESOURCES = ALL_RULE_KINDS.map(
+  (k) => `${k.plural}.batch.sdewan.akraino.org`,
+).join(",");
 export const repo = (p: string): string => path.join(repoRoot, p);
 
 /**

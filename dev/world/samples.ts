@@ -21,10 +21,10 @@ export interface SampleRule {
   readonly spec: Record<string, unknown>;
 }
 
-/** The .yaml files of manifests/samples, sorted. */
+/** The object files of manifests/samples (not its kustomization.yaml), sorted. */
 export function sampleFiles(): string[] {
   return readdirSync(SAMPLES_DIR)
-    .filter((file) => file.endsWith(".yaml"))
+    .filter((file) => file.endsWith(".yaml") && file !== "kustomization.yaml")
     .sort();
 }
 

@@ -13,6 +13,7 @@ import {
   pushProjectImage,
   pushSimulatorImage,
   readyPods,
+  RULE_RESOURCES,
   applyFixtures,
   applySamples,
   installPlain,
@@ -23,9 +24,6 @@ import {
 const NS = "sdewan-node";
 const CNF = "app=cnf-1";
 const repo = (p: string): string => path.join(repoRoot, p);
-const RULE_KINDS =
-  "cnfservices,mwan3policies,mwan3rules,firewallzones,firewallrules,firewallforwardings," +
-  "firewallsnats,firewalldnats,ipsecproposals,ipsecsites,ipsechosts";
 
 let world: InstalledWorld;
 const numbers: string[] = [];
@@ -52,7 +50,7 @@ interface Rule {
 }
 
 async function rulesNotInSync(): Promise<string | undefined> {
-  const rules = await world.getJson<{ items: Rule[] }>(["-n", NS, RULE_KINDS]);
+  const rules = await world.getJson<{ items: Rule[] }>(["-n", NS, RULE_RESOURCES]);
   if (rules.items.length === 0) return "no rules";
   const behind = rules.items.filter(
     (r) => r.status?.inSync !== true || r.status.observedGeneration !== r.metadata.generation,
@@ -410,7 +408,7 @@ spec: {src: lan1, src_port: "8888", proto: tcp, target: REJECT}
       "-n",
       NS,
       "delete",
-      RULE_KINDS.split(",").join(","),
+      RULE_RESOURCES.split(",").join(","),
       "--all",
       "--timeout=300s",
     ]);

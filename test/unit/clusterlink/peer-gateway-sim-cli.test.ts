@@ -162,7 +162,7 @@ describe("npm run peer-gateway-sim as a process", () => {
       child.kill("SIGTERM");
       expect(await exited).toEqual([0, null]);
     }
-  });
+  }, 60_000); // spawns tsx: seconds of start-up on a busy machine
 });
 
 describe("npm run peer-gateway-sim as a Pod runs it", () => {
@@ -221,5 +221,5 @@ describe("npm run peer-gateway-sim as a Pod runs it", () => {
       child.kill("SIGTERM");
       expect(await exited).toEqual([0, null]);
     }
-  });
+  }, 60_000); // spawns tsx: seconds of start-up on a busy machine
 });

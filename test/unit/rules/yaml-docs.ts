@@ -18,9 +18,10 @@ export function yamlDocsOfFile(file: string): YamlDoc[] {
   });
 }
 
+/** The objects of a folder: a kustomization.yaml is kustomize's input, not an API object. */
 export function yamlDocsOfDir(dir: string): YamlDoc[] {
   return readdirSync(dir)
-    .filter((f) => f.endsWith(".yaml"))
+    .filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml")
     .sort()
     .flatMap((f) => yamlDocsOfFile(path.join(dir, f)));
 }
