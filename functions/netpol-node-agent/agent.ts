@@ -33,6 +33,7 @@ import {
   syncNode,
   type HintKind,
   type NftApply,
+  type LoadedRuleset,
   type NodeSyncResult,
   type SyncTrigger,
 } from "../../shared/netpol/index.js";
@@ -149,7 +150,7 @@ function createMetrics(processMetrics: boolean) {
     registry,
     syncs: new Counter({
       name: "sdewan_netpol_agent_syncs_total",
-      help: "Syncs by trigger (start, hint, resync, retry) and result (applied, unchanged, failed)",
+      help: "Syncs by trigger (start, hint, resync, retry) and result (table, update, table after a refused update, none, failed)",
       labelNames: ["trigger", "result"] as const,
       registers,
     }),
@@ -188,7 +189,7 @@ function createMetrics(processMetrics: boolean) {
 type AgentMetrics = ReturnType<typeof createMetrics>;
 
 function recordSync(metrics: AgentMetrics, result: NodeSyncResult, trigger: SyncTrigger): void {
-  metrics.syncs.inc({ trigger, result: result.applied ? "applied" : "unchanged" });
+  metrics.syncs.inc({ trigger, result: result.loaded });
   for (const [stage, ms] of [
     ["read", result.timings.readMs],
     ["plan", result.timings.planMs],
@@ -218,7 +219,7 @@ export class RunningNodeAgent {
     const metrics = createMetrics(deps.processMetrics ?? true);
     const store = kubeNodeAgentStore(createKubeClient(deps.kubeConfig));
     const apply = deps.apply ?? nftApplier(config.nftCommand);
-    let lastApplied: string | undefined;
+    let previous: LoadedRuleset | undefined;
     const ruleset = { table: config.table, podInterfaces: config.podInterfaces };
     const loop = new NodeAgentLoop({
       resyncMs: config.resyncMs,
@@ -229,16 +230,17 @@ export class RunningNodeAgent {
           ruleset,
           apply,
           force,
-          lastApplied,
+          ...(previous === undefined ? {} : { previous }),
         });
-        lastApplied = result.script;
+        previous = { plan: result.plan, script: result.script };
         return result;
       },
       onSynced: (result, trigger) => {
         recordSync(metrics, result, trigger);
         const fields = {
           trigger,
-          applied: result.applied,
+          loaded: result.loaded,
+          loadedBytes: result.loadedBytes,
           pods: result.pods,
           ruleset: result.stats,
           ms: result.timings,

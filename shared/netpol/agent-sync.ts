@@ -21,24 +21,45 @@ import {
   type ObservedPolicy,
   type PodState,
 } from "./plan-node-enforcement.js";
-import { planNodeScript, type RulesetOptions, type RulesetStats } from "./plan-nft-ruleset.js";
+import {
+  planNodeScript,
+  renderNftUpdate,
+  type RulesetOptions,
+  type RulesetPlan,
+  type RulesetStats,
+} from "./plan-nft-ruleset.js";
 
 export interface NodeSyncOptions {
   readonly node: string;
   readonly ruleset: RulesetOptions;
   readonly apply: NftApply;
-  /** The script this process loaded last; an identical plan is not loaded again unless forced. */
-  readonly lastApplied?: string;
-  /** Load even when the plan equals lastApplied (the periodic resync: the kernel's copy may differ). */
+  /**
+   * What this process loaded last: an identical plan is not loaded again, a different one is
+   * loaded as the difference (renderNftUpdate), unless forced.
+   */
+  readonly previous?: LoadedRuleset;
+  /** Replace the whole table even when nothing changed (the periodic resync: the kernel's copy may differ). */
   readonly force?: boolean;
   /** Reads in flight. Default 16. */
   readonly concurrency?: number;
 }
 
-export interface NodeSyncResult {
-  /** Whether the script was loaded (else it equalled the last one loaded). */
-  readonly applied: boolean;
+/** A ruleset loaded into the packet filter: its plan and its whole-table script. */
+export interface LoadedRuleset {
+  readonly plan: RulesetPlan;
   readonly script: string;
+}
+
+export interface NodeSyncResult extends LoadedRuleset {
+  /** Whether anything was loaded (else the plan equalled the last one loaded). */
+  readonly applied: boolean;
+  /**
+   * How: the whole table, its difference from the last one loaded, or the whole table after the
+   * difference was refused (the kernel did not hold what this process last loaded).
+   */
+  readonly loaded: "none" | "table" | "update" | "table after a refused update";
+  /** Bytes handed to nft. */
+  readonly loadedBytes: number;
   readonly stats: RulesetStats;
   /** The node's eligible Pods by what they get. */
   readonly pods: Readonly<Record<PodState, number>>;
@@ -128,6 +149,29 @@ async function observe(store: NodeAgentStore, options: NodeSyncOptions): Promise
   return { pods, endpoints, policies, peerSets, referenced, problems };
 }
 
+/** Loads the plan: nothing, its difference from the previous one, or the whole table. */
+async function load(
+  options: NodeSyncOptions,
+  plan: RulesetPlan,
+  script: string,
+): Promise<Pick<NodeSyncResult, "loaded" | "loadedBytes">> {
+  const { previous, force } = options;
+  if (force === true || previous === undefined) {
+    await options.apply(script);
+    return { loaded: "table", loadedBytes: script.length };
+  }
+  if (script === previous.script) return { loaded: "none", loadedBytes: 0 };
+  const update = renderNftUpdate(previous.plan, plan, options.ruleset);
+  try {
+    await options.apply(update);
+    return { loaded: "update", loadedBytes: update.length };
+  } catch {
+    // The kernel's table is not what this process loaded last (flushed, edited): replace it.
+    await options.apply(script);
+    return { loaded: "table after a refused update", loadedBytes: update.length + script.length };
+  }
+}
+
 export async function syncNode(
   store: NodeAgentStore,
   options: NodeSyncOptions,
@@ -136,10 +180,9 @@ export async function syncNode(
   const observed = await observe(store, options);
   const read = performance.now();
   const enforcement = planNodeEnforcement(observed);
-  const { script, stats } = planNodeScript(enforcement, observed.peerSets, options.ruleset);
+  const { plan, script, stats } = planNodeScript(enforcement, observed.peerSets, options.ruleset);
   const planned = performance.now();
-  const applied = options.force === true || script !== options.lastApplied;
-  if (applied) await options.apply(script);
+  const { loaded, loadedBytes } = await load(options, plan, script);
   const done = performance.now();
   const pods: Record<PodState, number> = {
     tables: 0,
@@ -155,7 +198,10 @@ export async function syncNode(
       problems.push(`${pod.namespace}/${pod.name}: ${pod.reason}`);
   }
   return {
-    applied,
+    applied: loaded !== "none",
+    loaded,
+    loadedBytes,
+    plan,
     script,
     stats,
     pods,

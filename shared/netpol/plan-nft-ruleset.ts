@@ -450,3 +450,103 @@ export function planNodeScript(
   const script = renderNftScript(plan, options);
   return { plan, script, stats: rulesetStats(plan, script, enforcement.pods.length) };
 }
+
+// ---- incremental updates
+
+/** `add element` / `delete element` of one set or map, or nothing when there is nothing to do. */
+function elementCommand(
+  verb: "add" | "delete",
+  table: string,
+  set: string,
+  elements: readonly string[],
+): string[] {
+  if (elements.length === 0) return [];
+  return [`${verb} element inet ${table} ${set} ${anonymousSet(elements)}`];
+}
+
+function setDiff(before: readonly string[], after: readonly string[]) {
+  const was = new Set(before);
+  const is = new Set(after);
+  return {
+    added: after.filter((e) => !was.has(e)),
+    removed: before.filter((e) => !is.has(e)),
+  };
+}
+
+function mapDiff(
+  table: string,
+  map: string,
+  before: ReadonlyMap<string, AddressVerdict>,
+  after: ReadonlyMap<string, AddressVerdict>,
+): { remove: string[]; add: string[] } {
+  const same = (a: AddressVerdict | undefined, b: AddressVerdict | undefined) =>
+    a !== undefined && b !== undefined && verdictText(a) === verdictText(b);
+  const gone = [...before.keys()].filter((ip) => !same(before.get(ip), after.get(ip)));
+  const come = [...after.entries()].filter(([ip, v]) => !same(before.get(ip), v));
+  return {
+    remove: elementCommand("delete", table, map, gone.sort(byAddress)),
+    add: elementCommand(
+      "add",
+      table,
+      map,
+      come.sort(([a], [b]) => byAddress(a, b)).map(([ip, v]) => `${ip} : ${verdictText(v)}`),
+    ),
+  };
+}
+
+/**
+ * The script that turns the table as `previous` left it into `next`, in one transaction: new
+ * sets and chains first, then the verdict maps and set elements, then what nothing references
+ * any more. Chains are named by their content, so a chain of either plan is unchanged or absent;
+ * only set elements and map entries change in place. Far smaller than the whole table when one
+ * table or group changes (docs/netpol.md, "Loading the ruleset"). "" when nothing changed. It
+ * assumes the kernel holds `previous`: a command that finds otherwise fails the transaction, and
+ * the caller then replaces the whole table.
+ */
+export function renderNftUpdate(
+  previous: RulesetPlan,
+  next: RulesetPlan,
+  options: RulesetOptions,
+): string {
+  const { table } = options;
+  const commands: string[] = [];
+  const tail: string[] = [];
+  for (const [name, addresses] of next.groups) {
+    const before = previous.groups.get(name);
+    if (before === undefined) {
+      commands.push(`add set inet ${table} ${name} { type ipv4_addr; }`);
+      commands.push(...elementCommand("add", table, name, addresses));
+    } else {
+      const { added, removed } = setDiff(before, addresses);
+      commands.push(...elementCommand("delete", table, name, removed));
+      commands.push(...elementCommand("add", table, name, added));
+    }
+  }
+  for (const [name, program] of next.chains) {
+    if (previous.chains.has(name)) continue;
+    commands.push(`add chain inet ${table} ${name}`);
+    for (const rule of renderChainBody(program))
+      commands.push(`add rule inet ${table} ${name} ${rule}`);
+  }
+  const known = setDiff(previous.knownIPs, next.knownIPs);
+  commands.push(...elementCommand("add", table, "node_pods", known.added));
+  for (const [map, direction] of [
+    ["pod_ingress", "ingress"],
+    ["pod_egress", "egress"],
+  ] as const) {
+    const { remove, add } = mapDiff(
+      table,
+      map,
+      previous.verdicts[direction],
+      next.verdicts[direction],
+    );
+    commands.push(...remove, ...add);
+  }
+  tail.push(...elementCommand("delete", table, "node_pods", known.removed));
+  for (const name of previous.chains.keys())
+    if (!next.chains.has(name)) tail.push(`delete chain inet ${table} ${name}`);
+  for (const name of previous.groups.keys())
+    if (!next.groups.has(name)) tail.push(`delete set inet ${table} ${name}`);
+  const all = [...commands, ...tail];
+  return all.length === 0 ? "" : `${all.join("\n")}\n`;
+}

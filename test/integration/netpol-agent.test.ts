@@ -196,6 +196,25 @@ describeWithLab("the netpol node agent on a node: real API server, real packets"
     expect(await lab.connects(CLIENT, LATE, "TCP", 80)).toBe(false);
   });
 
+  it("the table removed behind the agent's back: the next change finds it missing and loads the whole table", async () => {
+    await lab.nft("", ["delete", "table", "inet", "sdewan_netpol"]);
+    // Nothing filters now: the agent learns of it at its next change (or its periodic resync).
+    await world.relabelPod(ns, "other", { app: "other" });
+    expect(await world.send(world.podEvent(ns, "other"))).toMatchObject({ kind: "done" });
+    const { result } = await syncs.until(
+      "the whole table loaded again",
+      (r) => r.loaded === "table after a refused update",
+      false,
+    );
+    expect(groupHas(result, OTHER)).toBe(false);
+    expect(
+      await Promise.all([
+        lab.connects(CLIENT, WEB, "TCP", 80),
+        lab.connects(OTHER, WEB, "TCP", 80),
+      ]),
+    ).toEqual([true, false]);
+  });
+
   it("measures: from a NetworkPolicyEndpoint write to the ruleset loaded (20 writes)", async () => {
     const latencies: number[] = [];
     const stages = { readMs: [] as number[], planMs: [] as number[], applyMs: [] as number[] };
@@ -210,7 +229,7 @@ describeWithLab("the netpol node agent on a node: real API server, real packets"
       const added = { ...ports[0], protocol: "UDP", port };
       const loaded = syncs.until(
         `UDP ${port} loaded`,
-        (r) => r.applied && r.script.includes(`udp . ${port}`),
+        (r) => r.loaded === "update" && r.script.includes(`udp . ${port}`),
         false,
       );
       const written = performance.now();

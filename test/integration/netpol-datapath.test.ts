@@ -7,7 +7,7 @@
 // so SCTP is judged only by the ruleset model in test/unit/netpol/node-ruleset.property.test.ts.
 import { jest } from "@jest/globals";
 import { referenceAllows, type RefPacket } from "../../dev/netpol-oracle/reference.js";
-import { decide, rulesetAllows } from "../../shared/netpol/index.js";
+import { decide, renderNftUpdate, rulesetAllows } from "../../shared/netpol/index.js";
 import {
   available as cyclonusAvailable,
   cyclonusVerdicts,
@@ -19,7 +19,7 @@ import {
   type GeneratedStep,
   type Judged,
 } from "../unit/netpol/cyclonus-oracle.js";
-import { namespace, nodeRulesetOf, pod, policy } from "../unit/netpol/fixtures.js";
+import { AGENT_TABLE, namespace, nodeRulesetOf, pod, policy } from "../unit/netpol/fixtures.js";
 import { LAB_BRIDGE, PacketLab, describeWithLab } from "./support/packet-lab.js";
 
 jest.setTimeout(120_000);
@@ -297,5 +297,82 @@ function sample(): SampledStep[] {
       expect(failures.slice(0, 10)).toEqual([]);
       expect(totals.denied).toBeGreaterThan(totals.connections / 20);
     }, 600_000);
+  },
+);
+
+// ---- loading the difference leaves the kernel as loading the whole table would
+
+/** `nft -j list table`, reduced to what it means: no handles, elements and objects sorted, rules in chain order. */
+function canonicalTable(json: string): string {
+  const strip = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(strip);
+    if (typeof value !== "object" || value === null) return value;
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([key]) => key !== "handle")
+        .map(([key, v]) => [
+          key,
+          key === "elem" && Array.isArray(v)
+            ? v
+                .map(strip)
+                .map((e) => JSON.stringify(e))
+                .sort()
+            : strip(v),
+        ]),
+    );
+  };
+  const objects = (JSON.parse(json) as { nftables: Record<string, unknown>[] }).nftables
+    .filter((o) => !("metainfo" in o))
+    .map(strip) as Record<string, { chain?: string }>[];
+  const rules = new Map<string, string[]>();
+  const others: string[] = [];
+  for (const object of objects) {
+    if (object["rule"] === undefined) others.push(JSON.stringify(object));
+    else {
+      const chain = object["rule"].chain ?? "";
+      rules.set(chain, [...(rules.get(chain) ?? []), JSON.stringify(object)]);
+    }
+  }
+  return JSON.stringify({ objects: others.sort(), rules: [...rules.entries()].sort() });
+}
+
+(cyclonusAvailable || inCi ? describeWithLab : describe.skip)(
+  "loading the difference between two rulesets (renderNftUpdate), on the real packet filter",
+  () => {
+    let lab: PacketLab;
+    beforeAll(async () => {
+      lab = await PacketLab.start(4);
+    });
+    afterAll(() => lab?.close());
+
+    it("leaves exactly what loading the whole second table leaves, for every pair of consecutive generated steps", async () => {
+      const plans = (cyclonusAvailable ? generatedCases(FIRST_IP) : [])
+        .flatMap((c) => c.steps)
+        .map((step) => nodeRulesetOf(judged(step, ADDRESSES).world, [LAB_BRIDGE]));
+      const list = async () =>
+        canonicalTable(await lab.nft("", ["-j", "list", "table", "inet", AGENT_TABLE]));
+      const sizes = { pairs: 0, whole: 0, update: 0, unchanged: 0 };
+      const failures: string[] = [];
+      for (let i = 1; i < plans.length; i += 1) {
+        const [before, after] = [plans[i - 1], plans[i]];
+        if (before === undefined || after === undefined) continue;
+        const options = { table: AGENT_TABLE, podInterfaces: [LAB_BRIDGE] };
+        const update = renderNftUpdate(before.plan, after.plan, options);
+        await lab.nft(after.script);
+        const wanted = await list();
+        await lab.nft(before.script);
+        if (update === "") sizes.unchanged += 1;
+        else await lab.nft(update);
+        if ((await list()) !== wanted) failures.push(`step ${i - 1} -> ${i}:\n${update}`);
+        sizes.pairs += 1;
+        sizes.whole += after.script.length;
+        sizes.update += update.length;
+      }
+      console.log(
+        `ruleset updates: ${sizes.pairs} pairs of steps (${sizes.unchanged} unchanged): ${sizes.update} bytes of updates where the whole tables are ${sizes.whole} bytes`,
+      );
+      expect(failures.slice(0, 3)).toEqual([]);
+      expect(sizes.pairs).toBeGreaterThan(200);
+    }, 300_000);
   },
 );

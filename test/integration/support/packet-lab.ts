@@ -140,6 +140,7 @@ export class PacketLab {
       child.on("exit", (code) =>
         code === 0 ? resolve(out) : reject(new Error(`nft ${args.join(" ")}: ${err}`)),
       );
+      child.stdin.on("error", () => undefined); // `nft list` reads no stdin
       child.stdin.end(script);
     });
   }

@@ -262,6 +262,14 @@ describe("NodeAgentLoop: when the agent syncs", () => {
   const log = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
   const result = (applied: boolean): NodeSyncResult => ({
     applied,
+    loaded: applied ? "table" : "none",
+    loadedBytes: 0,
+    plan: {
+      knownIPs: [],
+      groups: new Map(),
+      chains: new Map(),
+      verdicts: { ingress: new Map(), egress: new Map() },
+    },
     script: "",
     stats: { pods: 0, chains: 0, rules: 0, sets: 1, elements: 0, bytes: 0 },
     pods: { tables: 0, unselected: 0, "awaiting-tables": 0, unreadable: 0, "address-clash": 0 },
