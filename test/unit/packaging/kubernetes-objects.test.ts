@@ -1,5 +1,7 @@
-// The plain Kubernetes objects of manifests/rbac and manifests/openfaas validate against the
-// Kubernetes OpenAPI schemas (kubernetes-models); Knative objects are checked in knative.test.ts.
+// The plain Kubernetes objects of manifests/rbac, manifests/openfaas and manifests/netpol-agent
+// validate against the Kubernetes OpenAPI schemas (kubernetes-models); Knative objects are checked
+// in knative.test.ts.
+import { DaemonSet } from "kubernetes-models/apps/v1/DaemonSet";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { Namespace } from "kubernetes-models/v1/Namespace";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
@@ -12,6 +14,7 @@ import { ValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionreg
 import { docsOfFolder, type Doc } from "./repo-files.js";
 
 const MODELS: Record<string, new (data: never) => { validate(): void }> = {
+  DaemonSet,
   Deployment,
   Namespace,
   ServiceAccount,
@@ -23,9 +26,13 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   ValidatingAdmissionPolicyBinding,
 };
 
-const docs: Doc[] = [...docsOfFolder("manifests/rbac"), ...docsOfFolder("manifests/openfaas")];
+const docs: Doc[] = [
+  ...docsOfFolder("manifests/rbac"),
+  ...docsOfFolder("manifests/openfaas"),
+  ...docsOfFolder("manifests/netpol-agent"),
+];
 
-describe("manifests/rbac and manifests/openfaas", () => {
+describe("manifests/rbac, manifests/openfaas and manifests/netpol-agent", () => {
   it.each(docs.map((d) => [`${d.kind} ${d.metadata?.name}`, d] as const))(
     "%s validates against the Kubernetes schema",
     (_, doc) => {

@@ -9,6 +9,7 @@ describe.each([
   "manifests/openfaas",
   "manifests/webhook",
   "manifests/monitoring",
+  "manifests/netpol-agent",
 ])("%s/kustomization.yaml", (folder) => {
   const resources = (yamlDocs(`${folder}/kustomization.yaml`)[0]?.["resources"] ?? []) as string[];
 
