@@ -35,7 +35,7 @@ WORKDIR /app
 # ruleset with `nft -f` (docs/adr/0013-netpol-agent-loads-nftables.md). Nothing else runs it.
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nftables \
- && rm -rf /var/lib/apt/lists/*
+ && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY --from=build /src/dist ./dist

@@ -9,17 +9,14 @@ import { randomBytes } from "node:crypto";
 import { createInterface } from "node:readline";
 import path from "node:path";
 import { promisify } from "node:util";
-import { inCi } from "../../support/in-ci.js";
+import { labAvailability } from "./lab-availability.js";
 
 const run = promisify(execFile);
 
-/** Root: network namespaces, veths and nftables need it. */
-export const labAvailable = process.getuid?.() === 0;
-/** describe, or describe.skip outside CI when not root (in CI the tests run, and fail). */
-export const describeWithLab = labAvailable || inCi ? describe : describe.skip;
-if (!labAvailable && !inCi) {
-  console.warn("packet lab tests SKIPPED: they need root (network namespaces, nftables)");
-}
+const availability = labAvailability();
+/** describe, or describe.skip outside CI without root (in CI, loading this file fails instead). */
+export const describeWithLab = availability.skip === undefined ? describe : describe.skip;
+if (availability.skip !== undefined) console.warn(`SKIPPED: ${availability.skip}`);
 
 export const LAB_BRIDGE = "sdewanbr0";
 export const LAB_PORTS = [80, 81];
