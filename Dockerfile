@@ -7,6 +7,7 @@
 # (a Kubernetes pod ignores HEALTHCHECK). Other entries, by command:
 #   node dist/functions/validate-admission/main.js    (HTTPS webhook, manifests/webhook)
 #   node dist/connector/main.js --config <file>        (event connector, docs/connector.md)
+#   node dist/functions/netpol-node-agent/main.js      (NetworkPolicy node agent, a DaemonSet)
 #
 # The Node version matches package.json's pinned "node" devDependency (a unit test checks it).
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
@@ -30,6 +31,11 @@ RUN npx tsc -p tsconfig.build.json && npm run bundle
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
+# Debian's nftables (`nft`; 2.9 MB of the image, measured): the NetworkPolicy node agent loads
+# its ruleset with `nft -f` (docs/adr/0013-netpol-agent-loads-nftables.md); nothing else runs it.
+RUN apt-get update -qq \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nftables \
+ && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 COPY --from=build /src/dist ./dist

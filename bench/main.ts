@@ -23,6 +23,7 @@ import { benchColdStart } from "./rows/cold-start.js";
 import { benchNetpol } from "./rows/netpol.js";
 import { benchNetpolStore } from "./rows/netpol-store.js";
 import { benchNetpolCheck } from "./rows/netpol-check.js";
+import { benchNetpolAgent } from "./rows/netpol-agent.js";
 import { PEER_ROWS, benchPeer } from "./rows/peer.js";
 import { benchMemory } from "./rows/memory.js";
 import { benchClusterLink } from "./rows/clusterlink.js";
@@ -47,6 +48,7 @@ const GROUPS: readonly RowGroup[] = [
   { ids: ["netpol-compile", "netpol-decide"], run: benchNetpol },
   { ids: ["netpol-store", "netpol-relabel"], run: benchNetpolStore },
   { ids: ["netpol-check"], run: benchNetpolCheck },
+  { ids: ["netpol-agent-load"], run: benchNetpolAgent },
   // Ours, the upstream controller (unless SDEWAN_BENCH_UPSTREAM=0) and the floors, same scenarios.
   { ids: PEER_ROWS.map((r) => r.id), run: benchPeer },
   {

@@ -21,6 +21,8 @@ export interface StreamSpec {
   /** Undefined: every namespace (or a cluster-scoped kind). */
   readonly namespace: string | undefined;
   readonly labelSelector: string | undefined;
+  /** E.g. `spec.nodeName=<node>` (the node agent's Pods); absent: none. */
+  readonly fieldSelector?: string | undefined;
   /** Keep whole objects (Resource mode) so deletes found by a re-list carry the last state. */
   readonly keepObjects: boolean;
 }
@@ -173,6 +175,7 @@ export class WatchStream {
         namespace,
         {
           labelSelector: this.spec.labelSelector,
+          fieldSelector: this.spec.fieldSelector,
           limit: this.timing.pageSize,
           continue: continueToken,
         },
@@ -215,6 +218,7 @@ export class WatchStream {
         allowWatchBookmarks: true,
         timeoutSeconds,
         labelSelector: this.spec.labelSelector,
+        fieldSelector: this.spec.fieldSelector,
       },
       {
         onOpen: () => (this.phase = "watching"),

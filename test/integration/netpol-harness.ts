@@ -28,7 +28,10 @@ const silentLog = { info: () => {}, warn: () => {}, error: () => {}, debug: () =
 
 export interface NetpolPodOptions {
   readonly ip: string;
+  /** status.hostIP. */
   readonly node?: string;
+  /** spec.nodeName; default node-1. */
+  readonly nodeName?: string;
   readonly ports?: readonly { name: string; port: number }[];
 }
 
@@ -69,7 +72,7 @@ export class NetpolWorld {
     await this.kube.create(PODS, {
       metadata: { name, namespace, labels },
       spec: {
-        nodeName: "node-1",
+        nodeName: options.nodeName ?? "node-1",
         containers: [{ name: "app", image: "example.invalid/app:1", ports }],
       },
     });

@@ -8,6 +8,7 @@ import { jest } from "@jest/globals";
 import { parseAllDocuments } from "yaml";
 import { createEgressGroupSync } from "../../functions/egress-group-sync/index.js";
 import { createNetworkPolicySync } from "../../functions/network-policy-sync/index.js";
+import { kubeNodeAgentStore, syncNode } from "../../shared/netpol/index.js";
 import { createOnDeploymentReady } from "../../functions/on-deployment-ready/index.js";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
 import { kubeAdmissionReader } from "../../shared/admission/index.js";
@@ -23,6 +24,7 @@ import {
   NETWORK_POLICIES,
   PODS,
   ruleResource,
+  type KubeClient,
 } from "../../shared/kube/index.js";
 import { RULE_GROUP, requireKind } from "../../shared/rules/index.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
@@ -527,5 +529,82 @@ describe("network-policy-sync runs with exactly manifests/rbac/network-policy-sy
     const fn = createNetworkPolicySync({ kube: () => kube });
     expect((await world.send(world.policyEvent(namespace, "deny"), fn)).kind).not.toBe("done");
     expect(await world.kube.get(NETPOL_ENDPOINTS, { namespace, name: "web" })).toBeUndefined();
+  });
+});
+
+describe("the netpol node agent reads with exactly manifests/rbac/netpol-node-agent.yaml", () => {
+  const world = new NetpolWorld();
+  const node = `rbac-node-${randomBytes(3).toString("hex")}`;
+  let namespace: string;
+  const loaded: string[] = [];
+  const syncAs = (kube: KubeClient) =>
+    syncNode(kubeNodeAgentStore(kube), {
+      node,
+      ruleset: { table: "sdewan_netpol", podInterfaces: ["sdewanbr0"] },
+      apply: (script) => {
+        loaded.push(script);
+        return Promise.resolve();
+      },
+    });
+
+  beforeAll(async () => {
+    namespace = await world.namespace("rbac-agent");
+    const on = (ip: string) => ({ ip, nodeName: node });
+    await world.pod(namespace, "web", { app: "web" }, on("10.199.1.1"));
+    await world.pod(namespace, "client", { app: "client" }, on("10.199.1.2"));
+    await world.policy(namespace, "from-clients", {
+      podSelector: { matchLabels: { app: "web" } },
+      ingress: [{ from: [{ podSelector: { matchLabels: { app: "client" } } }] }],
+    });
+    expect(await world.send(world.policyEvent(namespace, "from-clients"))).toMatchObject({
+      kind: "done",
+    });
+  });
+
+  it("syncs its node with the role's own token: its Pods, their tables, the peer sets, the policies", async () => {
+    const { kube } = await identityFrom("netpol-node-agent.yaml");
+    const result = await syncAs(kube);
+    expect(result.pods).toMatchObject({ tables: 1, unselected: 1 });
+    expect(result.problems).toEqual([]);
+    expect(result.plan.groups.size).toBe(1);
+    expect(loaded.at(-1)).toBe(result.script);
+  });
+
+  it("may watch what it watches, and is refused (403) any write", async () => {
+    const identity = await identityFrom("netpol-node-agent.yaml");
+    for (const [group, resource] of [
+      ["", "pods"],
+      ["netpol.sdewan.akraino.org", "networkpolicyendpoints"],
+      ["netpol.sdewan.akraino.org", "networkpolicypeersets"],
+      ["networking.k8s.io", "networkpolicies"],
+    ] as const) {
+      expect([resource, await allowed(identity.kc, { group, resource, verb: "watch" })]).toEqual([
+        resource,
+        true,
+      ]);
+    }
+    const label = { metadata: { labels: { touched: "yes" } } };
+    const { kube } = identity;
+    expect(
+      await refusal(kube.mergePatch(NETPOL_ENDPOINTS, { namespace, name: "web" }, label)),
+    ).toBe("forbidden 403");
+    expect(await refusal(kube.mergePatch(PODS, { namespace, name: "web" }, label))).toBe(
+      "forbidden 403",
+    );
+    expect(await refusal(kube.delete(NETWORK_POLICIES, { namespace, name: "from-clients" }))).toBe(
+      "forbidden 403",
+    );
+    expect(await allowed(identity.kc, { group: "", resource: "secrets", verb: "get" })).toBe(false);
+  });
+
+  it("fails without listing NetworkPolicies: a Pod without a table cannot be judged, nothing is loaded", async () => {
+    const { kube } = await identityFrom("netpol-node-agent.yaml", {
+      group: "networking.k8s.io",
+      resource: "networkpolicies",
+      verb: "list",
+    });
+    const before = loaded.length;
+    await expect(syncAs(kube)).rejects.toMatchObject({ code: "forbidden" });
+    expect(loaded).toHaveLength(before);
   });
 });

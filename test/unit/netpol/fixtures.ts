@@ -9,7 +9,20 @@ import type {
   RefSelector,
   RefWorld,
 } from "../../../dev/netpol-oracle/reference.js";
-import { compileObjects, decide, tableKey, type Packet } from "../../../shared/netpol/index.js";
+import {
+  compileObjects,
+  decide,
+  parseNetpolPod,
+  parseNetworkPolicy,
+  planNodeEnforcement,
+  planNodeScript,
+  tableKey,
+  type NetpolPod,
+  type ObservedPolicy,
+  type Packet,
+  type PlannedScript,
+  type StoredTables,
+} from "../../../shared/netpol/index.js";
 
 export function namespace(name: string, labels: Record<string, string> = {}): RefNamespace {
   return { metadata: { name, labels: { "kubernetes.io/metadata.name": name, ...labels } } };
@@ -73,4 +86,45 @@ export function compiledDecision(world: RefWorld, packet: RefPacket): boolean {
     peerSets: new Map(compiled.peerSets.map((p) => [tableKey(p.namespace, p.name), p.spec])),
   };
   return decide(tables, packet satisfies Packet).allow;
+}
+
+/** The agent's table name in the tests. */
+export const AGENT_TABLE = "sdewan_netpol";
+
+/**
+ * Every Pod of the world on one node: its tables compiled, then the node agent's planners, as
+ * the agent would plan them from those tables (`podInterfaces`: the guard's interfaces).
+ */
+export function nodeRulesetOf(
+  world: RefWorld,
+  podInterfaces: readonly string[] = [],
+): PlannedScript & { readonly tables: StoredTables } {
+  const compiled = compileObjects(world);
+  const pods = world.pods.flatMap((raw): NetpolPod[] => {
+    const parsed = parseNetpolPod(raw);
+    return parsed.ok ? [parsed.value] : [];
+  });
+  const policies = new Map<string, ObservedPolicy[]>();
+  for (const raw of world.policies) {
+    const parsed = parseNetworkPolicy(raw);
+    if (!parsed.ok) continue;
+    const list = policies.get(parsed.value.namespace) ?? [];
+    list.push({ readable: true, policy: parsed.value });
+    policies.set(parsed.value.namespace, list);
+  }
+  const tables = {
+    endpoints: new Map(compiled.endpoints.map((e) => [tableKey(e.namespace, e.name), e.spec])),
+    peerSets: new Map(compiled.peerSets.map((p) => [tableKey(p.namespace, p.name), p.spec])),
+  };
+  const endpoints = new Map(
+    [...tables.endpoints].map(([key, spec]) => [
+      key,
+      { readable: true as const, ownerUid: "", spec },
+    ]),
+  );
+  const enforcement = planNodeEnforcement({ pods, endpoints, policies });
+  return {
+    ...planNodeScript(enforcement, tables.peerSets, { table: AGENT_TABLE, podInterfaces }),
+    tables,
+  };
 }

@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { adapterAvailability } from "../../e2e/knative.js";
 import { mtpingAvailability } from "../../e2e/ping-source.js";
+import { labAvailability } from "../../integration/support/lab-availability.js";
 import { REPO, repoPath } from "./repo-files.js";
 
 /** Each Go tool build that may find nothing to build from, and the archive it builds from. */
@@ -148,5 +149,18 @@ describe("the real-adapter e2e where `unshare -n` is refused", () => {
       "CI=true, so this cannot be skipped: `unshare -n` is not permitted here",
     );
     expect(() => mtpingAvailability(options)).toThrow("`unshare -n` is not permitted here");
+  });
+});
+
+describe("the real-packet NetworkPolicy tests (the packet lab) without root", () => {
+  it("skip outside CI, saying why", () => {
+    expect(labAvailability({ ci: false, root: false }).skip).toContain("needs root");
+    expect(labAvailability({ ci: false, root: true }).skip).toBeUndefined();
+  });
+
+  it("fail in CI, saying why", () => {
+    expect(() => labAvailability({ ci: true, root: false })).toThrow(
+      "CI=true, so this cannot be skipped: the packet lab needs root",
+    );
   });
 });

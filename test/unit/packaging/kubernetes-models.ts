@@ -1,5 +1,6 @@
 // The Kubernetes OpenAPI schema (kubernetes-models) of every built-in kind the manifests ship: one
 // table for every manifest test, so a kind added to one install variant is checked in all.
+import { DaemonSet } from "kubernetes-models/apps/v1/DaemonSet";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { ValidatingAdmissionPolicy } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy";
 import { ValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding";
@@ -18,6 +19,7 @@ export const KUBERNETES_MODELS: Readonly<
   Record<string, new (data: never) => { validate(): void }>
 > = {
   ConfigMap,
+  DaemonSet,
   Deployment,
   Namespace,
   PodDisruptionBudget,

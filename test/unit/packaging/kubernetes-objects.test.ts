@@ -1,13 +1,18 @@
-// The plain Kubernetes objects of manifests/rbac and manifests/openfaas validate against the
-// Kubernetes OpenAPI schemas (kubernetes-models); Knative objects are checked in knative.test.ts.
+// The plain Kubernetes objects of manifests/rbac, manifests/openfaas and manifests/netpol-agent
+// validate against the Kubernetes OpenAPI schemas (kubernetes-models); Knative objects are checked
+// in knative.test.ts.
 import { KUBERNETES_MODELS } from "./kubernetes-models.js";
 import { docsOfFolder, type Doc } from "./repo-files.js";
 
 const MODELS = KUBERNETES_MODELS;
 
-const docs: Doc[] = [...docsOfFolder("manifests/rbac"), ...docsOfFolder("manifests/openfaas")];
+const docs: Doc[] = [
+  ...docsOfFolder("manifests/rbac"),
+  ...docsOfFolder("manifests/openfaas"),
+  ...docsOfFolder("manifests/netpol-agent"),
+];
 
-describe("manifests/rbac and manifests/openfaas", () => {
+describe("manifests/rbac, manifests/openfaas and manifests/netpol-agent", () => {
   it.each(docs.map((d) => [`${d.kind} ${d.metadata?.name}`, d] as const))(
     "%s validates against the Kubernetes schema",
     (_, doc) => {

@@ -12,6 +12,7 @@ describe.each([
   "manifests/monitoring",
   "manifests/plain",
   "manifests/plain/webhook",
+  "manifests/netpol-agent",
 ])("%s/kustomization.yaml", (folder) => {
   const kustomization = yamlDocs(`${folder}/kustomization.yaml`)[0] ?? {};
   const resources = (kustomization["resources"] ?? []) as string[];
