@@ -6,6 +6,7 @@
  * and loading the difference for one change (what a watched change does): a Pod joining an
  * address group (a peer set), and one Pod's table gaining a port. Needs root (the namespace).
  */
+import { podAddress } from "../../dev/control-plane/addresses.js";
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import type { BenchContext } from "../lib/context.js";
@@ -56,7 +57,7 @@ function withGroupMember(tables: NodeTables, planned: PlannedScript): NodeTables
     if (group === undefined) continue;
     const groups = spec.groups.with(index, {
       ...group,
-      addresses: [...group.addresses, "10.250.0.1"],
+      addresses: [...group.addresses, podAddress(65_000)],
     });
     return { ...tables, peerSets: new Map(tables.peerSets).set(key, { groups }) };
   }
