@@ -7,7 +7,7 @@
 #   ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/knative-eventing-core-<commit, 12 hex>/
 #     bin/<command>        controller, webhook, broker-ingress, broker-filter, mtchannel_broker,
 #                          imc-controller, imc-dispatcher, apiserver_receive_adapter, mtping,
-#                          jobsink, requestreply (config/core and the MT broker deploy these too)
+#                          jobsink, requestreply, auth_proxy (config/core names these too)
 #     knative-eventing/    the unpacked sources (config/ is Knative's install, ko:// images)
 #
 # dev/node/knative.ts turns each binary into a FROM-scratch image for the real node and applies
@@ -38,6 +38,7 @@ commands=(
   mtchannel_broker:./cmd/mtchannel_broker
   jobsink:./cmd/jobsink
   requestreply:./cmd/requestreply
+  auth_proxy:./cmd/auth_proxy
 )
 
 go_tool_find_archive knative-eventing-src.tar.xz

@@ -23,6 +23,7 @@ export const knativeCommands: Readonly<Record<string, string>> = {
   "knative.dev/eventing/cmd/mtping": "mtping",
   "knative.dev/eventing/cmd/jobsink": "jobsink",
   "knative.dev/eventing/cmd/requestreply": "requestreply",
+  "knative.dev/eventing/cmd/auth_proxy": "auth_proxy",
 };
 
 /**
