@@ -2,12 +2,16 @@
 // what we apply on the node: the files in Knative's order, and every `ko://<import path>` replaced
 // by the image we built from that command. Pure: dev/node/knative.ts does the building and applying.
 
-/** Knative's documented install order: CRDs, core, the in-memory channel, the MT channel broker. */
+/**
+ * Knative's documented install order: CRDs, core, the in-memory channel, the MT channel broker,
+ * each read as its release script reads it: core is config/'s top level (symlinks into
+ * config/core plus the ConfigMaps of third_party/ the controller mounts), not config/core.
+ */
 export const knativeInstallSteps = [
-  { name: "crds", dir: "config/core/resources" },
-  { name: "core", dir: "config/core" },
-  { name: "in-memory-channel", dir: "config/channels/in-memory-channel" },
-  { name: "mt-channel-broker", dir: "config/brokers/mt-channel-broker" },
+  { name: "crds", dir: "config/core/resources", recursive: false },
+  { name: "core", dir: "config", recursive: false },
+  { name: "in-memory-channel", dir: "config/channels/in-memory-channel", recursive: true },
+  { name: "mt-channel-broker", dir: "config/brokers/mt-channel-broker", recursive: true },
 ] as const;
 
 /** The commands config/ names as ko:// images, by import path, and our binary's name for each. */

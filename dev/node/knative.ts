@@ -54,18 +54,23 @@ export async function pushKnativeImages(world: InstalledWorld): Promise<KnativeB
   return { dir, commit, images, sizes };
 }
 
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile())
-    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
+/** Regular files (symlinks followed: config/'s top level is mostly symlinks) under `dir`. */
+async function filesUnder(dir: string, recursive: boolean): Promise<string[]> {
+  const files: string[] = [];
+  for (const entry of await readdir(dir, { recursive })) {
+    if ((await stat(path.join(dir, entry))).isFile()) files.push(entry);
+  }
+  return files;
 }
 
 /** The YAML of one install step, ko:// replaced (throws on a command we have no image for). */
-export async function stepManifests(build: KnativeBuild, dir: string): Promise<string> {
-  const root = path.join(build.dir, "knative-eventing", dir);
+export async function stepManifests(
+  build: KnativeBuild,
+  step: (typeof knativeInstallSteps)[number],
+): Promise<string> {
+  const root = path.join(build.dir, "knative-eventing", step.dir);
   const docs: string[] = [];
-  for (const file of manifestFiles(await filesUnder(root))) {
+  for (const file of manifestFiles(await filesUnder(root, step.recursive))) {
     docs.push(await readFile(path.join(root, file), "utf8"));
   }
   return substituteKoImages(docs.join("\n---\n"), build.images);
@@ -79,7 +84,7 @@ export async function installKnative(
 ): Promise<void> {
   for (const step of knativeInstallSteps) {
     const t = Date.now();
-    await world.kubectl(["apply", "-f", "-"], await stepManifests(build, step.dir));
+    await world.kubectl(["apply", "-f", "-"], await stepManifests(build, step));
     if (step.name === "crds") {
       await world.kubectl([
         "wait",
