@@ -112,6 +112,46 @@ describe("Knative Eventing on a real node", () => {
     for (const file of ["broker.yaml", "apiserversources.yaml", "pingsource.yaml"]) {
       await world.kubectl(["apply", "-f", repo(`manifests/knative/${file}`)]);
     }
+    // As shipped, the Broker's dead-letter sink is a Knative Service: without Serving its
+    // channel cannot resolve it, so the Broker never gets an address and no source a sink.
+    await until(
+      "Broker sdewan says why it has no address",
+      async () => {
+        const broker = await world.getJson<Knative>(["-n", "sdewan-system", "broker", "sdewan"]);
+        const ready = broker.status?.conditions?.find((c) => c.type === "Ready");
+        return ready?.status === "False" && ready.reason === "NoAddress"
+          ? undefined
+          : notReady(broker);
+      },
+      120_000,
+    );
+    // What the Deployments overlay (issue 27, part 2; not written yet) will do: the dead-letter
+    // sink as a plain Service.
+    await world.kubectl([
+      "-n",
+      "sdewan-system",
+      "create",
+      "service",
+      "clusterip",
+      "sdewan-dead-letter",
+      "--tcp=80:8080",
+    ]);
+    await world.kubectl([
+      "-n",
+      "sdewan-system",
+      "patch",
+      "broker",
+      "sdewan",
+      "--type=json",
+      "-p",
+      JSON.stringify([
+        {
+          op: "replace",
+          path: "/spec/delivery/deadLetterSink/ref",
+          value: { apiVersion: "v1", kind: "Service", name: "sdewan-dead-letter" },
+        },
+      ]),
+    ]);
     await until("Broker sdewan Ready", () => allReady("sdewan-system", "brokers"), 180_000);
     await until(
       "ApiServerSources Ready",
