@@ -4,12 +4,12 @@
 
 /**
  * Knative's documented install order: CRDs, core, the in-memory channel, the MT channel broker,
- * each read as its release script reads it: core is config/'s top level (symlinks into
- * config/core plus the ConfigMaps of third_party/ the controller mounts), not config/core.
+ * each read as its release script reads it (`ko resolve -R -f config/core/`, ...). Several files
+ * are symlinks (config/core/configmaps into third_party/): ko follows them, so must we.
  */
 export const knativeInstallSteps = [
   { name: "crds", dir: "config/core/resources", recursive: false },
-  { name: "core", dir: "config", recursive: false },
+  { name: "core", dir: "config/core", recursive: true },
   { name: "in-memory-channel", dir: "config/channels/in-memory-channel", recursive: true },
   { name: "mt-channel-broker", dir: "config/brokers/mt-channel-broker", recursive: true },
 ] as const;
