@@ -136,7 +136,6 @@ export class RunningSystem {
         HOST: "127.0.0.1",
         FUNCTIONS: SERVED_FUNCTIONS.join(","),
         CL_PEER_TLS_DIR: this.gateways.identityDir,
-        CL_HEARTBEAT_TIMEOUT_MS: "1000",
         // Plain HTTP here: the demo asks clusterlink-authz on Peer east's behalf (docs/clusterlink.md).
         CL_AUTHZ_UNVERIFIED: "on-behalf-of-peer",
         LOG_LEVEL: logLevel,
