@@ -78,8 +78,7 @@ describe("CNF client: transient failures, retry and typed errors", () => {
 
   it("times out a hanging request, retries, and succeeds", async () => {
     sim.failNext({ kind: "hang", collection: "firewall/zones" });
-    // 1 s: the retry must answer within it on 2 cores busy with the whole suite (100 ms did not)
-    expect(await client({ timeoutMs: 1000 }).list(zones)).toEqual([]);
+    expect(await client({ timeoutMs: 100 }).list(zones)).toEqual([]);
     expect(zoneRequests().map((r) => r.status)).toEqual([null, 200]);
   });
 
