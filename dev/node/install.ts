@@ -2,13 +2,14 @@
 // simulators' pushed to the node's registry, manifests/plain applied as docs/deploy.md says, the
 // user's Secrets, the webhook's TLS by manifests/webhook/README.md. Shared by the node scenarios
 // (test/node) and `npm run demo -- --node`.
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { repoRoot } from "../control-plane/binaries.js";
 import { ALL_RULE_KINDS } from "../../shared/rules/index.js";
 import { pollUntil } from "../control-plane/api.js";
+import { runWithProgress } from "../lib/progress.js";
 import type { RealNode } from "./node.js";
 
 const run = promisify(execFile);
@@ -50,21 +51,8 @@ export function worldOf(node: RealNode, scratch: string, auditDir = ""): Install
 
 /** Runs a build script, forwarding its progress; its last stdout line is the result. */
 export function buildScript(file: string, args: readonly string[] = []): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("bash", [path.join(repoRoot, file), ...args], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => {
-      for (const line of d.toString().split("\n")) if (line.trim() !== "") progress(line);
-    });
-    child.on("error", reject);
-    child.on("close", (code) =>
-      code === 0
-        ? resolve(out.trim().split("\n").pop() ?? "")
-        : reject(new Error(`${file} exited ${code}`)),
-    );
+  return runWithProgress(path.basename(file), "bash", [path.join(repoRoot, file), ...args], {
+    say: progress,
   });
 }
 

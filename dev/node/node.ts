@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { type ApiEndpoint, apiRequest, pollUntil } from "../control-plane/api.js";
+import { runWithProgress } from "../lib/progress.js";
 import {
   Cleanup,
   type ControlPlane,
@@ -83,30 +84,10 @@ export class NodeStartError extends Error {
   override readonly name = "NodeStartError";
 }
 
-/** Streams a script's stderr lines to `log` (progress of a long build), resolves with its stdout. */
-function script(file: string, args: readonly string[], log: (l: string) => void): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("bash", [file, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-      const lines = err.split("\n");
-      err = lines.pop() ?? "";
-      for (const line of lines) if (line.trim() !== "") log(line);
-    });
-    child.on("error", reject);
-    child.on("close", (code) =>
-      code === 0
-        ? resolve(out.trim())
-        : reject(new NodeStartError(`${path.basename(file)} ${args.join(" ")} exited ${code}`)),
-    );
-  });
-}
-
 export async function nodeBinaries(log: (l: string) => void): Promise<NodeBinaries> {
-  const dir = (await script(path.join(nodeDir, "build.sh"), [], log)).split("\n").pop() ?? "";
+  const dir = await runWithProgress("node build", "bash", [path.join(nodeDir, "build.sh")], {
+    say: log,
+  });
   const bin = (name: string): string => path.join(dir, name);
   return {
     dir,
@@ -200,7 +181,7 @@ export async function startNode(options: NodeOptions = {}): Promise<RealNode> {
       `a node is already running on this machine (${layout.runDir}/owner.pid); only one can`,
     );
   }
-  await script(path.join(nodeDir, "install.sh"), [], log);
+  await runWithProgress("node packages", "bash", [path.join(nodeDir, "install.sh")], { say: log });
   const binaries = await nodeBinaries(log);
   // Whatever a node that died without stopping left behind.
   await teardown();
