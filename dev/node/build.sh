@@ -3,7 +3,7 @@
 # outside git, keyed by version:
 #
 #   ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/node-<k8s>-coredns-<v>-registry-<v>/
-#     kubelet kube-proxy kube-scheduler kube-controller-manager   (go/kube: the same
+#     kubelet kube-proxy kube-scheduler kube-controller-manager kubectl  (go/kube: the same
 #                             k8s.io/kubernetes and staging replaces as the API server's module)
 #     coredns                 (go/coredns: cluster DNS)
 #     registry crane          (go/registry: the node's OCI registry, and the client that pushes)
@@ -30,7 +30,7 @@ kube_minor="${BASH_REMATCH[1]}"
 
 out_dir="$(go_tool_cache_dir "node-$kube_version-coredns-$coredns_version-registry-$registry_version")"
 if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
-kube_commands=(kubelet kube-proxy kube-scheduler kube-controller-manager)
+kube_commands=(kubelet kube-proxy kube-scheduler kube-controller-manager kubectl)
 binaries=()
 for c in "${kube_commands[@]}" coredns registry crane; do binaries+=("$out_dir/$c"); done
 go_tool_exit_if_cached "$out_dir" "${binaries[@]}"

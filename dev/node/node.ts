@@ -53,6 +53,8 @@ export interface NodeBinaries {
   readonly coredns: string;
   readonly registry: string;
   readonly crane: string;
+  /** The same v1.36.3 as the API server (the machine's may be outside kubectl's ±1 skew). */
+  readonly kubectl: string;
 }
 
 export interface RealNode {
@@ -98,6 +100,7 @@ export async function nodeBinaries(log: (l: string) => void): Promise<NodeBinari
     coredns: bin("coredns"),
     registry: bin("registry"),
     crane: bin("crane"),
+    kubectl: bin("kubectl"),
   };
 }
 
@@ -354,7 +357,7 @@ export async function startNode(options: NodeOptions = {}): Promise<RealNode> {
 
     const kubectl = async (args: readonly string[], input?: string): Promise<string> => {
       return new Promise((resolve, reject) => {
-        const child = spawn("kubectl", [`--kubeconfig=${cp.kubeconfigPath}`, ...args], {
+        const child = spawn(binaries.kubectl, [`--kubeconfig=${cp.kubeconfigPath}`, ...args], {
           stdio: ["pipe", "pipe", "pipe"],
         });
         let out = "";
