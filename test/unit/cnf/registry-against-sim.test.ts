@@ -4,8 +4,7 @@
  * simulator, reads back equal (so an unchanged rule causes no write), and deletes cleanly in
  * reverse dependency order.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { parseAllDocuments } from "yaml";
+import { sampleDocuments, sampleFiles } from "../../../dev/world/samples.js";
 import { startCnfSim, totalWrites, type CnfSim } from "../../../dev/cnf-sim/index.js";
 import { CnfClient, CnfCredentials, CnfSessionCache } from "../../../shared/cnf/index.js";
 import {
@@ -18,8 +17,6 @@ import {
   type RuleKindName,
 } from "../../../shared/rules/index.js";
 
-const SAMPLES = new URL("../../../manifests/samples/", import.meta.url);
-
 interface SampleRule {
   readonly kind: RuleKindName;
   readonly name: string;
@@ -27,13 +24,7 @@ interface SampleRule {
 }
 
 function loadSamples(): { rules: SampleRule[]; deployment: unknown } {
-  const docs = readdirSync(SAMPLES)
-    .filter((file) => file.endsWith(".yaml"))
-    .flatMap((file) =>
-      parseAllDocuments(readFileSync(new URL(file, SAMPLES), "utf8")).map(
-        (d) => d.toJS() as unknown,
-      ),
-    );
+  const docs: unknown[] = sampleFiles().flatMap((file) => sampleDocuments(file));
   const deployment = docs.find((d) => (d as { kind?: string }).kind === "Deployment");
   const rules = docs.flatMap((doc) => {
     const { kind, metadata } = doc as { kind?: string; metadata?: { name?: string } };

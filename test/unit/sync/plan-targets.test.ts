@@ -1,21 +1,13 @@
-import { readFileSync, readdirSync } from "node:fs";
-import { parse, parseAllDocuments } from "yaml";
+import { sampleDocuments, sampleFiles } from "../../../dev/world/samples.js";
 import { networkMapOfDeployment, requireKind, type RuleCr } from "../../../shared/rules/index.js";
 import { holdingsOf, planRuleTarget } from "../../../shared/sync/plan-targets.js";
 import { planPodWrites } from "../../../shared/sync/plan-writes.js";
 
-const dir = new URL("../../../manifests/samples/", import.meta.url);
-const load = (file: string): Record<string, unknown> =>
-  parse(readFileSync(new URL(file, dir), "utf8")) as Record<string, unknown>;
-const deployment = load("cnf-deployment.yaml");
-const networks = networkMapOfDeployment(deployment);
-const samples: RuleCr[] = readdirSync(dir)
-  .filter((f) => f.endsWith(".yaml") && !["cnf-deployment.yaml", "egress.yaml"].includes(f))
-  .flatMap((f) =>
-    parseAllDocuments(readFileSync(new URL(f, dir), "utf8")).map(
-      (d) => d.toJS() as Record<string, unknown>,
-    ),
-  )
+const [deployment] = sampleDocuments("cnf-deployment.yaml");
+const networks = networkMapOfDeployment(deployment as unknown as Record<string, unknown>);
+const samples: RuleCr[] = sampleFiles()
+  .filter((f) => !["cnf-deployment.yaml", "egress.yaml"].includes(f))
+  .flatMap((f) => sampleDocuments(f))
   .map((raw) => {
     const parsed = requireKind(String(raw["kind"])).parseCr(raw);
     if (!parsed.ok) throw new Error(parsed.message);
