@@ -53,9 +53,7 @@ interface Slice extends KubeObject {
 }
 
 const addressesOf = async (key: ObjectKey): Promise<string[] | undefined> =>
-  ((await world.kube.get(ENDPOINT_SLICES, key)) as Slice | undefined)?.endpoints?.flatMap(
-    (e) => e.addresses,
-  );
+  (await world.kube.get<Slice>(ENDPOINT_SLICES, key))?.endpoints?.flatMap((e) => e.addresses);
 
 const unique = (base: string): string => `${base}-${world.run}-${++serial}`;
 
@@ -72,7 +70,7 @@ function slice(
     addressType: "IPv4",
     endpoints: [{ addresses: [ip] }],
     ports: [{ name: "https", port: 443, protocol: "TCP" }],
-  } as KubeObject & { metadata: { name: string; namespace: string } };
+  };
 }
 
 /** A Service of someone else's, without our label, and its EndpointSlice. */

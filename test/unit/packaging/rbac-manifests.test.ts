@@ -97,7 +97,7 @@ describe("manifests/rbac/service-writes-policy.yaml", () => {
   const binding = ofKind(rbac, "ValidatingAdmissionPolicyBinding").find(
     (b) => at(b, "spec", "policyName") === "sdewan-service-writes",
   );
-  const matched = String(at(policy, "spec", "matchConditions", 0, "expression") ?? "");
+  const matched = at(policy, "spec", "matchConditions", 0, "expression") as string;
   const WRITES = new Set(["create", "update", "patch", "delete", "deletecollection", "*"]);
 
   it("denies (not warns), fails closed, and judges every write of Services (status too) and EndpointSlices", () => {
@@ -107,7 +107,9 @@ describe("manifests/rbac/service-writes-policy.yaml", () => {
       resources: string[];
       operations: string[];
     }[];
-    const covered = rules.flatMap((r) => r.resources.map((res) => `${res} ${r.operations}`));
+    const covered = rules.flatMap((r) =>
+      r.resources.map((res) => `${res} ${r.operations.join(",")}`),
+    );
     expect(covered.sort()).toEqual([
       "endpointslices CREATE,UPDATE,DELETE",
       "services CREATE,UPDATE,DELETE",
