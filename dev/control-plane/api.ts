@@ -21,6 +21,8 @@ export interface ApiRequest {
   readonly contentType?: string;
   readonly accept?: string;
   readonly timeoutMs?: number;
+  /** More headers, e.g. Impersonate-User. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export function apiRequest(
@@ -30,6 +32,7 @@ export function apiRequest(
 ): Promise<ApiResponse> {
   const url = new URL(path, endpoint.server);
   const headers: Record<string, string> = {
+    ...request.headers,
     authorization: `Bearer ${endpoint.token}`,
     accept: request.accept ?? "application/json",
   };

@@ -1,7 +1,9 @@
 // The demo's processes run as the project's own least-privilege identities, not as the admin:
 // manifests/rbac is applied as it is, and each process gets a kubeconfig with a TokenRequest
 // token of its ServiceAccount. The functions share one process, so they share one account bound
-// to their roles (FUNCTION_ROLES): exactly the OpenFaaS Community Edition situation (docs/deploy.md).
+// to their roles (FUNCTION_ROLES): exactly the OpenFaaS Community Edition situation, under CE's own
+// account name openfaas-fn/default, which the Service-writes admission policy of manifests/rbac
+// matches (docs/deploy.md).
 import { readFile, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import {
@@ -15,7 +17,9 @@ import { parseAllDocuments, stringify } from "yaml";
 import { repoRoot } from "../control-plane/binaries.js";
 
 const NAMESPACE = "sdewan-system";
-const SHARED_ACCOUNT = "sdewan-functions";
+/** OpenFaaS CE's function namespace and the account every function there runs as. */
+const SHARED_NAMESPACE = "openfaas-fn";
+const SHARED_ACCOUNT = "default";
 const LEDGER_NAMESPACE = "sdewan-prune-ledgers";
 const FUNCTION_ROLES = [
   "sdewan-reconcile-rule",
@@ -56,15 +60,20 @@ async function applyRbacManifests(admin: KubeConfig): Promise<number> {
   return count;
 }
 
-async function tokenKubeconfig(admin: KubeConfig, account: string, file: string): Promise<string> {
+async function tokenKubeconfig(
+  admin: KubeConfig,
+  account: string,
+  file: string,
+  namespace = NAMESPACE,
+): Promise<string> {
   const core = admin.makeApiClient(CoreV1Api);
   const request = await core.createNamespacedServiceAccountToken({
-    namespace: NAMESPACE,
+    namespace,
     name: account,
     body: { spec: { audiences: [], expirationSeconds: 24 * 3600 } },
   });
   const token = request.status?.token;
-  if (!token) throw new Error(`no token for ServiceAccount ${NAMESPACE}/${account}`);
+  if (!token) throw new Error(`no token for ServiceAccount ${namespace}/${account}`);
   const cluster = admin.getCurrentCluster();
   if (cluster === null) throw new Error("the admin kubeconfig names no cluster");
   const caData = cluster.caData ?? (await readFile(cluster.caFile ?? "", "base64"));
@@ -93,17 +102,20 @@ export async function createDemoIdentities(
   const admin = new KubeConfig();
   admin.loadFromFile(adminKubeconfig);
   const objects = await applyRbacManifests(admin);
-  await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccount({
-    namespace: NAMESPACE,
+  const core = admin.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: SHARED_NAMESPACE } } });
+  // No controller-manager here makes a namespace's default ServiceAccount.
+  await core.createNamespacedServiceAccount({
+    namespace: SHARED_NAMESPACE,
     body: { metadata: { name: SHARED_ACCOUNT } },
   });
   const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
   for (const role of FUNCTION_ROLES) {
     await rbac.createClusterRoleBinding({
       body: {
-        metadata: { name: `demo-${SHARED_ACCOUNT}-${role}` },
+        metadata: { name: `demo-openfaas-ce-${role}` },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
-        subjects: [{ kind: "ServiceAccount", name: SHARED_ACCOUNT, namespace: NAMESPACE }],
+        subjects: [{ kind: "ServiceAccount", name: SHARED_ACCOUNT, namespace: SHARED_NAMESPACE }],
       },
     });
   }
@@ -111,20 +123,20 @@ export async function createDemoIdentities(
   await rbac.createNamespacedRoleBinding({
     namespace: LEDGER_NAMESPACE,
     body: {
-      metadata: { name: `demo-${SHARED_ACCOUNT}-sdewan-on-deployment-ready` },
+      metadata: { name: "demo-openfaas-ce-sdewan-on-deployment-ready" },
       roleRef: {
         apiGroup: "rbac.authorization.k8s.io",
         kind: "Role",
         name: "sdewan-on-deployment-ready",
       },
-      subjects: [{ kind: "ServiceAccount", name: SHARED_ACCOUNT, namespace: NAMESPACE }],
+      subjects: [{ kind: "ServiceAccount", name: SHARED_ACCOUNT, namespace: SHARED_NAMESPACE }],
     },
   });
   const file = (name: string) => path.join(dir, `${name}.kubeconfig`);
   return {
     objects,
     identities: {
-      functions: await tokenKubeconfig(admin, SHARED_ACCOUNT, file("functions")),
+      functions: await tokenKubeconfig(admin, SHARED_ACCOUNT, file("functions"), SHARED_NAMESPACE),
       connector: await tokenKubeconfig(admin, "sdewan-connector", file("connector")),
       webhook: await tokenKubeconfig(admin, "validate-admission", file("webhook")),
       sources: await tokenKubeconfig(admin, "sdewan-apiserversource", file("sources")),

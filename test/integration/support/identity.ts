@@ -3,8 +3,9 @@
 // namespaced Roles (if any) each in a fresh namespace standing in for the manifest's, a
 // TokenRequest token, and helpers to ask what the identity may do and to read a refusal.
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import {
+  ApiException,
   AuthorizationV1Api,
   CoreV1Api,
   RbacAuthorizationV1Api,
@@ -16,7 +17,12 @@ import {
 } from "@kubernetes/client-node";
 import { parseAllDocuments } from "yaml";
 import { pollUntil } from "../../../dev/control-plane/api.js";
-import { createKubeClient, isKubeError, type KubeClient } from "../../../shared/kube/index.js";
+import {
+  createKubeClient,
+  isKubeError,
+  NAMESPACES,
+  type KubeClient,
+} from "../../../shared/kube/index.js";
 import { kubeConfigWithToken } from "../admission-harness.js";
 import { adminKubeConfig, newNamespace } from "./cluster.js";
 
@@ -40,9 +46,7 @@ interface ManifestRole {
 }
 
 function manifestRole(file: string): ManifestRole {
-  const docs = parseAllDocuments(
-    readFileSync(new URL(`../../../manifests/rbac/${file}`, import.meta.url), "utf8"),
-  ).map((d) => d.toJS() as { kind?: string; metadata?: { name?: string } });
+  const docs = manifestDocs(`rbac/${file}`);
   const find = <T>(kind: string): T => {
     const doc = docs.find((d) => d.kind === kind);
     if (doc === undefined) throw new Error(`manifests/rbac/${file} has no ${kind}`);
@@ -193,6 +197,17 @@ export async function allowed(
   return review.status?.allowed === true;
 }
 
+/** Resolves with the KubeError's message (HTTP status, reason and why) of a request that must fail. */
+export async function refusalMessage(request: Promise<unknown>): Promise<string> {
+  try {
+    await request;
+  } catch (error) {
+    if (isKubeError(error)) return error.message;
+    throw error;
+  }
+  return "succeeded";
+}
+
 /** Resolves with the KubeError code of a request that must fail. */
 export async function refusal(request: Promise<unknown>): Promise<string> {
   try {
@@ -274,4 +289,87 @@ export async function userWithRoles(
     );
   }
   return { kc, kube: createKubeClient(kc), user, roleNamespaces: new Map() };
+}
+
+/** OpenFaaS Community Edition's function namespace and the one account every function there runs as. */
+export const OPENFAAS_CE_ACCOUNT = { namespace: "openfaas-fn", name: "default" } as const;
+
+/**
+ * OpenFaaS CE's shared account, `openfaas-fn/default` under its real name (admission policies
+ * match it by username), bound to every ClusterRole manifests/openfaas/rbac-ce.yaml binds to it,
+ * each created under a unique name: the union every CE function holds. (The namespaced Role of
+ * the prune ledgers is left out: nothing here writes them.) Calling it again adds bindings to the
+ * same account; only one test file may use it, as parallel files would share the account.
+ */
+export async function openFaasCeAccount(): Promise<Identity> {
+  const roles = new Map(
+    readdirSync(new URL("../../../manifests/rbac/", import.meta.url))
+      .filter((file) => file.endsWith(".yaml") && !file.startsWith("kustomization"))
+      .flatMap((file) => manifestDocs(`rbac/${file}`))
+      .filter((doc) => doc.kind === "ClusterRole")
+      .map((doc) => [doc.metadata?.name ?? "", doc as V1ClusterRole] as const),
+  );
+  const bound = manifestDocs("openfaas/rbac-ce.yaml")
+    .filter((doc) => doc.kind === "ClusterRoleBinding")
+    .map((doc) => (doc as V1ClusterRoleBinding).roleRef.name);
+  const { namespace, name: account } = OPENFAAS_CE_ACCOUNT;
+  const admin = createKubeClient(adminKubeConfig());
+  await admin.create(NAMESPACES, { metadata: { name: namespace } }).catch(unlessConflict);
+  const core = adminKubeConfig().makeApiClient(CoreV1Api);
+  const rbac = adminKubeConfig().makeApiClient(RbacAuthorizationV1Api);
+  // No controller-manager here makes a namespace's default ServiceAccount.
+  await core
+    .createNamespacedServiceAccount({ namespace, body: { metadata: { name: account } } })
+    .catch((error: unknown) => {
+      if (!(error instanceof ApiException && error.code === 409)) throw error;
+    });
+  const id = randomBytes(3).toString("hex");
+  const probes: { group: string; resource: string; verb: string }[] = [];
+  for (const roleName of bound) {
+    const role = roles.get(roleName);
+    if (role === undefined)
+      throw new Error(`rbac-ce.yaml binds ${roleName}, not in manifests/rbac`);
+    const name = `${roleName}-${id}`;
+    await rbac.createClusterRole({ body: { ...role, metadata: { ...role.metadata, name } } });
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+        subjects: [{ kind: "ServiceAccount", name: account, namespace }],
+      },
+    });
+    const first = role.rules?.[0];
+    probes.push({
+      group: first?.apiGroups?.[0] ?? "",
+      resource: first?.resources?.[0] ?? "",
+      verb: first?.verbs[0] ?? "get",
+    });
+  }
+  const request = await core.createNamespacedServiceAccountToken({
+    namespace,
+    name: account,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const token = request.status?.token;
+  if (!token) throw new Error(`no token for ${namespace}/${account}`);
+  const kc = kubeConfigWithToken(token);
+  const user = `system:serviceaccount:${namespace}:${account}`;
+  for (const probe of probes) {
+    await pollUntil(
+      async () => ((await allowed(kc, probe)) ? true : undefined),
+      () => `the binding of ${user} (${probe.resource}) to take effect`,
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
+  }
+  return { kc, kube: createKubeClient(kc), user, roleNamespaces: new Map() };
+}
+
+function manifestDocs(relative: string): { kind?: string; metadata?: { name?: string } }[] {
+  return parseAllDocuments(
+    readFileSync(new URL(`../../../manifests/${relative}`, import.meta.url), "utf8"),
+  ).map((d) => d.toJS() as { kind?: string; metadata?: { name?: string } });
+}
+
+function unlessConflict(error: unknown): void {
+  if (!isKubeError(error, "conflict")) throw error;
 }

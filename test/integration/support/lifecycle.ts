@@ -12,8 +12,9 @@ import {
   startControlPlane,
 } from "../../../dev/control-plane/control-plane.js";
 import { CLUSTER_ENV, ownedControlPlane } from "./owned.js";
+import { installServiceWritesPolicy } from "./service-writes-policy.js";
 
-async function checkExternal(file: string): Promise<void> {
+async function checkExternal(file: string): Promise<ControlPlaneInfo> {
   const info = JSON.parse(await readFile(file, "utf8")) as ControlPlaneInfo;
   const endpoint = { server: info.server, caPem: info.caPem, token: info.admin.token };
   const res = await apiRequest(endpoint, "/readyz").catch((error: unknown) => ({
@@ -25,12 +26,18 @@ async function checkExternal(file: string): Promise<void> {
       `${CLUSTER_ENV}=${file}: ${info.server}/readyz answered ${res.status} ${res.body}`,
     );
   }
+  return info;
 }
 
 export async function setUp(): Promise<void> {
   const external = process.env[CLUSTER_ENV];
   if (external && ownedControlPlane.get() === undefined) {
-    await checkExternal(external);
+    const info = await checkExternal(external);
+    await installServiceWritesPolicy({
+      server: info.server,
+      caPem: info.caPem,
+      token: info.admin.token,
+    });
     return;
   }
   const verbose = process.env.SDEWAN_CLUSTER_VERBOSE === "1";
@@ -40,6 +47,8 @@ export async function setUp(): Promise<void> {
     },
   });
   ownedControlPlane.set(cp);
+  // Installed like the CRDs, so every test runs under it (test/integration/support/service-writes-policy.ts).
+  await installServiceWritesPolicy(cp.endpoint());
   const file = path.join(cp.dir, "cluster.json");
   await writeFile(file, JSON.stringify(cp.info()), { mode: 0o600 });
   process.env[CLUSTER_ENV] = file;

@@ -7,6 +7,8 @@ import { ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/Clus
 import { ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 import { Role } from "kubernetes-models/rbac.authorization.k8s.io/v1/Role";
 import { RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding";
+import { ValidatingAdmissionPolicy } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy";
+import { ValidatingAdmissionPolicyBinding } from "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding";
 import { docsOfFolder, type Doc } from "./repo-files.js";
 
 const MODELS: Record<string, new (data: never) => { validate(): void }> = {
@@ -17,6 +19,8 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   ClusterRoleBinding,
   Role,
   RoleBinding,
+  ValidatingAdmissionPolicy,
+  ValidatingAdmissionPolicyBinding,
 };
 
 const docs: Doc[] = [...docsOfFolder("manifests/rbac"), ...docsOfFolder("manifests/openfaas")];

@@ -90,6 +90,63 @@ describe("manifests/rbac", () => {
   });
 });
 
+describe("manifests/rbac/service-writes-policy.yaml", () => {
+  const policy = ofKind(rbac, "ValidatingAdmissionPolicy").find(
+    (p) => p.metadata?.name === "sdewan-service-writes",
+  );
+  const binding = ofKind(rbac, "ValidatingAdmissionPolicyBinding").find(
+    (b) => at(b, "spec", "policyName") === "sdewan-service-writes",
+  );
+  const matched = at(policy, "spec", "matchConditions", 0, "expression") as string;
+  const WRITES = new Set(["create", "update", "patch", "delete", "deletecollection", "*"]);
+
+  it("denies (not warns), fails closed, and judges every write of Services (status too) and EndpointSlices", () => {
+    expect(at(binding, "spec", "validationActions")).toEqual(["Deny"]);
+    expect(at(policy, "spec", "failurePolicy")).toBe("Fail");
+    const rules = at(policy, "spec", "matchConstraints", "resourceRules") as {
+      resources: string[];
+      operations: string[];
+    }[];
+    const covered = rules.flatMap((r) =>
+      r.resources.map((res) => `${res} ${r.operations.join(",")}`),
+    );
+    expect(covered.sort()).toEqual([
+      "endpointslices CREATE,UPDATE,DELETE",
+      "services CREATE,UPDATE,DELETE",
+      "services/status CREATE,UPDATE,DELETE",
+    ]);
+  });
+
+  it("matches every account bound (Knative, OpenFaaS CE, OpenFaaS Pro) to a role that writes Services or EndpointSlices", () => {
+    const writers = ofKind(rbac, "ClusterRole")
+      .filter((role) =>
+        rulesOf(role).some(
+          (r) =>
+            r.resources.some((res) => /^(services|endpointslices)(\/|$)/.test(res)) &&
+            r.verbs.some((v) => WRITES.has(v)),
+        ),
+      )
+      .map((role) => role.metadata?.name);
+    expect(writers).toEqual(["sdewan-clusterlink-import"]);
+    const bindings = [
+      ...rbac,
+      ...yamlDocs("manifests/openfaas/rbac-ce.yaml"),
+      ...yamlDocs("manifests/openfaas/rbac-pro.yaml"),
+    ].filter((d) => d.kind === "ClusterRoleBinding" || d.kind === "RoleBinding");
+    const accounts = bindings
+      .filter((b) => writers.includes(String(at(b, "roleRef", "name"))))
+      .flatMap((b) => at(b, "subjects") as { name: string; namespace: string }[]);
+    expect(accounts.length).toBe(3);
+    for (const { namespace, name } of accounts) {
+      const byName =
+        matched.includes("startsWith('system:serviceaccount:')") &&
+        matched.includes(`endsWith(':${name}')`);
+      const exactly = matched.includes(`'system:serviceaccount:${namespace}:${name}'`);
+      expect([namespace, name, byName || exactly]).toEqual([namespace, name, true]);
+    }
+  });
+});
+
 describe("manifests/openfaas", () => {
   const openfaas = docsOfFolder("manifests/openfaas");
 
