@@ -36,6 +36,7 @@ export {
 } from "./review.js";
 export {
   POLICY,
+  WARNING_TOTAL_RUNES,
   buildAdmissionResponse,
   denialMessage,
   type AdmissionResponseBody,
@@ -77,6 +78,7 @@ export {
   type WebhookClientConfig,
 } from "./webhook-config.js";
 export { admit, type AdmissionReply, type AdmitContext } from "./admit.js";
+export { type CnfStateAccess, type DryRunPlanner } from "./dry-run.js";
 export { kubeAdmissionReader } from "./kube-reader.js";
 export {
   countingReader,

@@ -11,7 +11,6 @@ import {
   isRuleKind,
   kindsReferencing,
   networkMapOfDeployment,
-  requireKind,
   type NetworkInterfaceMap,
 } from "../rules/index.js";
 import {
@@ -29,6 +28,7 @@ import {
   type ResourceType,
 } from "../kube/index.js";
 import { cachedViewSuffices, planCnfPods, type CnfPods, type PodView } from "./plan-pods.js";
+import { referrersOf } from "./plan-rules.js";
 import type { CnfSituation } from "./plan-status.js";
 import {
   parseRuleObject,
@@ -293,24 +293,13 @@ export async function observeReferrers(
       })),
     );
     return lists.flatMap(({ entry, items }) =>
-      items
-        .filter((item) => referencesOf(entry.kind, item.spec).some((r) => isRef(r, blocked)))
-        .map((item) => `${entry.kind} ${item.metadata.name}`),
+      referrersOf(
+        items.map((item) => ({ kind: entry.kind, name: item.metadata.name, spec: item.spec })),
+        blocked,
+      ),
     );
   } catch (error) {
     if (isKubeError(error)) return undefined;
     throw error;
   }
 }
-
-function referencesOf(kind: string, spec: unknown): { kind: string; name: string }[] {
-  try {
-    return requireKind(kind).references(spec);
-  } catch {
-    // A spec that does not parse references nothing we could name.
-    return [];
-  }
-}
-
-const isRef = (ref: { kind: string; name: string }, blocked: BlockedDeletion): boolean =>
-  ref.kind === blocked.kind && ref.name === blocked.name;

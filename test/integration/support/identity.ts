@@ -23,8 +23,7 @@ import {
   NAMESPACES,
   type KubeClient,
 } from "../../../shared/kube/index.js";
-import { kubeConfigWithToken } from "../admission-harness.js";
-import { adminKubeConfig, newNamespace } from "./cluster.js";
+import { adminKubeConfig, kubeConfigWithToken, newNamespace } from "./cluster.js";
 
 export interface Identity {
   readonly kc: KubeConfig;
@@ -179,6 +178,8 @@ export async function allowed(
     verb: string;
     subresource?: string;
     namespace?: string | undefined;
+    /** One object by name (a rule with resourceNames grants only named requests). */
+    name?: string;
   },
 ): Promise<boolean> {
   const review = await kc.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
@@ -190,6 +191,7 @@ export async function allowed(
           verb: what.verb,
           ...(what.subresource ? { subresource: what.subresource } : {}),
           ...(what.namespace ? { namespace: what.namespace } : {}),
+          ...(what.name ? { name: what.name } : {}),
         },
       },
     },
