@@ -44,7 +44,7 @@ const requestText = (step: Extract<RulePodPlan, { requests: unknown }>): string 
 export function podStepText(step: RulePodPlan): string {
   if (step.change === "unknown") return `unknown: ${step.reason}`;
   if (step.change === "none") {
-    return step.restart === null ? "no change" : `no change; restart ${step.restart} (owed)`;
+    return step.restart === null ? "no change" : `no change; restart ${step.restart} if still owed`;
   }
   const fields = step.fields.length > 0 ? ` [${step.fields.join(", ")}]` : "";
   // Who uses it is on the rule's own "affects" line.
@@ -128,7 +128,8 @@ function ruleRows(rule: RulePlan): string[][] {
     const cells = first ? [name, rule.action] : ["", ""];
     if (step.change === "unknown") return [...cells, step.pod, "unknown", "-", "-", step.reason];
     if (step.change === "none") {
-      return [...cells, step.pod, "none", "-", step.restart ?? "-", ""];
+      const owed = step.restart === null ? "" : "restart only if still owed (ADR 0007)";
+      return [...cells, step.pod, "none", "-", step.restart ?? "-", owed];
     }
     const note = [
       step.fields.length > 0 ? `fields: ${step.fields.join(", ")}` : "",
@@ -163,7 +164,7 @@ function burstLine(cnf: CnfPlan, pacing: string): string | undefined {
     return `${pod.pod}: ${services.length === 0 ? "none" : services.join(", ")}`;
   });
   if (perPod.length === 0) return undefined;
-  return `restarts of the whole change as one burst (${pacing}): ${perPod.join("; ")}`;
+  return `restarts of the whole change as one burst, at most (${pacing}): ${perPod.join("; ")}`;
 }
 
 /** The preview as `npm run plan` prints it: per CNF a table of rules and pods, then restarts. */

@@ -70,7 +70,11 @@ export type RulePodPlan =
   | {
       readonly pod: string;
       readonly change: "none";
-      /** A restart owed though nothing changes (restartPendingOf: the rule's status says so). */
+      /**
+       * A restart owed though nothing changes (restartPendingOf: the rule's status does not show
+       * it paid). The function skips it when its own process restarted the service after the
+       * rule's last write (shared/cnf/restarts.ts tickets), which no preview can see.
+       */
       readonly restart: string | null;
     }
   | { readonly pod: string; readonly change: "unknown"; readonly reason: string };
@@ -100,7 +104,7 @@ export interface PodPlan {
   /** Every request for the change, in order; undefined when the pod could not be read. */
   readonly requests: readonly (CnfRequest & { readonly rule: string })[] | undefined;
   readonly unknown?: string;
-  /** Restarts per service for the change as one burst, under the given pacing. */
+  /** Restarts per service for the change as one burst, under the given pacing (at most). */
   readonly restarts: Readonly<Record<string, number>>;
 }
 
@@ -511,6 +515,10 @@ export function ruleAfterDelete(object: KubeObject, now: string): AfterChange {
 /** A rule as stored after a change, or why the functions would not act on the change. */
 export type AfterChange = { readonly stored: KubeObject } | { readonly skipped: string };
 
+/** Equal as the API server stores them: as JSON (a key whose value is undefined is no key). */
+const sameJson = (a: unknown, b: unknown): boolean =>
+  isDeepStrictEqual(JSON.parse(JSON.stringify(a ?? null)), JSON.parse(JSON.stringify(b ?? null)));
+
 /**
  * The rule as the API server would store it after `kubectl apply` of `file`: a new rule at
  * generation 1 without status; an existing one with the file's spec, its labels and annotations
@@ -525,11 +533,11 @@ export function ruleAfterApply(file: KubeObject, live: KubeObject | undefined): 
   }
   const labels = { ...live.metadata.labels, ...file.metadata.labels };
   const annotations = { ...live.metadata.annotations, ...file.metadata.annotations };
-  const specChanged = !isDeepStrictEqual(file.spec, live.spec);
+  const specChanged = !sameJson(file.spec, live.spec);
   const same =
     !specChanged &&
-    isDeepStrictEqual(labels, live.metadata.labels ?? {}) &&
-    isDeepStrictEqual(annotations, live.metadata.annotations ?? {});
+    sameJson(labels, live.metadata.labels ?? {}) &&
+    sameJson(annotations, live.metadata.annotations ?? {});
   if (same) return { skipped: "unchanged: the API server stores nothing, no function runs" };
   const generation = live.metadata.generation ?? 1;
   const stored = {

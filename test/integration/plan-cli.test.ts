@@ -167,7 +167,7 @@ describe("npm run plan -- -f <dir>", () => {
       ),
     );
     expect(run.stdout).toContain(
-      "restarts of the whole change as one burst (CNF_RESTART_MIN_INTERVAL_MS=10000, CNF_RESTART_QUIET_MS=1000)",
+      "restarts of the whole change as one burst, at most (CNF_RESTART_MIN_INTERVAL_MS=10000, CNF_RESTART_QUIET_MS=1000)",
     );
     expect(run.stdout).toContain(`${first}: firewall x2, mwan3 x2`);
   });

@@ -156,6 +156,8 @@ export async function identityFrom(
       resource: ruleOf.resources?.[0] ?? "",
       verb: ruleOf.verbs[0] ?? "get",
       namespace: roleNamespaces.get(namespaced.metadata?.namespace ?? ""),
+      // A rule limited to resourceNames grants only requests that name one.
+      ...(ruleOf.resourceNames?.[0] === undefined ? {} : { name: ruleOf.resourceNames[0] }),
     };
     await pollUntil(
       async () => ((await allowed(kc, roleProbe)) ? true : undefined),
