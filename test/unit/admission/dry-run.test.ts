@@ -127,7 +127,7 @@ describe("a dry run's plan in validate-admission", () => {
     expect(budget).toBeGreaterThan(3900);
   });
 
-  it.each([
+  it.each<[string, ReviewSpec]>([
     [
       "a denied dry run (the spec is invalid)",
       proposal({
@@ -142,7 +142,7 @@ describe("a dry run's plan in validate-admission", () => {
         group: "apps",
         resource: "deployments",
         object: objectOf("cnf", { sdewanPurpose: "cnf-a" }, {}),
-      } as ReviewSpec,
+      },
     ],
   ])("%s gets no plan", async (_title, spec) => {
     const planner = new StubPlanner();
