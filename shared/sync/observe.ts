@@ -25,6 +25,7 @@ import {
   type KubeObject,
   type ObjectKey,
   type Pod,
+  type ReadFreshness,
   type ResourceType,
 } from "../kube/index.js";
 import { cachedViewSuffices, planCnfPods, type CnfPods, type PodView } from "./plan-pods.js";
@@ -81,13 +82,21 @@ export function situationOf(scope: CnfScope, deployments: readonly Deployment[])
   return { kind: "found", deployment: deployment.metadata.name, readyPods: 0, expectedPods: 0 };
 }
 
-/** Reads the CNF Deployment of `scope` and its pods (two list calls). */
-export async function observeCnf(kube: KubeClient, scope: CnfScope): Promise<CnfObservation> {
+/**
+ * Reads the CNF Deployment of `scope` and its pods (two list calls), consistently unless
+ * `freshness` says the watch cache will do (a preview, which acts on nothing it reads).
+ */
+export async function observeCnf(
+  kube: KubeClient,
+  scope: CnfScope,
+  freshness: ReadFreshness = "consistent",
+): Promise<CnfObservation> {
   const deployments = await kube.list(DEPLOYMENTS, {
     namespace: scope.namespace,
     labelSelector: { [PURPOSE_LABEL]: scope.purpose },
+    ...readOptions(freshness),
   });
-  return observeCnfOf(kube, scope, deployments);
+  return observeCnfOf(kube, scope, deployments, freshness);
 }
 
 /** Like observeCnf, for Deployments already listed (a resync lists them once for all CNFs). */
@@ -95,12 +104,14 @@ export async function observeCnfOf(
   kube: KubeClient,
   scope: CnfScope,
   deployments: readonly Deployment[],
+  freshness: ReadFreshness = "consistent",
 ): Promise<CnfObservation> {
   const found = foundDeployment(scope, deployments);
   if (!found.found) return found.absent;
   const pods = await kube.list(PODS, {
     namespace: scope.namespace,
     labelSelector: found.deployment.spec.selector,
+    ...readOptions(freshness),
   });
   return observationOf(found.situation, found.deployment, pods);
 }

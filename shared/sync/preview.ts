@@ -24,6 +24,7 @@ import {
   SECRETS,
   isKubeError,
   kubeObjectSchema,
+  readOptions,
   ruleResource,
   type KubeClient,
   type KubeObject,
@@ -108,8 +109,11 @@ export interface PreviewContext {
   readonly log: Log;
   readonly signal: AbortSignal;
   readonly now: () => string;
-  /** The CNF login, or why this caller is shown no CNF state (then nothing about the CNF is read). */
-  readonly credentials: CnfCredentials | { readonly withheld: string };
+  /**
+   * The CNF login, or why this caller is shown no CNF state (then nothing about the CNF is read);
+   * a promise of either is awaited beside the API reads.
+   */
+  readonly credentials: Credentials | Promise<Credentials>;
   /** Read Secrets named by reference with `kube`'s rights, or leave their keys uncompared. */
   readonly secretRefs: "read" | "skip";
   readonly pacing: PacingSettings;
@@ -125,13 +129,16 @@ export interface RuleChange {
   readonly object: KubeObject;
 }
 
+/** A CNF login, or why there is none to use. */
+export type Credentials = CnfCredentials | { readonly withheld: string };
+
 /** The CNF login from the credentials Secret, read with `kube`'s rights, or why there is none. */
 export async function readCnfCredentials(
   kube: KubeClient,
   secret: SecretName,
   env: Env,
   who: string,
-): Promise<CnfCredentials | { readonly withheld: string }> {
+): Promise<Credentials> {
   const what = `Secret ${secret.namespace}/${secret.name} (the CNF credentials)`;
   try {
     const found = await kube.get(SECRETS, secret);
@@ -223,7 +230,10 @@ async function resolveKeys(
   return { rules: resolved, unread };
 }
 
-/** The rules of the CNF of kinds that may reference the changed ones (one list per kind). */
+/**
+ * The rules of the CNF of kinds that may reference the changed ones (one list per kind), from
+ * the API server's watch cache, as the CNF's pods are read.
+ */
 async function listReferring(
   kube: KubeClient,
   scope: CnfScope,
@@ -240,6 +250,7 @@ async function listReferring(
       kube.list(ruleResource(entry), {
         namespace: scope.namespace,
         labelSelector: { [PURPOSE_LABEL]: scope.purpose },
+        ...readOptions("cached"),
       }),
     ),
   );
@@ -299,14 +310,21 @@ async function previewCnf(
   group: Prepared,
   signal: AbortSignal,
 ): Promise<CnfPlan> {
-  const { credentials } = ctx;
-  if ("withheld" in credentials)
-    return planWithheld(group.scope, group.rules, credentials.withheld);
-  const [observation, others, keys] = await Promise.all([
-    observeCnf(ctx.kube, group.scope),
+  const known = ctx.credentials;
+  if (!(known instanceof Promise) && "withheld" in known) {
+    return planWithheld(group.scope, group.rules, known.withheld);
+  }
+  const [credentials, observation, others, keys] = await Promise.all([
+    known,
+    // From the watch cache: a consistent list can wait 100 ms for it (ADR 0004's addendum), and
+    // a preview acts on nothing it reads.
+    observeCnf(ctx.kube, group.scope, "cached"),
     listReferring(ctx.kube, group.scope, group.rules),
     resolveKeys(ctx, group.rules),
   ]);
+  if ("withheld" in credentials) {
+    return planWithheld(group.scope, group.rules, credentials.withheld);
+  }
   const targets = previewTargets(keys.rules, observation);
   const pods = await readPods({ ...ctx, credentials }, observation, targets, signal);
   const plan = planPreview({
@@ -387,8 +405,9 @@ export async function previewReviewWarnings(
 ): Promise<string[]> {
   const change = changeOfReview(review);
   if (change === undefined) return [];
+  // Read beside the CNF's Deployment and Pods, not before them.
   const credentials = access.allowed
-    ? await readCnfCredentials(ctx.kube, ctx.credentialsSecret, ctx.env, "the webhook")
+    ? readCnfCredentials(ctx.kube, ctx.credentialsSecret, ctx.env, "the webhook")
     : { withheld: access.why };
   const report = await previewChanges(
     {
