@@ -304,3 +304,65 @@ describeWithKubectl("who may see CNF state in a dry run", () => {
     }
   });
 });
+
+describeWithKubectl("a dry-run delete of a rule in a bucket", () => {
+  const bucketEditor = () => `plan-bucket-editor-${harness.id}`;
+
+  beforeAll(async () => {
+    await world.createRule(
+      "Mwan3Rule",
+      "bucket-rule",
+      PURPOSE,
+      { ...RULE, dest_port: "8080" },
+      {
+        "sdewan-bucket-type": "app-intent",
+      },
+    );
+    expect(await world.reconcile("Mwan3Rule", "bucket-rule")).toMatchObject({ kind: "done" });
+    await rbac.createNamespacedRole({
+      namespace: world.namespace,
+      body: {
+        metadata: {
+          name: bucketEditor(),
+          annotations: { "sdewan-bucket-type-permission": '{"*": ["app-intent"]}' },
+        },
+        rules: [{ apiGroups: ["batch.sdewan.akraino.org"], resources: ["*"], verbs: ["*"] }],
+      },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace: world.namespace,
+      body: {
+        metadata: { name: bucketEditor() },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: bucketEditor() },
+        subjects: [{ kind: "User", name: "alice", apiGroup: "rbac.authorization.k8s.io" }],
+      },
+    });
+  });
+
+  /** How often each pod was asked for the rule's object: once per plan made. */
+  const reads = (): number[] =>
+    cnf.pods.map(
+      (pod) =>
+        pod.sim
+          .requests()
+          .filter((r) => r.method === "GET" && r.path.endsWith("/mwan3/v1/rules/bucket_rule"))
+          .length,
+    );
+
+  it.each([
+    ["alice, reviewed for her bucket by the rule-deletes webhook", { user: "alice" }],
+    ["a cluster admin, whom the bucket webhook does not ask about", { user: "admin" }],
+  ])("%s: planned once", async (_title, as) => {
+    const result = await kubectl(
+      ["delete", "--dry-run=server", "-n", world.namespace, "mwan3rules", "bucket-rule"],
+      { as },
+    );
+    expect(result.code).toBe(0);
+    for (const pod of cnf.pods) {
+      expect(plan(result)).toContain(
+        `plan Mwan3Rule bucket-rule: pod ${pod.name}: DELETE mwan3/rules/bucket_rule; restart mwan3`,
+      );
+    }
+    expect(reads()).toEqual([1, 1]);
+  });
+});
