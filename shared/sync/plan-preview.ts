@@ -17,6 +17,7 @@ import {
   servicesToRestart,
   type PlannedWrite,
   type PodHoldings,
+  type PodWritePlan,
   type RuleTarget,
   type WriteOp,
 } from "./plan-writes.js";
@@ -38,9 +39,9 @@ export interface PreviewInput {
   readonly observation: CnfObservation;
   /** The changed rules as the functions would read them once the change is made. */
   readonly rules: readonly ObservedRuleCr[];
-  /** Every ready pod's reading, or why no CNF state is shown (the caller may not see it). */
-  readonly pods: readonly PodReading[] | { readonly withheld: string };
-  /** The CNF's rules as they would be after the change, for "who references it". */
+  /** Every ready pod's reading, in the observation's pod order. */
+  readonly pods: readonly PodReading[];
+  /** Rules of the CNF as read, for "who references it" (a changed one counts as in `rules`). */
   readonly others: readonly ObservedRuleCr[];
   /** Per rule key: key material named by reference that the preview did not read. */
   readonly keysUnread?: ReadonlyMap<string, UnreadKeys>;
@@ -236,7 +237,7 @@ function podPlanOf(
   rule: PlannedRule,
   target: RuleTarget,
   reading: PodReading,
-  plan: ReturnType<typeof planPodWrites> | undefined,
+  plan: PodWritePlan | undefined,
   context: { dependents: readonly string[]; keysUnread: UnreadKeys | undefined },
 ): RulePodPlan {
   if (!reading.ok || plan === undefined) {
@@ -295,6 +296,65 @@ function applyOrder(planned: readonly PlannedRule[]): PlannedRule[] {
   return applyOrderOf(items).map((x) => x.p);
 }
 
+const objectOf = (t: RuleTarget): NonNullable<RulePlan["object"]> => ({
+  collection: t.collection,
+  name: t.objectName,
+  service: t.service,
+});
+
+/** One rule's plan: why nothing is written, or what each pod gets. */
+function rulePlanOf(
+  rule: PlannedRule,
+  input: PreviewInput,
+  problem: RulePlan["problem"],
+  podPlans: readonly (PodWritePlan | undefined)[],
+): RulePlan {
+  const target = targetOf(rule);
+  const dependents = dependentsOf(rule, input);
+  const base = {
+    ...rule.identity,
+    action: rule.observed.deleting ? ("delete" as const) : ("apply" as const),
+    dependents,
+  };
+  const why = rule.unappliable ?? problem;
+  if (target === undefined || why !== undefined) {
+    return {
+      ...base,
+      ...(target === undefined ? {} : { object: objectOf(target) }),
+      ...(why === undefined ? {} : { problem: why }),
+      pods: [],
+    };
+  }
+  const context = { dependents, keysUnread: input.keysUnread?.get(target.key) };
+  return {
+    ...base,
+    object: objectOf(target),
+    pods: input.pods.map((reading, i) => podPlanOf(rule, target, reading, podPlans[i], context)),
+  };
+}
+
+/** Every request of the change on one pod, in the order apply-pod makes them. */
+function podRequestsOf(
+  reading: PodReading,
+  plan: PodWritePlan | undefined,
+  targets: readonly RuleTarget[],
+): Omit<PodPlan, "restarts"> {
+  if (!reading.ok || plan === undefined) {
+    return {
+      pod: reading.pod,
+      requests: undefined,
+      unknown: reading.ok ? "not read" : reading.reason,
+    };
+  }
+  const requests = plan.writes.flatMap((w) =>
+    cnfRequestsOf(w, requireKind(kindOfKey(targets, w.ruleKey)).cnf.update).map((r) => ({
+      ...r,
+      rule: w.ruleKey,
+    })),
+  );
+  return { pod: reading.pod, requests };
+}
+
 /**
  * The plan of `input.rules` on their CNF: per rule and pod the change (the requests, the fields
  * that differ, the restart), and per pod every request in order. Restarts of the whole change are
@@ -304,74 +364,26 @@ export function planPreview(input: PreviewInput): Omit<CnfPlan, "pods"> & {
   readonly pods: readonly Omit<PodPlan, "restarts">[];
 } {
   const { observation, scope } = input;
-  const situation = observation.situation;
   const planned = applyOrder(
     withoutCollisions(input.rules.map((rule) => planRule(rule, observation))),
   );
   const problem = situationProblem(observation, scope);
-  const readings = "withheld" in input.pods ? [] : input.pods;
   const targets = planned.flatMap((p) => {
     const target = targetOf(p);
     return target === undefined ? [] : [target];
   });
-  const podPlans = readings.map((reading) =>
+  const podPlans = input.pods.map((reading) =>
     reading.ok ? planPodWrites(targets, reading.holdings) : undefined,
   );
-  const rules = planned.map((rule): RulePlan => {
-    const target = targetOf(rule);
-    const dependents = dependentsOf(rule, input);
-    const base = {
-      ...rule.identity,
-      action: rule.observed.deleting ? ("delete" as const) : ("apply" as const),
-      dependents,
-    };
-    const objectOf = (t: RuleTarget) => ({
-      collection: t.collection,
-      name: t.objectName,
-      service: t.service,
-    });
-    const why = rule.unappliable ?? problem;
-    if (target === undefined || why !== undefined) {
-      return {
-        ...base,
-        ...(target === undefined ? {} : { object: objectOf(target) }),
-        ...(why === undefined ? {} : { problem: why }),
-        pods: [],
-      };
-    }
-    const context = { dependents, keysUnread: input.keysUnread?.get(target.key) };
-    return {
-      ...base,
-      object: objectOf(target),
-      pods: readings.map((reading, i) => podPlanOf(rule, target, reading, podPlans[i], context)),
-    };
-  });
-  const pods = readings.map((reading, i): Omit<PodPlan, "restarts"> => {
-    const plan = podPlans[i];
-    if (!reading.ok || plan === undefined) {
-      return {
-        pod: reading.pod,
-        requests: undefined,
-        unknown: reading.ok ? "not read" : reading.reason,
-      };
-    }
-    const requests = plan.writes.flatMap((w) =>
-      cnfRequestsOf(w, requireKind(kindOfKey(targets, w.ruleKey)).cnf.update).map((r) => ({
-        ...r,
-        rule: w.ruleKey,
-      })),
-    );
-    return { pod: reading.pod, requests };
-  });
   return {
     namespace: scope.namespace,
     purpose: scope.purpose,
-    deployment: situation.kind === "found" ? situation.deployment : undefined,
+    deployment:
+      observation.situation.kind === "found" ? observation.situation.deployment : undefined,
     readyPods: observation.pods.ready.length,
     expectedPods: observation.pods.expected,
-    ...("withheld" in input.pods ? { withheld: input.pods.withheld } : {}),
-    rules,
-    pods,
+    rules: planned.map((rule) => rulePlanOf(rule, input, problem, podPlans)),
+    pods: input.pods.map((reading, i) => podRequestsOf(reading, podPlans[i], targets)),
   };
 }
 
