@@ -178,7 +178,6 @@ export async function benchDryRun(
       );
       const p = percentiles(m.samples);
       const h = percentiles((await handled(from)).times);
-      for (const [k, v] of Object.entries((globalThis as any).__t ?? {})) { const q = percentiles(v as number[]); ctx.log(`${k}: p50 ${ms(q.p50)} p99 ${ms(q.p99)}`); }
       rows.push({
         id: "dry-run-policy",
         metric: `kubectl apply --dry-run=server of a Mwan3Policy change used by ${DEPENDENTS} Mwan3Rules, 2-pod CNF, through the API server (${n})`,
