@@ -18,6 +18,7 @@ import { renderTable, rowPasses, verdict, type RowResult } from "./lib/report.js
 import { benchReconcile } from "./rows/reconcile.js";
 import { benchRestart } from "./rows/restart.js";
 import { benchAdmission } from "./rows/admission.js";
+import { benchDryRun } from "./rows/dry-run.js";
 import { benchEgress } from "./rows/egress.js";
 import { benchColdStart } from "./rows/cold-start.js";
 import { benchNetpol } from "./rows/netpol.js";
@@ -44,6 +45,7 @@ const GROUPS: readonly RowGroup[] = [
     ids: ["admission-in-process", "admission-apiserver", "admission-concurrent"],
     run: benchAdmission,
   },
+  { ids: ["dry-run-rule", "dry-run-policy"], run: benchDryRun },
   { ids: ["egress-recompute", "egress-pod-event"], run: benchEgress },
   { ids: ["netpol-compile", "netpol-decide"], run: benchNetpol },
   { ids: ["netpol-store", "netpol-relabel"], run: benchNetpolStore },

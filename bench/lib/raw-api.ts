@@ -1,13 +1,27 @@
 /**
  * Bulk setup requests (thousands of Pods and their status) over kept-alive TLS connections with
- * the admin token. Only for building a world fast: what a row measures always goes through the
- * functions' own client (shared/kube).
+ * the admin token. Only for building a world fast, and for what a client such as kubectl sends
+ * that the functions never do (a dry run and its warnings): what the functions do is measured
+ * through their own client (shared/kube).
  */
 import https from "node:https";
 
 export interface RawReply {
   readonly status: number;
   readonly body: string;
+  /** The texts of the reply's Warning headers, in order (admission warnings among them). */
+  readonly warnings: readonly string[];
+}
+
+/** `299 - "text"` -> text (RFC 7234 warn-text, as the API server quotes it). */
+function warningTexts(raw: readonly string[]): string[] {
+  const texts: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]?.toLowerCase() !== "warning") continue;
+    const match = /^\d{3} \S+ "((?:[^"\\]|\\.)*)"/.exec(raw[i + 1] ?? "");
+    if (match?.[1] !== undefined) texts.push(match[1].replace(/\\(.)/g, "$1"));
+  }
+  return texts;
 }
 
 export class RawApi {
@@ -48,7 +62,11 @@ export class RawApi {
           res.on("data", (chunk: Buffer) => chunks.push(chunk));
           res.on("error", reject);
           res.on("end", () =>
-            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+            resolve({
+              status: res.statusCode ?? 0,
+              body: Buffer.concat(chunks).toString("utf8"),
+              warnings: warningTexts(res.rawHeaders),
+            }),
           );
         },
       );

@@ -1,5 +1,5 @@
 /**
- * The NetworkPolicy node agent (issue 31; docs/netpol.md "The node agent"; ADR 0013): one per
+ * The NetworkPolicy node agent (issue 31; docs/netpol.md "The node agent"; ADR 0014): one per
  * node (a DaemonSet, manifests/netpol-agent), it keeps the node's packet filter equal to the
  * NetworkPolicyEndpoint tables of the node's Pods. Wiring only: watches of Pods (this node's),
  * tables, peer sets and policies turn into hints (the connector's list+watch streams), the loop

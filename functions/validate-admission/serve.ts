@@ -3,6 +3,8 @@
  * so this function serves TLS itself, with the certificate reloaded when its files change.
  */
 import type { AdmissionReader } from "../../shared/admission/index.js";
+import type { KubeClient } from "../../shared/kube/index.js";
+import type { Env } from "../../shared/runtime/deps.js";
 import {
   Runtime,
   createFunctionApp,
@@ -20,6 +22,10 @@ export interface AdmissionServerOptions {
   readonly runtime?: Runtime;
   /** Default: the process's own identity (in-cluster service account or KUBECONFIG). */
   readonly reader?: AdmissionReader;
+  /** The identity a dry run's plan reads with; default: the process's own. */
+  readonly kube?: KubeClient;
+  /** Settings (CNF_*, CNF_CREDENTIALS_SECRET); default: process.env. */
+  readonly env?: Env;
   /** How often the certificate files are checked for changes. Default 2 s. */
   readonly tlsPollMs?: number;
 }
@@ -35,9 +41,15 @@ export async function serveValidateAdmission(
   options: AdmissionServerOptions,
 ): Promise<AdmissionServer> {
   const runtime = options.runtime ?? new Runtime();
-  const reader = options.reader;
+  const { reader, kube, env } = options;
   const fn =
-    reader === undefined ? validateAdmission : createValidateAdmission({ reader: () => reader });
+    reader === undefined && kube === undefined && env === undefined
+      ? validateAdmission
+      : createValidateAdmission({
+          ...(reader === undefined ? {} : { reader: () => reader }),
+          ...(kube === undefined ? {} : { kube: () => kube }),
+          ...(env === undefined ? {} : { env }),
+        });
   const running = await startServer(createFunctionApp(fn, runtime), runtime, {
     port: options.port,
     ...(options.host === undefined ? {} : { host: options.host }),

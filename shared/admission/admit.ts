@@ -5,6 +5,7 @@
  */
 import type { CallCounters, Log } from "../core/context.js";
 import { ruleKinds } from "./kinds.js";
+import { wantsPlan, withPlan, type DryRunPlanner } from "./dry-run.js";
 import { countingReader, decideAdmission, readsNothing, type AdmissionReader } from "./observe.js";
 import { planAdmission, planObservation } from "./plan-admission.js";
 import { parseAdmissionReview } from "./review.js";
@@ -14,6 +15,8 @@ import { buildAdmissionResponse } from "./verdict.js";
 export interface AdmitContext {
   readonly log: Log;
   readonly calls: CallCounters;
+  /** Cancels a dry run's plan; none when absent. */
+  readonly signal?: AbortSignal;
 }
 
 export interface AdmissionReply {
@@ -25,6 +28,8 @@ export async function admit(
   body: unknown,
   reader: () => AdmissionReader,
   ctx: AdmitContext,
+  /** Adds a dry run's plan to its warnings (dry-run.ts); without it, dry runs get none. */
+  planner?: DryRunPlanner,
 ): Promise<AdmissionReply> {
   const parsed = parseAdmissionReview(body);
   if (!parsed.ok) {
@@ -33,11 +38,18 @@ export async function admit(
   }
   const { request } = parsed;
   const plan = planObservation(request);
-  const verdict = readsNothing(plan)
+  const decided = readsNothing(plan)
     ? planAdmission(request, EMPTY_SNAPSHOT)
     : await decideAdmission(request, plan, countingReader(reader(), ctx.calls), (kind) =>
         ruleKinds.find(kind),
       );
+  const verdict =
+    planner !== undefined && wantsPlan(request, decided)
+      ? await withPlan(request, decided, countingReader(reader(), ctx.calls), planner, {
+          ...ctx,
+          signal: ctx.signal ?? new AbortController().signal,
+        })
+      : decided;
   const fields = {
     uid: request.uid,
     operation: request.operation,

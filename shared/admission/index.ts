@@ -11,7 +11,8 @@
  * review from body to reply.
  *
  * Does not: serve HTTP or TLS (functions/validate-admission), know any rule kind by name (the
- * registry in shared/rules answers), write to the API server, or call a CNF.
+ * registry in shared/rules answers), write to the API server, or call a CNF (a dry run's plan,
+ * dry-run.ts, comes from the DryRunPlanner the function wires: shared/sync's preview).
  *
  * Policies, in the order they run (first denial wins):
  *   rules:       bucket-permission, immutable-purpose, rule-spec, rule-dependencies,
@@ -36,6 +37,7 @@ export {
 } from "./review.js";
 export {
   POLICY,
+  WARNING_TOTAL_RUNES,
   buildAdmissionResponse,
   denialMessage,
   type AdmissionResponseBody,
@@ -77,6 +79,7 @@ export {
   type WebhookClientConfig,
 } from "./webhook-config.js";
 export { admit, type AdmissionReply, type AdmitContext } from "./admit.js";
+export { type CnfStateAccess, type DryRunPlanner } from "./dry-run.js";
 export { kubeAdmissionReader } from "./kube-reader.js";
 export {
   countingReader,

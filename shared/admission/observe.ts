@@ -112,7 +112,7 @@ async function observeRbac(
 }
 
 /** Fails closed: an answer that cannot be had is "unknown", which the policy denies. */
-async function secretAccess(
+export async function secretAccess(
   reader: AdmissionReader,
   namespace: string,
   user: ReviewedUser,

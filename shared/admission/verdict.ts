@@ -58,8 +58,18 @@ export function denialMessage(denial: Denial): string {
   return `sdewan policy "${denial.policy}" denied this request: ${denial.reason}. To fix: ${denial.fix}.`;
 }
 
-// The API server truncates long warnings; keep each one short enough to survive intact.
+/**
+ * The API server keeps a request's warnings up to 4096 runes in total; past that it cuts each to
+ * 256 runes and drops the rest (k8s.io/apiserver pkg/endpoints/filters/warning.go). No warning is
+ * longer than 256 here, so none is cut even then.
+ */
+export const WARNING_TOTAL_RUNES = 4096;
 const WARNING_LIMIT = 256;
+
+/** The runes `warnings` take of WARNING_TOTAL_RUNES once clipped as they are sent. */
+export function warningRunes(warnings: readonly string[]): number {
+  return warnings.reduce((n, w) => n + [...clipWarning(w)].length, 0);
+}
 
 export function clipWarning(warning: string): string {
   return warning.length <= WARNING_LIMIT ? warning : `${warning.slice(0, WARNING_LIMIT - 1)}…`;

@@ -19,6 +19,8 @@ export const RULES_WEBHOOK_NAME = "rules.validate-admission.sdewan.akraino.org";
 export const CNF_WEBHOOK_NAME = "cnf-deployments.validate-admission.sdewan.akraino.org";
 export const CLUSTERLINK_WEBHOOK_NAME = "clusterlink.validate-admission.sdewan.akraino.org";
 export const RULE_DELETES_WEBHOOK_NAME = "rule-deletes.validate-admission.sdewan.akraino.org";
+export const RULE_DELETE_PLANS_WEBHOOK_NAME =
+  "rule-delete-plans.validate-admission.sdewan.akraino.org";
 
 /**
  * The users that delete a namespace's content: kube-controller-manager's namespace controller
@@ -67,6 +69,22 @@ export const RULE_DELETE_CONDITIONS: readonly MatchCondition[] = [
   {
     name: "not-the-namespace-controller",
     expression: `!(request.userInfo.username in [${NAMESPACE_DELETERS.map((u) => `'${u}'`).join(", ")}])`,
+  },
+];
+
+const IS_CLUSTER_ADMIN = `has(request.userInfo.groups) && '${CLUSTER_ADMIN_GROUP}' in request.userInfo.groups`;
+const IS_NAMESPACE_DELETER = `request.userInfo.username in [${NAMESPACE_DELETERS.map((u) => `'${u}'`).join(", ")}]`;
+
+/**
+ * A `kubectl delete --dry-run=server` of a rule the bucket webhook does not review: sent only to
+ * get the plan of the deletion (docs/plan.md). A real DELETE never matches, so deletes still never
+ * wait on the webhook (ADR 0010); the ones the bucket webhook reviews get their plan there.
+ */
+export const RULE_DELETE_PLAN_CONDITIONS: readonly MatchCondition[] = [
+  { name: "dry-run", expression: "has(request.dryRun) && request.dryRun" },
+  {
+    name: "not-reviewed-for-its-bucket",
+    expression: `!(has(oldObject.metadata.labels) && '${BUCKET_LABEL}' in oldObject.metadata.labels) || (${IS_CLUSTER_ADMIN}) || ${IS_NAMESPACE_DELETER}`,
   },
 ];
 
@@ -232,6 +250,22 @@ export function buildWebhookConfiguration(
         failurePolicy: "Fail",
         objectSelector: { matchExpressions: [{ key: BUCKET_LABEL, operator: "Exists" }] },
         matchConditions: [...RULE_DELETE_CONDITIONS],
+        rules: [
+          {
+            apiGroups: [RULE_GROUP],
+            apiVersions: [RULE_VERSION],
+            operations: ["DELETE"],
+            resources: ruleResources(),
+            scope: "Namespaced",
+          },
+        ],
+      },
+      {
+        name: RULE_DELETE_PLANS_WEBHOOK_NAME,
+        ...common,
+        // Open on outage: a dry run without its plan is still the dry run the API server gives.
+        failurePolicy: "Ignore",
+        matchConditions: [...RULE_DELETE_PLAN_CONDITIONS],
         rules: [
           {
             apiGroups: [RULE_GROUP],

@@ -73,6 +73,25 @@ function fromFileOrEnv(env: Env, name: string, readFile: ReadTextFile): string |
   return env[name];
 }
 
+/**
+ * Credentials from the data of the Secret the functions mount (base64 values, as the API returns
+ * them): key `password`, and `username` when present, else CNF_USERNAME, else "root". What a
+ * preview reads through the API, where the functions read the mounted file.
+ */
+export function cnfCredentialsFromSecretData(
+  data: Readonly<Record<string, string>> | undefined,
+  env: Env,
+): CnfCredentials {
+  const decode = (key: string): string | undefined => {
+    const value = data?.[key];
+    return value === undefined ? undefined : Buffer.from(value, "base64").toString("utf8");
+  };
+  const username = decode("username") ?? env["CNF_USERNAME"] ?? "root";
+  if (username.trim() === "")
+    throw new CnfConfigError("CNF username is empty (Secret key username)");
+  return new CnfCredentials(username, decode("password") ?? "");
+}
+
 /** The PEM CA bundle for https CNFs, from CNF_CA_FILE; undefined when unset. */
 export function cnfCaFromEnv(env: Env, readFile: ReadTextFile = readText): string | undefined {
   const path = env["CNF_CA_FILE"];

@@ -38,6 +38,7 @@ export {
   CnfCredentials,
   cnfCaFromEnv,
   cnfCredentialsFromEnv,
+  cnfCredentialsFromSecretData,
   REDACTED,
   type Env,
   type ReadTextFile,

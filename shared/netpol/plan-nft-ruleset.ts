@@ -1,6 +1,6 @@
 /**
  * A node's enforcement (plan-node-enforcement.ts) as one nftables table (issue 31; docs/netpol.md
- * "The node agent"; why nftables and the inet family: ADR 0013). Pure and deterministic: the same
+ * "The node agent"; why nftables and the inet family: ADR 0014). Pure and deterministic: the same
  * tables always render the same script, which replaces the whole table in one transaction.
  *
  * The bitmaps of a table become rules: a rule bit b allows a packet when its peer is in

@@ -51,8 +51,9 @@ function failureClass(error: unknown): FailureClass {
   return cls === "permanent" ? "invalid" : cls;
 }
 
-async function readHoldings(
-  client: CnfClient,
+/** What the pod holds of `targets`' objects, by collection id (reads only). */
+export async function readHoldings(
+  client: Pick<CnfClient, "get" | "list">,
   targets: readonly RuleTarget[],
   mode: ReadMode,
 ): Promise<Map<string, HeldObject[]>> {

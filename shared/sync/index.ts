@@ -7,7 +7,9 @@
  * pure plans: which CNF an event concerns (plan-scope), each rule's target and collisions
  * (plan-rules, plan-targets), the writes per pod (plan-writes), the status and finalizer decision
  * (plan-status), pruning (plan-prune, plan-pods); and the shells that execute them on a pod
- * (apply-pod), on a rule (apply-rule) and on a CNF (sync, resync, prune-ledger).
+ * (apply-pod), on a rule (apply-rule) and on a CNF (sync, resync, prune-ledger). The preview of
+ * a change before it is made (preview.ts reads, plan-preview decides with the same planners,
+ * plan-preview-text words it): `kubectl apply --dry-run=server` and `npm run plan`.
  *
  * Does not: parse events (shared/events), speak HTTP (shared/runtime), know a rule kind by name
  * (shared/rules answers for each kind), or keep anything between events.
@@ -45,3 +47,27 @@ export {
 export { PRUNE_ANNOTATION } from "./plan-prune.js";
 export { syncCnfEvent, syncRuleEvent } from "./events.js";
 export { processOwnWrites } from "./own-writes.js";
+export {
+  DEFAULT_CNF_CREDENTIALS_SECRET,
+  cnfCredentialsSecret,
+  previewChanges,
+  previewReviewWarnings,
+  readCnfCredentials,
+  type PreviewContext,
+  type PreviewReport,
+  type ReviewPreviewContext,
+  type RuleChange,
+  type SecretName,
+  type Skipped,
+} from "./preview.js";
+export {
+  ruleAfterApply,
+  ruleAfterDelete,
+  type CnfPlan,
+  type CnfRequest,
+  type PacingSettings,
+  type PodPlan,
+  type RulePlan,
+  type RulePodPlan,
+} from "./plan-preview.js";
+export { WARNING_LINE_CHARS, planTable, planWarnings } from "./plan-preview-text.js";

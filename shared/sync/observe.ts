@@ -11,7 +11,6 @@ import {
   isRuleKind,
   kindsReferencing,
   networkMapOfDeployment,
-  requireKind,
   type NetworkInterfaceMap,
 } from "../rules/index.js";
 import {
@@ -26,9 +25,11 @@ import {
   type KubeObject,
   type ObjectKey,
   type Pod,
+  type ReadFreshness,
   type ResourceType,
 } from "../kube/index.js";
 import { cachedViewSuffices, planCnfPods, type CnfPods, type PodView } from "./plan-pods.js";
+import { referrersOf } from "./plan-rules.js";
 import type { CnfSituation } from "./plan-status.js";
 import {
   parseRuleObject,
@@ -81,13 +82,21 @@ export function situationOf(scope: CnfScope, deployments: readonly Deployment[])
   return { kind: "found", deployment: deployment.metadata.name, readyPods: 0, expectedPods: 0 };
 }
 
-/** Reads the CNF Deployment of `scope` and its pods (two list calls). */
-export async function observeCnf(kube: KubeClient, scope: CnfScope): Promise<CnfObservation> {
+/**
+ * Reads the CNF Deployment of `scope` and its pods (two list calls), consistently unless
+ * `freshness` says the watch cache will do (a preview, which acts on nothing it reads).
+ */
+export async function observeCnf(
+  kube: KubeClient,
+  scope: CnfScope,
+  freshness: ReadFreshness = "consistent",
+): Promise<CnfObservation> {
   const deployments = await kube.list(DEPLOYMENTS, {
     namespace: scope.namespace,
     labelSelector: { [PURPOSE_LABEL]: scope.purpose },
+    ...readOptions(freshness),
   });
-  return observeCnfOf(kube, scope, deployments);
+  return observeCnfOf(kube, scope, deployments, freshness);
 }
 
 /** Like observeCnf, for Deployments already listed (a resync lists them once for all CNFs). */
@@ -95,12 +104,14 @@ export async function observeCnfOf(
   kube: KubeClient,
   scope: CnfScope,
   deployments: readonly Deployment[],
+  freshness: ReadFreshness = "consistent",
 ): Promise<CnfObservation> {
   const found = foundDeployment(scope, deployments);
   if (!found.found) return found.absent;
   const pods = await kube.list(PODS, {
     namespace: scope.namespace,
     labelSelector: found.deployment.spec.selector,
+    ...readOptions(freshness),
   });
   return observationOf(found.situation, found.deployment, pods);
 }
@@ -293,24 +304,13 @@ export async function observeReferrers(
       })),
     );
     return lists.flatMap(({ entry, items }) =>
-      items
-        .filter((item) => referencesOf(entry.kind, item.spec).some((r) => isRef(r, blocked)))
-        .map((item) => `${entry.kind} ${item.metadata.name}`),
+      referrersOf(
+        items.map((item) => ({ kind: entry.kind, name: item.metadata.name, spec: item.spec })),
+        blocked,
+      ),
     );
   } catch (error) {
     if (isKubeError(error)) return undefined;
     throw error;
   }
 }
-
-function referencesOf(kind: string, spec: unknown): { kind: string; name: string }[] {
-  try {
-    return requireKind(kind).references(spec);
-  } catch {
-    // A spec that does not parse references nothing we could name.
-    return [];
-  }
-}
-
-const isRef = (ref: { kind: string; name: string }, blocked: BlockedDeletion): boolean =>
-  ref.kind === blocked.kind && ref.name === blocked.name;

@@ -111,6 +111,37 @@ export function planRule(rule: ObservedRuleCr, observation: CnfObservation): Pla
   };
 }
 
+/** A rule's kind, name and spec, as far as its references go. */
+export interface ReferringRule {
+  readonly kind: string;
+  readonly name: string;
+  readonly spec: unknown;
+}
+
+/**
+ * Of `rules`, those that reference `target` ("Kind name" each, in the order given): the rules a
+ * change of it affects, and the users that keep the CNF from deleting its object.
+ */
+export function referrersOf(
+  rules: readonly ReferringRule[],
+  target: { readonly kind: string; readonly name: string },
+): string[] {
+  return rules
+    .filter((rule) =>
+      referencesOf(rule).some((ref) => ref.kind === target.kind && ref.name === target.name),
+    )
+    .map((rule) => `${rule.kind} ${rule.name}`);
+}
+
+function referencesOf(rule: ReferringRule): { kind: string; name: string }[] {
+  try {
+    return requireKind(rule.kind).references(rule.spec);
+  } catch {
+    // A spec that does not parse references nothing we could name.
+    return [];
+  }
+}
+
 /** Two rules that map to one CNF object: all but one are unappliable. */
 export function withoutCollisions(planned: readonly PlannedRule[]): PlannedRule[] {
   const targets = planned.flatMap((p) => (p.target ? [p.target] : []));

@@ -6,12 +6,12 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import type { KubeConfig } from "@kubernetes/client-node";
 import {
   AdmissionregistrationV1Api,
   ApiException,
   CoreV1Api,
   CustomObjectsApi,
-  KubeConfig,
   PatchStrategy,
   RbacAuthorizationV1Api,
   setHeaderOptions,
@@ -32,8 +32,16 @@ import {
 import { createKubeClient } from "../../shared/kube/index.js";
 import { Runtime, createLogger } from "../../shared/runtime/index.js";
 import { RULE_GROUP, RULE_VERSION, byKind } from "../../shared/rules/index.js";
-import { adminKubeConfig, clusterInfo, newNamespace } from "./support/cluster.js";
+import {
+  adminKubeConfig,
+  clusterInfo,
+  kubeConfigWithToken,
+  newNamespace,
+} from "./support/cluster.js";
+import { allowed } from "./support/identity.js";
 import { WebhookGate } from "./support/webhook-gate.js";
+
+export { kubeConfigWithToken } from "./support/cluster.js";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const HARNESS_LABEL = "sdewan.test/admission-harness";
@@ -55,20 +63,6 @@ export interface AdmissionHarness {
   /** A TokenRequest token of a service account (created when missing). */
   serviceAccountToken(namespace: string, name: string): Promise<string>;
   close(): Promise<void>;
-}
-
-export function kubeConfigWithToken(token: string): KubeConfig {
-  const info = clusterInfo();
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      { name: "test", server: info.server, caData: Buffer.from(info.caPem).toString("base64") },
-    ],
-    users: [{ name: "token", token }],
-    contexts: [{ name: "test", cluster: "test", user: "token" }],
-    currentContext: "test",
-  });
-  return kc;
 }
 
 async function tokenFor(namespace: string, name: string): Promise<string> {
@@ -93,13 +87,64 @@ export interface AdmissionHarnessOptions {
   readonly role?: (role: V1ClusterRole) => V1ClusterRole;
   /** Reach the webhook through a WebhookGate, to make it slow or down in a test. */
   readonly gate?: boolean;
+  /**
+   * Where the CNF credentials Secret (sdewan-cnf-credentials) is, standing in for sdewan-system:
+   * the shipped Role that lets the webhook read it is made there, and the webhook told
+   * (CNF_CREDENTIALS_SECRET). Without it the webhook is given none (dry-run plans say so).
+   */
+  readonly cnfCredentialsNamespace?: string;
+}
+
+/** The CNF credentials Secret the shipped Role names. */
+export const CNF_CREDENTIALS_SECRET = "sdewan-cnf-credentials";
+
+async function shippedRbac(): Promise<V1ClusterRole[]> {
+  const text = await readFile(path.join(repo, "manifests/webhook/rbac.yaml"), "utf8");
+  return parseAllDocuments(text).map((doc) => doc.toJS() as V1ClusterRole);
+}
+
+/**
+ * The shipped Role for the CNF credentials, in `namespace` instead of sdewan-system, bound to the
+ * webhook's service account; resolves once the authorizer counts it.
+ */
+async function grantCnfCredentials(
+  kc: KubeConfig,
+  account: { namespace: string; name: string },
+  namespace: string,
+): Promise<void> {
+  const role = (await shippedRbac()).find((doc) => doc.kind === "Role");
+  if (role === undefined) throw new Error("manifests/webhook/rbac.yaml has no Role");
+  const rbac = adminKubeConfig().makeApiClient(RbacAuthorizationV1Api);
+  const name = role.metadata?.name ?? "cnf-credentials";
+  await rbac.createNamespacedRole({
+    namespace,
+    body: { ...role, metadata: { name, namespace } },
+  });
+  await rbac.createNamespacedRoleBinding({
+    namespace,
+    body: {
+      metadata: { name, namespace },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+      subjects: [{ kind: "ServiceAccount", ...account }],
+    },
+  });
+  const what = {
+    group: "",
+    resource: "secrets",
+    verb: "get",
+    namespace,
+    name: CNF_CREDENTIALS_SECRET,
+  };
+  await pollUntil(
+    async () => ((await allowed(kc, what)) ? true : undefined),
+    () => `the webhook's grant on Secret ${namespace}/${CNF_CREDENTIALS_SECRET} to take effect`,
+    { timeoutMs: 10_000, intervalMs: 50 },
+  );
 }
 
 /** The webhook's identity: a service account bound to the ClusterRole manifests/webhook ships. */
 async function webhookIdentity(id: string, options: AdmissionHarnessOptions): Promise<KubeConfig> {
-  const text = await readFile(path.join(repo, "manifests/webhook/rbac.yaml"), "utf8");
-  const documents = parseAllDocuments(text).map((doc) => doc.toJS() as V1ClusterRole);
-  const role = documents.find((doc) => doc.kind === "ClusterRole");
+  const role = (await shippedRbac()).find((doc) => doc.kind === "ClusterRole");
   if (role === undefined) throw new Error("manifests/webhook/rbac.yaml has no ClusterRole");
   const namespace = await newNamespace(`admission-identity-${id}`);
   const name = `validate-admission-${id}`;
@@ -113,7 +158,12 @@ async function webhookIdentity(id: string, options: AdmissionHarnessOptions): Pr
       subjects: [{ kind: "ServiceAccount", name: "validate-admission", namespace }],
     },
   });
-  return kubeConfigWithToken(await tokenFor(namespace, "validate-admission"));
+  const kc = kubeConfigWithToken(await tokenFor(namespace, "validate-admission"));
+  if (options.cnfCredentialsNamespace !== undefined) {
+    const account = { namespace, name: "validate-admission" };
+    await grantCnfCredentials(kc, account, options.cnfCredentialsNamespace);
+  }
+  return kc;
 }
 
 /** Creates a FirewallZone whose name the CNF cannot take; resolves once the webhook denies it. */
@@ -161,7 +211,9 @@ export async function startAdmissionHarness(
     usage: "server",
     ips: ["127.0.0.1"],
   });
-  const reader = kubeAdmissionReader(createKubeClient(await webhookIdentity(id, options)));
+  const kube = createKubeClient(await webhookIdentity(id, options));
+  const reader = kubeAdmissionReader(kube);
+  const credentialsAt = options.cnfCredentialsNamespace;
   const runtime = new Runtime({
     logger: createLogger({ level: process.env["LOG_LEVEL"] ?? "silent" }),
   });
@@ -170,6 +222,11 @@ export async function startAdmissionHarness(
     host: "127.0.0.1",
     tls: { certFile: serving.certPath, keyFile: serving.keyPath },
     reader,
+    kube,
+    env:
+      credentialsAt === undefined
+        ? {}
+        : { CNF_CREDENTIALS_SECRET: `${credentialsAt}/${CNF_CREDENTIALS_SECRET}` },
     runtime,
     tlsPollMs: 200,
   });

@@ -188,7 +188,7 @@ describe("the CNF's own spec rules, at kubectl apply time", () => {
 });
 
 describe("with every CNF down", () => {
-  it("still answers: the webhook never calls a CNF", async () => {
+  it("still answers: a review that is not a dry run never calls a CNF", async () => {
     const ns = await harness.namespace();
     await deployments(admin, ns).create(cnfDeployment("cnf-1", "cnf-a"));
     // A Ready CNF pod at a loopback address where nothing listens.

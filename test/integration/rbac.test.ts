@@ -403,7 +403,7 @@ describe("egress-group-sync runs with exactly manifests/rbac/egress-group-sync.y
 });
 
 describe("validate-admission reads with exactly manifests/rbac/validate-admission.yaml", () => {
-  it("performs every read of its policies, and is refused (403) any write or rule list", async () => {
+  it("performs every read of its policies and of a dry run's plan, and is refused (403) any write", async () => {
     const identity = await identityFrom("validate-admission.yaml");
     const namespace = await newNamespace("rbac-admission");
     const reader = kubeAdmissionReader(identity.kube);
@@ -416,15 +416,31 @@ describe("validate-admission reads with exactly manifests/rbac/validate-admissio
     await expect(
       reader.getRole({ kind: "ClusterRole", namespace: "", name: "cluster-admin" }),
     ).resolves.not.toBeNull();
-
+    // A dry run's plan: the CNF's pods and the rules that reference the changed one.
+    await expect(identity.kube.list(PODS, { namespace })).resolves.toEqual([]);
     const zone = ruleResource(requireKind("FirewallZone"));
+    await expect(identity.kube.list(zone, { namespace })).resolves.toEqual([]);
+
     expect(
       await refusal(
         identity.kube.create(zone, { metadata: { namespace, name: "z" }, spec: { network: [] } }),
       ),
     ).toBe("forbidden 403");
-    // Rules are read one by one (the references of the one under review), never listed (ADR 0010).
-    expect(await refusal(identity.kube.list(zone, { namespace }))).toBe("forbidden 403");
+  });
+
+  it("may get the CNF credentials Secret by name in its own namespace, and no other Secret", async () => {
+    const identity = await identityFrom("validate-admission.yaml");
+    const own = identity.roleNamespaces.get("sdewan-system") ?? "";
+    const get = (namespace: string, name: string) =>
+      allowed(identity.kc, { group: "", resource: "secrets", verb: "get", namespace, name });
+    expect(await get(own, "sdewan-cnf-credentials")).toBe(true);
+    expect(await get(own, "validate-admission-tls")).toBe(false);
+    expect(await get(await newNamespace("rbac-admission-other"), "sdewan-cnf-credentials")).toBe(
+      false,
+    );
+    expect(
+      await allowed(identity.kc, { group: "", resource: "secrets", verb: "list", namespace: own }),
+    ).toBe(false);
   });
 });
 

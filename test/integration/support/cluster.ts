@@ -83,3 +83,18 @@ export async function newNamespace(prefix?: string): Promise<string> {
     });
   return name;
 }
+
+/** A KubeConfig for the test API server that authenticates with `token` (e.g. a TokenRequest's). */
+export function kubeConfigWithToken(token: string): KubeConfig {
+  const info = clusterInfo();
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [
+      { name: "test", server: info.server, caData: Buffer.from(info.caPem).toString("base64") },
+    ],
+    users: [{ name: "token", token }],
+    contexts: [{ name: "test", cluster: "test", user: "token" }],
+    currentContext: "test",
+  });
+  return kc;
+}

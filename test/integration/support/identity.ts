@@ -23,8 +23,7 @@ import {
   NAMESPACES,
   type KubeClient,
 } from "../../../shared/kube/index.js";
-import { kubeConfigWithToken } from "../admission-harness.js";
-import { adminKubeConfig, newNamespace } from "./cluster.js";
+import { adminKubeConfig, kubeConfigWithToken, newNamespace } from "./cluster.js";
 
 export interface Identity {
   readonly kc: KubeConfig;
@@ -157,6 +156,8 @@ export async function identityFrom(
       resource: ruleOf.resources?.[0] ?? "",
       verb: ruleOf.verbs[0] ?? "get",
       namespace: roleNamespaces.get(namespaced.metadata?.namespace ?? ""),
+      // A rule limited to resourceNames grants only requests that name one.
+      ...(ruleOf.resourceNames?.[0] === undefined ? {} : { name: ruleOf.resourceNames[0] }),
     };
     await pollUntil(
       async () => ((await allowed(kc, roleProbe)) ? true : undefined),
@@ -179,6 +180,8 @@ export async function allowed(
     verb: string;
     subresource?: string;
     namespace?: string | undefined;
+    /** One object by name (a rule with resourceNames grants only named requests). */
+    name?: string;
   },
 ): Promise<boolean> {
   const review = await kc.makeApiClient(AuthorizationV1Api).createSelfSubjectAccessReview({
@@ -190,6 +193,7 @@ export async function allowed(
           verb: what.verb,
           ...(what.subresource ? { subresource: what.subresource } : {}),
           ...(what.namespace ? { namespace: what.namespace } : {}),
+          ...(what.name ? { name: what.name } : {}),
         },
       },
     },

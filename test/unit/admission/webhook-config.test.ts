@@ -6,6 +6,8 @@ import { BUCKET_LABEL } from "../../../shared/admission/rbac.js";
 import {
   RULE_DELETES_WEBHOOK_NAME,
   RULE_DELETE_CONDITIONS,
+  RULE_DELETE_PLANS_WEBHOOK_NAME,
+  RULE_DELETE_PLAN_CONDITIONS,
   RULE_WRITE_CONDITIONS,
   buildWebhookConfiguration,
   renderWebhookManifest,
@@ -47,7 +49,20 @@ describe("the ValidatingWebhookConfiguration", () => {
     const deleteOperations = webhooks.flatMap((w) =>
       w.rules.some((r) => r.operations.includes("DELETE")) ? [w.name] : [],
     );
-    expect(deleteOperations).toEqual([RULE_DELETES_WEBHOOK_NAME]);
+    expect(deleteOperations).toEqual([RULE_DELETES_WEBHOOK_NAME, RULE_DELETE_PLANS_WEBHOOK_NAME]);
+  });
+
+  it("sends any other DELETE of a rule only when it is a dry run, for its plan, fail-open", () => {
+    const plans = webhooks.find((w) => w.name === RULE_DELETE_PLANS_WEBHOOK_NAME);
+    expect(plans).toMatchObject({
+      failurePolicy: "Ignore",
+      matchConditions: RULE_DELETE_PLAN_CONDITIONS,
+      rules: [{ operations: ["DELETE"], resources: ALL_RULE_KINDS.map((k) => k.plural).sort() }],
+    });
+    expect(plans?.objectSelector).toBeUndefined();
+    expect(RULE_DELETE_PLAN_CONDITIONS[0]?.expression).toBe(
+      "has(request.dryRun) && request.dryRun",
+    );
   });
 
   it("sees only Deployments that carry sdewanPurpose", () => {
@@ -64,7 +79,7 @@ describe("the ValidatingWebhookConfiguration", () => {
       clientConfig: { url: "https://x/" },
       timeoutSeconds: 30,
     });
-    expect(config.webhooks.map((w) => w.timeoutSeconds)).toEqual([5, 5, 5, 5]);
+    expect(config.webhooks.map((w) => w.timeoutSeconds)).toEqual([5, 5, 5, 5, 5]);
   });
 
   it("is what manifests/webhook holds (run `npm run gen:webhook` after changing the registry)", () => {

@@ -7,6 +7,7 @@ import {
   cnfCaFromEnv,
   cnfClientTuningFromEnv,
   cnfCredentialsFromEnv,
+  cnfCredentialsFromSecretData,
   cnfEndpointConfig,
 } from "../../../shared/cnf/index.js";
 
@@ -123,6 +124,30 @@ describe("cnfCredentialsFromEnv", () => {
     expect(() => cnfCredentialsFromEnv({ CNF_PASSWORD_FILE: "/missing" }, readFile)).toThrow(
       "cannot read CNF_PASSWORD_FILE /missing: ENOENT",
     );
+  });
+});
+
+describe("cnfCredentialsFromSecretData: the login a preview reads from the credentials Secret", () => {
+  const b64 = (text: string) => Buffer.from(text).toString("base64");
+
+  it("takes password and username from the Secret's data", () => {
+    const credentials = cnfCredentialsFromSecretData(
+      { username: b64("op"), password: b64("p&w") },
+      { CNF_USERNAME: "ignored" },
+    );
+    expect(credentials.loginForm()).toBe("luci_username=op&luci_password=p%26w");
+  });
+
+  it("without a username key: CNF_USERNAME, else root, as the functions log in", () => {
+    expect(
+      cnfCredentialsFromSecretData({ password: b64("pw") }, { CNF_USERNAME: "op" }).username,
+    ).toBe("op");
+    expect(cnfCredentialsFromSecretData({ password: b64("pw") }, {}).username).toBe("root");
+  });
+
+  it("never shows the password in JSON or text", () => {
+    const credentials = cnfCredentialsFromSecretData({ password: b64("s3cret-pw") }, {});
+    expect(`${JSON.stringify(credentials)} ${String(credentials)}`).not.toContain("s3cret-pw");
   });
 });
 
