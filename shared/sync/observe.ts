@@ -48,7 +48,9 @@ export {
 const NO_PODS: CnfPods = { ready: [], expected: 0 };
 
 export function podView(pod: Pod): PodView {
-  const ready = pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+  const condition = pod.status?.conditions?.find((c) => c.type === "Ready");
+  const ready = condition?.status === "True";
+  const since = condition?.lastTransitionTime;
   return {
     name: pod.metadata.name,
     labels: pod.metadata.labels ?? {},
@@ -56,7 +58,8 @@ export function podView(pod: Pod): PodView {
     terminating: pod.metadata.deletionTimestamp !== undefined,
     phase: pod.status?.phase,
     podIP: pod.status?.podIP,
-    ready: ready === true,
+    ready,
+    ...(ready && typeof since === "string" ? { readySince: since } : {}),
   };
 }
 

@@ -89,7 +89,10 @@ export const CNF_EVENT_REASONS = {
     means: "rules are on every pod again, and which pod got how many",
   },
   RulesDriftRepaired: { type: "Normal", means: "pods had lost or changed rules: written back" },
-  RulesNotReady: { type: "Warning", means: "not all the CNF's pods are ready: its rules wait" },
+  RulesNotReady: {
+    type: "Warning",
+    means: "not all the CNF's pods are ready: the others keep its rules, it gets them when ready",
+  },
   RulesRetrying: { type: "Warning", means: "a CNF or dependency failure rules share; retried" },
   RulesRejected: { type: "Warning", means: "the CNF refused rules it took before" },
   RulesStalled: { type: "Warning", means: "rules cannot be applied until someone acts" },
@@ -141,6 +144,15 @@ export interface SyncEventsInput<T extends NotedRuleEvent> {
     readonly pod: string;
     readonly writes: readonly { readonly ruleKey: string }[];
   }[];
+  /**
+   * The CNF's pods when some, not all, are ready, and how many rules the sync covered: told once
+   * on the Deployment, as the rules' statuses do not change for it (ADR 0014).
+   */
+  readonly readiness?: {
+    readonly ready: number;
+    readonly expected: number;
+    readonly rules: number;
+  };
 }
 
 /**
@@ -170,6 +182,18 @@ export function planSyncEvents<T extends NotedRuleEvent>(
       const { type } = CNF_EVENT_REASONS[reason];
       onCnf.push({ type, reason, note: cnfNote(group, input.pods) });
     }
+  }
+  const { readiness } = input;
+  const partly = readiness !== undefined && readiness.ready > 0 && readiness.rules > 0;
+  if (partly && readiness.ready < readiness.expected && !shared.has("RulesNotReady")) {
+    const { ready, expected, rules } = readiness;
+    onCnf.push({
+      type: "Warning",
+      reason: "RulesNotReady",
+      note:
+        `CNF ${input.cnf.name} has ${ready}/${expected} pods ready: its ${rules} rules stay ` +
+        "applied on the ready pods, and are written to the others when they are ready",
+    });
   }
   onCnf.sort((a, b) => a.reason.localeCompare(b.reason));
   return { onRules, onCnf };

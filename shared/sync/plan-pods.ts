@@ -23,11 +23,17 @@ export interface PodView {
   readonly phase: string | undefined;
   readonly podIP: string | undefined;
   readonly ready: boolean;
+  /** When the pod last turned Ready (its Ready condition's lastTransitionTime), if known. */
+  readonly readySince?: string;
 }
 
 export interface CnfPods {
   /** Pods that receive writes now. */
-  readonly ready: readonly { readonly name: string; readonly ip: string }[];
+  readonly ready: readonly {
+    readonly name: string;
+    readonly ip: string;
+    readonly readySince?: string;
+  }[];
   /** How many ready pods make the CNF fully in sync. */
   readonly expected: number;
 }
@@ -52,7 +58,11 @@ export function planCnfPods(deployment: DeploymentView, pods: readonly PodView[]
   const owned = pods.filter((p) => ownedByDeployment(deployment.name, p) && live(p));
   const ready = owned
     .filter((p) => p.ready && p.podIP !== undefined && p.podIP !== "")
-    .map((p) => ({ name: p.name, ip: p.podIP as string }))
+    .map((p) => ({
+      name: p.name,
+      ip: p.podIP as string,
+      ...(p.readySince === undefined ? {} : { readySince: p.readySince }),
+    }))
     .sort((a, b) => a.name.localeCompare(b.name));
   // During a rollout (surge) more pods than replicas may be live; each must hold the rules.
   const expected = Math.max(deployment.replicas ?? 1, owned.length);

@@ -45,9 +45,12 @@ export interface WriteFailure {
   readonly message: string;
 }
 
-/** What happened to one rule on one ready pod. */
+/**
+ * What happened to one rule on one ready pod. `podReadySince`: when that pod last turned Ready
+ * (planReseeded tells a pod written again after it came back from drift on a pod that stayed).
+ */
 export type PodRuleResult =
-  | { readonly kind: "held"; readonly changed: boolean }
+  | { readonly kind: "held"; readonly changed: boolean; readonly podReadySince?: string }
   | { readonly kind: "failed"; readonly failure: WriteFailure };
 
 /** What one pod sync did: a result per rule key, the writes made, the services restarted. */
@@ -272,9 +275,38 @@ function failureSummary(input: RulePlanInput, failure: WriteFailure): string {
   return `${which} missing on the CNF, apply it first: `;
 }
 
+/**
+ * How long after a pod turned Ready a rule it lacks is put down to its restart (re-seeded, no
+ * status write) rather than to drift (counted on the rule's status). Longer than the first syncs
+ * a returning pod gets (its Pod event, then the resync), short enough that a pod which keeps
+ * losing rules after it came back is counted as drifting again soon (ADR 0014).
+ */
+export const RESEED_WINDOW_MS = 30 * 60 * 1000;
+
+/** The done result of a rule written again only to pods that came back ready (ADR 0014). */
+export const RE_APPLIED = "re-applied";
+
+/**
+ * Whether a write to a pod re-seeded a pod that came back: the rule was in sync for this
+ * generation on every ready pod before, the pod turned Ready after the rule was applied, and
+ * recently. Such a write changes nothing the rule's status says: it held on every ready pod before
+ * and does now. A pod that lost the rule while it stayed Ready is drift, counted as before.
+ */
+export function planReseeded(rule: ObservedRule, result: PodRuleResult, now: string): boolean {
+  if (result.kind !== "held" || !result.changed || result.podReadySince === undefined) return false;
+  const { status } = rule;
+  if (status?.inSync !== true || status.appliedGeneration !== rule.generation) return false;
+  if (status.appliedTime === undefined || rule.deleting) return false;
+  const since = Date.parse(result.podReadySince);
+  // Pod conditions keep whole seconds: a pod Ready in the second the rule was applied counts.
+  const applied = Math.floor(Date.parse(status.appliedTime) / 1000) * 1000;
+  return since >= applied && Date.parse(now) - since <= RESEED_WINDOW_MS;
+}
+
 function changedResult(input: RulePlanInput): string {
-  const changed = input.podResults.some((r) => r.kind === "held" && r.changed);
-  if (!changed) return "unchanged";
+  const changes = input.podResults.filter((r) => r.kind === "held" && r.changed);
+  if (changes.length === 0) return "unchanged";
+  if (changes.every((r) => planReseeded(input.rule, r, input.now))) return RE_APPLIED;
   if (input.rule.deleting) return "deleted";
   return input.rule.status?.appliedGeneration === undefined ? "created" : "updated";
 }
@@ -301,13 +333,13 @@ function readyVerdict(input: RulePlanInput, deployment: string, allPods: boolean
   const { rule } = input;
   const result = changedResult(input);
   const ready = input.podResults.length;
-  if (!allPods) {
-    // Applied where we could; the next readiness change (or resync) finishes the job.
-    const message = `${podsMessage(deployment, ready, expectedOf(input))}; ${
-      rule.deleting ? "deleted" : "applied"
-    } on the ready pods`;
+  if (!allPods && rule.deleting) {
+    // Removed where we could; the next readiness change (or resync) finishes the job.
+    const message = `${podsMessage(deployment, ready, expectedOf(input))}; deleted on the ready pods`;
     return { ...waiting("PodsNotReady", message), result };
   }
+  // A live rule on every ready pod is in sync whatever the other pods do (inSync is about ready
+  // pods): a pod's readiness is the CNF's fact, told on its Deployment, not on each rule.
   if (rule.deleting) {
     const message = `removed from all ${ready} pods of CNF ${deployment}`;
     const condition = { type: "Reconciling" as const, reason: "Deleted", message };
@@ -326,19 +358,21 @@ function readyVerdict(input: RulePlanInput, deployment: string, allPods: boolean
 /** "DriftRepaired" stays until something else happens: flipping it back costs a write per rule. */
 function readyReason(rule: ObservedRule, result: string, drift: boolean): string {
   const previous = rule.status?.conditions?.find((c) => c.type === "Ready" && c.status === "True");
-  const keep = result === "unchanged" && previous?.reason === "DriftRepaired";
+  const quiet = result === "unchanged" || result === RE_APPLIED;
+  const keep = quiet && previous?.reason === "DriftRepaired";
   return drift || keep ? "DriftRepaired" : "Applied";
 }
 
 /** Applied on every pod: Ready (Applied, DriftRepaired), or RepeatedDrift. */
 function appliedVerdict(input: RulePlanInput, deployment: string, result: string): Verdict {
   const { rule } = input;
-  const ready = input.podResults.length;
   const drift = result === "updated" && rule.status?.appliedGeneration === rule.generation;
-  const message = `applied on all ${ready} pods of CNF ${deployment}`;
+  // No pod count: the message must not change (a write per rule) when a pod comes and goes.
+  const where = `on every ready pod of CNF ${deployment}`;
+  const message = `applied ${where}`;
   const counted = drift ? oneMoreRepair(rule.status, input.now) : undefined;
   if (counted !== undefined && counted.repairs >= REPEATED_DRIFT_REPAIRS) {
-    return repeatedDrift(counted, `on all ${ready} pods of CNF ${deployment}`);
+    return repeatedDrift(counted, where);
   }
   return {
     condition: { type: "Ready", reason: readyReason(rule, result, drift), message },

@@ -53,6 +53,7 @@ import {
   planClaimFailure,
   planOverwritten,
   planRuleDecision,
+  RE_APPLIED,
   restartPendingOf,
   type ObservedRule,
   type PodRuleResult,
@@ -67,7 +68,13 @@ import {
   type PlannedRule,
   type RuleIdentity,
 } from "./plan-rules.js";
-import { isOwnChange, planRuleEvent, planSyncEvents, type NotedRuleEvent } from "./plan-events.js";
+import {
+  isOwnChange,
+  planRuleEvent,
+  planSyncEvents,
+  type NotedRuleEvent,
+  type PlannedEvent,
+} from "./plan-events.js";
 import { planDeletionTarget } from "./plan-targets.js";
 import type { RuleTarget } from "./plan-writes.js";
 import { SecretReader, resolveSecretRefs } from "./secret-refs.js";
@@ -224,8 +231,22 @@ function syncPodUnreachable(
   return { pod, results, writes: [], restarted: [] };
 }
 
-function podResultsOf(rule: PlannedRule, pods: readonly PodSyncResult[]): PodRuleResult[] {
-  return rule.target === undefined ? [] : resultsFor(rule.observed.key, pods);
+function podResultsOf(
+  rule: PlannedRule,
+  pods: readonly PodSyncResult[],
+  readySince?: ReadonlyMap<string, string>,
+): PodRuleResult[] {
+  if (rule.target === undefined) return [];
+  if (readySince === undefined) return resultsFor(rule.observed.key, pods);
+  // Each result with when its pod turned Ready: a pod that came back is re-seeded (ADR 0014).
+  return pods.flatMap((p) => {
+    const result = p.results.get(rule.observed.key);
+    if (result === undefined) return [];
+    const since = readySince.get(p.pod);
+    return result.kind === "held" && since !== undefined
+      ? [{ ...result, podReadySince: since }]
+      : [result];
+  });
 }
 
 /** What happened to the object keyed `key` on each pod that synced it. */
@@ -382,10 +403,15 @@ export async function syncRules(
   const now = ctx.now();
   const redaction = await keys.settled();
   const limit = pLimit(STATUS_WRITE_CONCURRENCY);
+  const readySince = new Map(
+    request.observation.pods.ready.flatMap((p) =>
+      p.readySince === undefined ? [] : [[p.name, p.readySince] as const],
+    ),
+  );
   const decided = await Promise.all(
     planned.map((rule) =>
       limit(async (): Promise<DecidedRule> => {
-        const podResults = podResultsOf(rule, pods);
+        const podResults = podResultsOf(rule, pods, readySince);
         const plan = (observed: ObservedRule) =>
           planRuleDecision({
             rule: observed,
@@ -412,6 +438,7 @@ export async function syncRules(
         const wrote = mayHaveWritten(rule.observed, podResults);
         if (result.after !== "gone" && result.stale === undefined) {
           noteEvent(ctx, rule, result.decision);
+          noteReseeded(ctx, rule, result.decision);
         }
         return { rule, wrote, result };
       }),
@@ -508,8 +535,12 @@ interface RuleEvent extends NotedRuleEvent {
 }
 
 /** Notes the rule's Event for this decision, if it is worth one (plan-events.ts). */
-function noteEvent(ctx: KeyedSyncContext, rule: PlannedRule, decision: RuleDecision): void {
-  const event = planRuleEvent(rule.oldStatus, decision);
+function noteEvent(
+  ctx: KeyedSyncContext,
+  rule: PlannedRule,
+  decision: RuleDecision,
+  event: PlannedEvent | null = planRuleEvent(rule.oldStatus, decision),
+): void {
   if (event === null || ctx.events === undefined) return;
   const { kind, namespace, name } = rule.identity;
   ctx.noted.push({
@@ -528,6 +559,19 @@ function noteEvent(ctx: KeyedSyncContext, rule: PlannedRule, decision: RuleDecis
 }
 
 /**
+ * A rule written again to pods that came back ready: no status write (nothing it says changed),
+ * but the writes are news, told with the CNF's other Events (one on the Deployment for many).
+ */
+function noteReseeded(ctx: KeyedSyncContext, rule: PlannedRule, decision: RuleDecision): void {
+  if (decision.result !== RE_APPLIED || decision.status !== null) return;
+  noteEvent(ctx, rule, decision, {
+    type: "Normal",
+    reason: "Applied",
+    note: "written again to pods that came back ready, which had lost it",
+  });
+}
+
+/**
  * Records the noted Events (plan-events.ts planSyncEvents): on their rules, or, for what a sync
  * of the whole CNF did to many rules at once, one per reason on the CNF's Deployment. Every note
  * is redacted against every key of the CNF first; best-effort, as the recorder is.
@@ -538,10 +582,24 @@ async function recordEvents(
   pods: readonly PodSyncResult[],
   keys: KeyMaterial,
 ): Promise<void> {
-  if (ctx.events === undefined || ctx.noted.length === 0) return;
+  if (ctx.events === undefined) return;
   const events = redactingRecorder(ctx.events, (note) => keys.redact(note));
   const deployment = request.allRulesOfCnf === true ? cnfRegarding(request.observation) : undefined;
-  const planned = planSyncEvents({ noted: ctx.noted, cnf: deployment, pods });
+  const { situation } = request.observation;
+  const readiness =
+    situation.kind === "found"
+      ? {
+          ready: situation.readyPods,
+          expected: situation.expectedPods,
+          rules: request.rules.length,
+        }
+      : undefined;
+  const planned = planSyncEvents({
+    noted: ctx.noted,
+    cnf: deployment,
+    pods,
+    ...(readiness === undefined ? {} : { readiness }),
+  });
   await Promise.all([
     ...planned.onRules.map(({ event, regarding, action }) =>
       events.record({ ...event, regarding, action }),

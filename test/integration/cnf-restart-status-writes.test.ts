@@ -98,7 +98,8 @@ describe("a CNF pod that goes not ready and comes back", () => {
 
     expect(await podEvent(pod)).toMatchObject({ kind: "done" });
 
-    expect(writes.count).toBe(1);
+    // Its Applying mark (issue 17) and its Applied status: the changed rule's, no other's.
+    expect(writes.count).toBe(2);
     expect(await world.ruleView("Mwan3Policy", policy.name)).toMatchObject({
       inSync: true,
       status: { observedGeneration: 2, appliedGeneration: 2 },

@@ -177,10 +177,10 @@ describe("planRuleDecision for a live rule", () => {
     expect(d.finalizer).toBe("keep");
   });
 
-  it("1 of 2 pods ready: applied on the ready pod, inSync false, message says 1/2", () => {
+  it("1 of 2 pods ready: held by every ready pod, so in sync; no pod count in the message", () => {
     const d = decide({ cnf: cnf(1), podResults: [held(true)] });
-    expect(d.status?.inSync).toBe(false);
-    expect(d.status?.message).toContain("CNF cnf-1 has 1/2 pods ready");
+    expect(d.status?.inSync).toBe(true);
+    expect(d.status?.message).toBe("applied on every ready pod of CNF cnf-1");
     expect(d.outcome.kind).toBe("done");
   });
 
