@@ -129,6 +129,8 @@ export class CnfFleet {
   private readonly sims: CnfSim[] = [];
   /** uid of each ReplicaSet made here, by "<namespace>/<name>". */
   private readonly replicaSetUids = new Map<string, string>();
+  /** When each pod last crashed (crashPod), until it is Ready again. */
+  private readonly crashedAt = new Map<string, number>();
 
   constructor(
     readonly kube: KubeClient,
@@ -225,8 +227,15 @@ export class CnfFleet {
     return pod;
   }
 
-  /** Pod status as a kubelet writes it: Running at the pod's IP, Ready or not. */
+  /**
+   * Pod status as a kubelet writes it: Running at the pod's IP, Ready or not. A pod Ready again
+   * after crashPod turns Ready at least a second after the crash (a restarted container and its
+   * readiness probe take that long; the API server keeps whole seconds of it).
+   */
   async setPodReady(pod: CnfPod, ready: boolean): Promise<void> {
+    const crashed = this.crashedAt.get(pod.name);
+    if (ready) this.crashedAt.delete(pod.name);
+    const at = ready && crashed !== undefined ? Math.max(Date.now(), crashed + 1000) : Date.now();
     // A merge patch: a PUT of /status would also replace metadata (and drop the pod's labels).
     await this.kube.patchStatus(
       PODS,
@@ -239,7 +248,7 @@ export class CnfFleet {
           {
             type: "Ready",
             status: ready ? "True" : "False",
-            lastTransitionTime: new Date().toISOString(),
+            lastTransitionTime: new Date(at).toISOString(),
           },
         ],
       },
@@ -251,6 +260,7 @@ export class CnfFleet {
    * turns not Ready. Same pod (name, uid, IP); setPodReady(pod, true) brings it back, empty.
    */
   async crashPod(pod: CnfPod): Promise<void> {
+    this.crashedAt.set(pod.name, Date.now());
     pod.sim.restartCnf();
     await this.setPodReady(pod, false);
   }

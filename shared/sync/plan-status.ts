@@ -298,9 +298,9 @@ export function planReseeded(rule: ObservedRule, result: PodRuleResult, now: str
   if (status?.inSync !== true || status.appliedGeneration !== rule.generation) return false;
   if (status.appliedTime === undefined || rule.deleting) return false;
   const since = Date.parse(result.podReadySince);
-  // Pod conditions keep whole seconds: a pod Ready in the second the rule was applied counts.
-  const applied = Math.floor(Date.parse(status.appliedTime) / 1000) * 1000;
-  return since >= applied && Date.parse(now) - since <= RESEED_WINDOW_MS;
+  // Pod conditions keep whole seconds: a pod Ready in the second the rule was applied is not
+  // known to have come back after it, and counts as drift (the status says more, not less).
+  return since > Date.parse(status.appliedTime) && Date.parse(now) - since <= RESEED_WINDOW_MS;
 }
 
 function changedResult(input: RulePlanInput): string {

@@ -107,7 +107,7 @@ describe("a CNF pod restart, as Events tell it", () => {
     await world.crashPod(restarted);
     expect(await podEvent(restarted)).toMatchObject({ kind: "done" });
     await world.setPodReady(restarted, true);
-    expect(await podEvent(restarted)).toEqual({ kind: "done", result: `${rules} created` });
+    expect(await podEvent(restarted)).toEqual({ kind: "done", result: `${rules} re-applied` });
 
     const written = since(before, await namespaceEvents(world));
     expect(written.filter((e) => e.kind !== "Deployment")).toEqual([]);
@@ -213,7 +213,7 @@ describe("the CNF Deployment's Event, when the CNF echoes a key", () => {
       count: 100,
     });
     await world.setPodReady(restarted, true);
-    expect(await world.syncCnf(cnf)).toEqual({ kind: "done", result: "1 created, 5 stalled" });
+    expect(await world.syncCnf(cnf)).toEqual({ kind: "done", result: "1 re-applied, 5 stalled" });
 
     const events = await namespaceEvents(world);
     const rejected = events.find((e) => e.kind === "Deployment" && e.reason === "RulesRejected");

@@ -73,17 +73,18 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
 
     await world.crashPod(restarted);
     expect(await world.cnfObjectEvent("Pod", restarted.name)).toMatchObject({ kind: "done" });
+    // Every ready pod still holds every rule: in sync, as before (ADR 0014).
     await expectEveryRule(world, {
-      inSync: false,
-      appliedVersion: undefined,
-      condition: { type: "Reconciling", reason: "PodsNotReady" },
+      inSync: true,
+      appliedCurrent: true,
+      condition: { type: "Ready", reason: "Applied" },
     });
 
     world.resetObservations();
     await world.setPodReady(restarted, true);
     expect(await world.cnfObjectEvent("Pod", restarted.name)).toEqual({
       kind: "done",
-      result: `${SAMPLES} created`,
+      result: `${SAMPLES} re-applied`,
     });
     expect(world.holdings(cnf)).toEqual([holdingsOf(), holdingsOf()]);
     expect(world.cnfWrites(cnf)[cnf.pods.indexOf(healthy)]).toBe(0);
@@ -100,7 +101,7 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
     });
   });
 
-  it("with one pod not ready, the ready pod gets everything and statuses say 1/2; then the second catches up", async () => {
+  it("with one pod not ready, the ready pod gets everything and statuses say so; then the second catches up", async () => {
     const [ready, late] = cnf.pods as [Cnf["pods"][0], Cnf["pods"][0]];
     await world.setPodReady(late, false);
 
@@ -109,10 +110,9 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
     expect(byPod[cnf.pods.indexOf(ready)]).toEqual(holdingsOf());
     expect(late.sim.requests()).toEqual([]);
     await expectEveryRule(world, {
-      inSync: false,
-      appliedVersion: undefined,
-      condition: { type: "Reconciling", reason: "PodsNotReady" },
-      message: `CNF ${cnf.name} has 1/2 pods ready; applied on the ready pods`,
+      inSync: true,
+      condition: { type: "Ready", reason: "Applied" },
+      message: `applied on every ready pod of CNF ${cnf.name}`,
     });
 
     world.resetObservations();
@@ -125,7 +125,7 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
       {
         inSync: true,
         appliedCurrent: true,
-        condition: { type: "Ready", message: `applied on all 2 pods of CNF ${cnf.name}` },
+        condition: { type: "Ready", message: `applied on every ready pod of CNF ${cnf.name}` },
       },
       true,
     );
