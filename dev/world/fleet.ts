@@ -129,8 +129,8 @@ export class CnfFleet {
   private readonly sims: CnfSim[] = [];
   /** uid of each ReplicaSet made here, by "<namespace>/<name>". */
   private readonly replicaSetUids = new Map<string, string>();
-  /** When each pod last crashed (crashPod), until it is Ready again. */
-  private readonly crashedAt = new Map<string, number>();
+  /** When each pod not Ready turned so (setPodReady), until it is Ready again. */
+  private readonly notReadyAt = new Map<string, number>();
 
   constructor(
     readonly kube: KubeClient,
@@ -229,13 +229,15 @@ export class CnfFleet {
 
   /**
    * Pod status as a kubelet writes it: Running at the pod's IP, Ready or not. A pod Ready again
-   * after crashPod turns Ready at least a second after the crash (a restarted container and its
-   * readiness probe take that long; the API server keeps whole seconds of it).
+   * turns Ready two seconds after it turned not Ready at the earliest (a restarted container and
+   * its readiness probe take that long; the API server keeps whole seconds of it), so what was
+   * applied while it was down is known to be older (ADR 0014).
    */
   async setPodReady(pod: CnfPod, ready: boolean): Promise<void> {
-    const crashed = this.crashedAt.get(pod.name);
-    if (ready) this.crashedAt.delete(pod.name);
-    const at = ready && crashed !== undefined ? Math.max(Date.now(), crashed + 1000) : Date.now();
+    const down = this.notReadyAt.get(pod.name);
+    if (ready) this.notReadyAt.delete(pod.name);
+    else this.notReadyAt.set(pod.name, Date.now());
+    const at = ready && down !== undefined ? Math.max(Date.now(), down + 2000) : Date.now();
     // A merge patch: a PUT of /status would also replace metadata (and drop the pod's labels).
     await this.kube.patchStatus(
       PODS,
@@ -260,7 +262,6 @@ export class CnfFleet {
    * turns not Ready. Same pod (name, uid, IP); setPodReady(pod, true) brings it back, empty.
    */
   async crashPod(pod: CnfPod): Promise<void> {
-    this.crashedAt.set(pod.name, Date.now());
     pod.sim.restartCnf();
     await this.setPodReady(pod, false);
   }

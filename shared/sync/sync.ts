@@ -559,7 +559,7 @@ function noteEvent(
 }
 
 /**
- * A rule written again to pods that came back ready: no status write (nothing it says changed),
+ * A rule written to pods that turned ready since it was applied: no status write (nothing it says changed),
  * but the writes are news, told with the CNF's other Events (one on the Deployment for many).
  */
 function noteReseeded(ctx: KeyedSyncContext, rule: PlannedRule, decision: RuleDecision): void {
@@ -567,7 +567,7 @@ function noteReseeded(ctx: KeyedSyncContext, rule: PlannedRule, decision: RuleDe
   noteEvent(ctx, rule, decision, {
     type: "Normal",
     reason: "Applied",
-    note: "written again to pods that came back ready, which had lost it",
+    note: "written to pods that turned ready since it was applied",
   });
 }
 

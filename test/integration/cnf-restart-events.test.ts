@@ -118,6 +118,7 @@ describe("a CNF pod restart, as Events tell it", () => {
     const waiting = written.find((e) => e.reason === "RulesNotReady");
     expect(waiting?.message).toContain(`${rules} rules`);
     expect(waiting?.message).toContain(`CNF ${cnf.name} has 1/2 pods ready`);
+    expect(waiting?.message).toContain("stay applied on the ready pods");
     const back = written.find((e) => e.reason === "RulesApplied");
     expect(back?.message).toContain(`${rules} rules`);
     expect(back?.message).toContain(`written to pod ${restarted.name}: ${rules}`);

@@ -27,7 +27,7 @@ describe("one sync per CNF at a time, coordinated through a Lease", () => {
     expect(await world.syncCnf(cnf)).toEqual({ kind: "done", result: `${SAMPLES} created` });
     restarted = cnf.pods[0] as CnfPod;
     await world.crashPod(restarted);
-    await world.syncCnf(cnf); // statuses now say 1/2 pods ready
+    await world.syncCnf(cnf); // the Deployment's Event now says 1/2 pods ready
   });
   afterEach(() => world.close());
 
@@ -90,7 +90,7 @@ describe("one sync per CNF at a time, coordinated through a Lease", () => {
     expect(restarted.sim.requests()).toEqual([]);
     await world.kube.delete(LEASES, leaseKey());
 
-    expect(await pending).toEqual({ kind: "done", result: `${SAMPLES} created` });
+    expect(await pending).toEqual({ kind: "done", result: `${SAMPLES} re-applied` });
     expect(world.holdings(cnf)).toEqual([holdingsOf(), holdingsOf()]);
   });
 
@@ -112,7 +112,7 @@ describe("one sync per CNF at a time, coordinated through a Lease", () => {
 
     expect(await world.cnfObjectEvent("Pod", restarted.name)).toEqual({
       kind: "done",
-      result: `${SAMPLES} created`,
+      result: `${SAMPLES} re-applied`,
     });
     expect(world.holdings(cnf)).toEqual([holdingsOf(), holdingsOf()]);
     expect(await world.kube.get(LEASES, leaseKey())).toBeUndefined();

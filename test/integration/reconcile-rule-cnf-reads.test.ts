@@ -106,7 +106,7 @@ describe("reconcile-rule finds its CNF's pods when the namespace's last-seen sel
     ]);
     expect(await world.ruleView("Mwan3Policy", "policy2")).toMatchObject({
       inSync: true,
-      condition: { type: "Ready", message: "applied on all 1 pods of CNF cnf-x" },
+      condition: { type: "Ready", message: "applied on every ready pod of CNF cnf-x" },
     });
   });
 });

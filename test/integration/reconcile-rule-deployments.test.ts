@@ -35,7 +35,7 @@ describe("which CNF and which pods a rule is applied to", () => {
     expect(world.cnfWrites(cnf)).toEqual([0, 1]);
     expect(await world.ruleView("Mwan3Policy", "policy1")).toMatchObject({
       inSync: true,
-      condition: { type: "Ready", message: `applied on all 2 pods of CNF ${cnf.name}` },
+      condition: { type: "Ready", message: `applied on every ready pod of CNF ${cnf.name}` },
     });
 
     // A rule created mid-rollout lands on both.
@@ -55,7 +55,7 @@ describe("which CNF and which pods a rule is applied to", () => {
     expect(await world.syncCnf(cnf)).toMatchObject({ kind: "done" });
     expect(await world.ruleView("Mwan3Policy", "policy1")).toMatchObject({
       inSync: true,
-      condition: { type: "Ready", message: `applied on all 1 pods of CNF ${cnf.name}` },
+      condition: { type: "Ready", message: `applied on every ready pod of CNF ${cnf.name}` },
     });
   });
 

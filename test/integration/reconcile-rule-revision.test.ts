@@ -39,7 +39,7 @@ async function expectSamplesInSync(world: SyncWorld, cnf: Cnf): Promise<void> {
         appliedCurrent: true,
         observedCurrent: true,
         finalizers: [requireKind(rule.kind).finalizer],
-        condition: { type: "Ready", message: `applied on all 2 pods of CNF ${cnf.name}` },
+        condition: { type: "Ready", message: `applied on every ready pod of CNF ${cnf.name}` },
       },
     });
   }

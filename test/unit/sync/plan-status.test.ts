@@ -561,3 +561,35 @@ describe("planApplying and planSuperseded: no inSync=true behind generation", ()
     ).toBeNull();
   });
 });
+
+describe("a pod that comes back ready (ADR 0014)", () => {
+  const applied = decide({ podResults: [held(true), held(true)] }).status ?? undefined;
+  const inSync = rule({ status: applied, hasFinalizer: true });
+  const back = (readySince: string): PodRuleResult => ({
+    kind: "held",
+    changed: true,
+    podReadySince: readySince,
+  });
+
+  it("a rule it lacks, applied before it turned ready, is re-applied with no status write", () => {
+    const d = decide({ rule: inSync, podResults: [held(false), back(LATER)], now: LATER });
+    expect(d).toMatchObject({ status: null, result: "re-applied" });
+  });
+
+  it("the pod going not ready writes nothing either: the ready pod still holds it", () => {
+    const d = decide({ rule: inSync, cnf: cnf(1), podResults: [held(false)], now: LATER });
+    expect(d).toMatchObject({ status: null, result: "unchanged" });
+  });
+
+  it("a pod ready since before the rule was applied lost it: drift, counted", () => {
+    const d = decide({ rule: inSync, podResults: [held(false), back(NOW)], now: LATER });
+    expect(d.result).toBe("updated");
+    expect(d.status).toMatchObject({ driftRepairs: 1 });
+  });
+
+  it("a pod ready for longer than the window lost it: drift, counted", () => {
+    const later = "2026-11-21T13:05:00Z";
+    const d = decide({ rule: inSync, podResults: [held(false), back(LATER)], now: later });
+    expect(d.result).toBe("updated");
+  });
+});
