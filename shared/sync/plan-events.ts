@@ -183,20 +183,27 @@ export function planSyncEvents<T extends NotedRuleEvent>(
       onCnf.push({ type, reason, note: cnfNote(group, input.pods) });
     }
   }
-  const { readiness } = input;
-  const partly = readiness !== undefined && readiness.ready > 0 && readiness.rules > 0;
-  if (partly && readiness.ready < readiness.expected && !shared.has("RulesNotReady")) {
-    const { ready, expected, rules } = readiness;
-    onCnf.push({
-      type: "Warning",
-      reason: "RulesNotReady",
-      note:
-        `CNF ${input.cnf.name} has ${ready}/${expected} pods ready: its ${rules} rules stay ` +
-        "applied on the ready pods, and are written to the others when they are ready",
-    });
-  }
+  const partly = partlyReady(input.cnf.name, input.readiness);
+  if (partly !== undefined && !shared.has("RulesNotReady")) onCnf.push(partly);
   onCnf.sort((a, b) => a.reason.localeCompare(b.reason));
   return { onRules, onCnf };
+}
+
+/** The CNF's readiness when some, not all, of its pods are ready (ADR 0014); else undefined. */
+function partlyReady(
+  cnf: string,
+  readiness: SyncEventsInput<NotedRuleEvent>["readiness"],
+): CnfPlannedEvent | undefined {
+  if (readiness === undefined || readiness.rules === 0) return undefined;
+  const { ready, expected, rules } = readiness;
+  if (ready === 0 || ready >= expected) return undefined;
+  return {
+    type: "Warning",
+    reason: "RulesNotReady",
+    note:
+      `CNF ${cnf} has ${ready}/${expected} pods ready: its ${rules} rules stay applied on the ` +
+      "ready pods, and are written to the others when they are ready",
+  };
 }
 
 type Pods = SyncEventsInput<NotedRuleEvent>["pods"];

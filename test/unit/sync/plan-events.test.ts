@@ -239,3 +239,31 @@ it("docs/events.md lists every reason of the CNF Deployment catalogue, with its 
     expect(doc).toMatch(new RegExp(`\\| \`${reason}\` \\| ${type} \\|`));
   }
 });
+
+describe("the CNF's readiness, told on its Deployment (ADR 0014)", () => {
+  const cnf = { name: "cnf1" };
+
+  it("some pods ready: one RulesNotReady Event with the count, whatever the rules noted", () => {
+    const planned = planSyncEvents({
+      noted: [],
+      cnf,
+      pods: [],
+      readiness: { ready: 1, expected: 2, rules: 12 },
+    });
+    expect(planned.onCnf).toEqual([
+      {
+        type: "Warning",
+        reason: "RulesNotReady",
+        note: "CNF cnf1 has 1/2 pods ready: its 12 rules stay applied on the ready pods, and are written to the others when they are ready",
+      },
+    ]);
+  });
+
+  it.each([
+    ["every pod ready", { ready: 2, expected: 2, rules: 12 }],
+    ["no pod ready (the rules' statuses say it)", { ready: 0, expected: 2, rules: 12 }],
+    ["no rules", { ready: 1, expected: 2, rules: 0 }],
+  ])("%s: none", (_, readiness) => {
+    expect(planSyncEvents({ noted: [], cnf, pods: [], readiness }).onCnf).toEqual([]);
+  });
+});
