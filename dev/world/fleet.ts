@@ -231,7 +231,7 @@ export class CnfFleet {
    * Pod status as a kubelet writes it: Running at the pod's IP, Ready or not. A pod Ready again
    * turns Ready two seconds after it turned not Ready at the earliest (a restarted container and
    * its readiness probe take that long; the API server keeps whole seconds of it), so what was
-   * applied while it was down is known to be older (ADR 0014).
+   * applied while it was down is known to be older (ADR 0016).
    */
   async setPodReady(pod: CnfPod, ready: boolean): Promise<void> {
     const down = this.notReadyAt.get(pod.name);

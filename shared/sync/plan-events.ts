@@ -146,7 +146,7 @@ export interface SyncEventsInput<T extends NotedRuleEvent> {
   }[];
   /**
    * The CNF's pods when some, not all, are ready, and how many rules the sync covered: told once
-   * on the Deployment, as the rules' statuses do not change for it (ADR 0014).
+   * on the Deployment, as the rules' statuses do not change for it (ADR 0016).
    */
   readonly readiness?: {
     readonly ready: number;
@@ -189,7 +189,7 @@ export function planSyncEvents<T extends NotedRuleEvent>(
   return { onRules, onCnf };
 }
 
-/** The CNF's readiness when some, not all, of its pods are ready (ADR 0014); else undefined. */
+/** The CNF's readiness when some, not all, of its pods are ready (ADR 0016); else undefined. */
 function partlyReady(
   cnf: string,
   readiness: SyncEventsInput<NotedRuleEvent>["readiness"],

@@ -279,11 +279,11 @@ function failureSummary(input: RulePlanInput, failure: WriteFailure): string {
  * How long after a pod turned Ready a rule it lacks is put down to its restart (re-seeded, no
  * status write) rather than to drift (counted on the rule's status). Longer than the first syncs
  * a returning pod gets (its Pod event, then the resync), short enough that a pod which keeps
- * losing rules after it came back is counted as drifting again soon (ADR 0014).
+ * losing rules after it came back is counted as drifting again soon (ADR 0016).
  */
 export const RESEED_WINDOW_MS = 30 * 60 * 1000;
 
-/** The done result of a rule written again only to pods that came back ready (ADR 0014). */
+/** The done result of a rule written again only to pods that came back ready (ADR 0016). */
 export const RE_APPLIED = "re-applied";
 
 /**

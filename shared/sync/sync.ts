@@ -238,7 +238,7 @@ function podResultsOf(
 ): PodRuleResult[] {
   if (rule.target === undefined) return [];
   if (readySince === undefined) return resultsFor(rule.observed.key, pods);
-  // Each result with when its pod turned Ready: a pod that came back is re-seeded (ADR 0014).
+  // Each result with when its pod turned Ready: a pod that came back is re-seeded (ADR 0016).
   return pods.flatMap((p) => {
     const result = p.results.get(rule.observed.key);
     if (result === undefined) return [];

@@ -64,7 +64,7 @@ describe("controller down -> CNF pod restart -> controller up: one resync", () =
       });
     }
     // The pod lost policy1 in its restart, after policy1 was applied: written back as a
-    // re-seed, not drift, and its status is left as it was (ADR 0014).
+    // re-seed, not drift, and its status is left as it was (ADR 0016).
     expect(await world.ruleView("Mwan3Policy", "policy1")).toMatchObject({
       inSync: true,
       condition: { type: "Ready", reason: "Applied" },

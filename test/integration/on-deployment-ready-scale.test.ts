@@ -52,7 +52,7 @@ describe("300 rules over all kinds on a restarted CNF", () => {
     const outcome = await world.syncCnf(cnf);
     const ms = Math.round(performance.now() - started);
 
-    // Pods that turned Ready after the rules were applied are re-seeded: no status write (ADR 0014).
+    // Pods that turned Ready after the rules were applied are re-seeded: no status write (ADR 0016).
     expect(outcome).toEqual({ kind: "done", result: "300 re-applied" });
     // The 14 reads, a list per rule kind (no rule was deleted while written: nothing wrote a
     // status whose answer says so) and the CNF's sync Lease, taken and released (ADR 0008).
@@ -92,7 +92,7 @@ describe("300 rules over all kinds on a restarted CNF", () => {
 
     // The CNFs lose everything again while their pods stay Ready, soon after they came back
     // (RESEED_WINDOW_MS): put down to the restart too, written back with no status write; drift
-    // on a pod this fresh is not counted (ADR 0014).
+    // on a pod this fresh is not counted (ADR 0016).
     for (const pod of cnf.pods) pod.sim.restartCnf();
     world.resetObservations();
     const cnfOnly = performance.now();

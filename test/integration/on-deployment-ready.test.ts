@@ -73,7 +73,7 @@ describe("a CNF event converges every rule of the CNF in one call", () => {
 
     await world.crashPod(restarted);
     expect(await world.cnfObjectEvent("Pod", restarted.name)).toMatchObject({ kind: "done" });
-    // Every ready pod still holds every rule: in sync, as before (ADR 0014).
+    // Every ready pod still holds every rule: in sync, as before (ADR 0016).
     await expectEveryRule(world, {
       inSync: true,
       appliedCurrent: true,

@@ -68,7 +68,7 @@ async function expectConverged(world: SyncWorld, cnf: Cnf, rule2Port: string): P
   }
 }
 
-/** Every live rule's status says it is on every ready pod while one pod is down (ADR 0014). */
+/** Every live rule's status says it is on every ready pod while one pod is down (ADR 0016). */
 async function expectWaitingForPods(world: SyncWorld, cnf: Cnf): Promise<void> {
   for (const rule of await world.listRules()) {
     const view = await world.ruleView(rule.kind, rule.name);
@@ -95,7 +95,7 @@ describe("the seed's unusual cases: a two-pod CNF, policy1, rule1 and rule2", ()
     await pod1.sim.refuseConnections();
     await world.setPodReady(pod1, false);
     // The CNF event: every rule of the CNF is reconciled; pod2, the only ready pod, holds them,
-    // so they stay in sync (ADR 0014); pod1's readiness event brings them to pod1.
+    // so they stay in sync (ADR 0016); pod1's readiness event brings them to pod1.
     for (const outcome of (await world.resyncRules({ rounds: 1 })).values()) {
       expect(outcome).toEqual({ kind: "done", result: "unchanged" });
     }

@@ -94,7 +94,7 @@ describe("Events on a rule, as kubectl describe shows them", () => {
 
     // The rule is gone, so select by name and kind only (its uid is not known any more).
     const events = await describeEvents(world, "Mwan3Policy", "policy1");
-    // Held by the only ready pod: applied (ADR 0014); the pod's return changes nothing it says.
+    // Held by the only ready pod: applied (ADR 0016); the pod's return changes nothing it says.
     expect(reasons(events)).toEqual(["Applied", "DeletedFromCNF"]);
     expect(events[0]?.message).toBe(`applied on every ready pod of CNF ${cnf.name}`);
   });

@@ -240,7 +240,7 @@ it("docs/events.md lists every reason of the CNF Deployment catalogue, with its 
   }
 });
 
-describe("the CNF's readiness, told on its Deployment (ADR 0014)", () => {
+describe("the CNF's readiness, told on its Deployment (ADR 0016)", () => {
   const cnf = { name: "cnf1" };
 
   it("some pods ready: one RulesNotReady Event with the count, whatever the rules noted", () => {

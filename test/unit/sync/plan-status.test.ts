@@ -562,7 +562,7 @@ describe("planApplying and planSuperseded: no inSync=true behind generation", ()
   });
 });
 
-describe("a pod that comes back ready (ADR 0014)", () => {
+describe("a pod that comes back ready (ADR 0016)", () => {
   const applied = decide({ podResults: [held(true), held(true)] }).status ?? undefined;
   const inSync = rule({ status: applied, hasFinalizer: true });
   const back = (readySince: string): PodRuleResult => ({
