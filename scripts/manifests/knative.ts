@@ -15,8 +15,9 @@ import {
 export function renderApiServerSources(kinds: readonly KindNames[] = registryKinds()): string {
   return `${generatedHeader("scripts/manifests/knative.ts")}
 # API changes -> CloudEvents in Reference mode (only kind/namespace/name/apiVersion: the functions
-# re-read the object anyway). Two sources so Triggers can tell CNF events from egress events by
-# the \`sdewansource\` extension: a Pod event goes to on-deployment-ready only when it is a CNF Pod.
+# re-read the object anyway). One source per consumer (cnf, egress, three ClusterLink, netpol), so
+# Triggers tell them apart by the \`sdewansource\` extension: a Pod event goes to
+# on-deployment-ready only when it comes from sdewan-cnf, i.e. a CNF Pod.
 # ServiceAccount and ClusterRole: manifests/rbac/event-sources.yaml. ApiServerSource sends
 # nothing for objects that exist when it starts and loses changes while it restarts: the
 # PingSource resync (pingsource.yaml) is what heals that.
