@@ -1,6 +1,6 @@
 /**
  * manifests/knative/apiserversources.yaml: the sdewan-cnf source watches every rule kind of the
- * registry plus CNF workloads; the sdewan-egress and sdewan-netpol sources are written here as
+ * registry plus CNF workloads; the other sources (egress, ClusterLink, netpol) are written here as
  * they would be by hand.
  * test/unit/packaging/knative.test.ts checks that the sources watch what the connector routes.
  */
