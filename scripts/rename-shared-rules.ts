@@ -126,7 +126,8 @@ function renameNamedPaths(changed: Set<string>): void {
 }
 
 function main(): void {
-  if (git("status", "--porcelain").trim() !== "") throw new Error("the work tree is not clean");
+  if (git("status", "--porcelain", "--untracked-files=no").trim() !== "")
+    throw new Error("the work tree is not clean");
   const files = tracked();
   const moves = files.filter((f) => movedPath(f) !== f);
   if (!moves.some((f) => f.startsWith("shared/rules/"))) throw new Error("no shared/rules here");
@@ -145,7 +146,7 @@ function main(): void {
   execFileSync("npm", ["run", "--silent", "gen:manifests"], { stdio: "inherit" });
   git("diff", "--exit-code", "--stat", "--", "manifests");
   git("rm", "-q", SELF);
-  git("add", "-A");
+  git("add", "-u");
   console.log(`moved ${moves.length} files; rewrote ${changed.size}; manifests unchanged`);
 }
 
