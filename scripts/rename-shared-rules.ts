@@ -44,13 +44,24 @@ const EDITS: readonly (readonly [string, string, string])[] = [
   [
     "README.md",
     "`rules/` the registry of the rule kinds",
-    "`kinds/` the schemas of every kind and their CRDs (the CNF rule kinds in `kinds/rules/`)",
+    "`kinds/` the schemas and CRDs of every kind (the rule\n  kind registry; the CNF rule kinds in `kinds/rules/`)",
   ],
   [
     "shared/kinds/index.ts",
-    " * shared/kinds: the one registry of SDEWAN rule kinds (batch.sdewan.akraino.org/v1alpha1): per\n",
-    " * shared/kinds: every kind we define or read, and the CRDs made from them (crds.ts). The\n" +
-      " * registry of SDEWAN rule kinds (batch.sdewan.akraino.org/v1alpha1; each kind in rules/): per\n",
+    ` * shared/kinds: the one registry of SDEWAN rule kinds (batch.sdewan.akraino.org/v1alpha1): per
+ * kind, as data and pure functions, its schemas, names, finalizer, CNF collection and service,
+ * references and apply order, CR -> CNF conversion and comparison. Also the Egress, EgressGroup,
+ * netpol and ClusterLink schemas and every CRD generated from them (crds.ts). No I/O: callers read
+ * objects, then ask the registry what they mean. Example: docs/code-notes.md (shared/kinds).
+`,
+    ` * shared/kinds: the schema of every kind we define or read, and the CRDs generated from them
+ * (crds.ts, converted by structural-schema.ts): Egress and EgressGroup (egress.ts), the netpol
+ * tables (netpol.ts), ClusterLink (clusterlink.ts), and the one registry of SDEWAN rule kinds
+ * (batch.sdewan.akraino.org/v1alpha1; registry.ts, each kind in rules/): per kind, as data and
+ * pure functions, its schemas, names, finalizer, CNF collection and service, references and
+ * apply order, CR -> CNF conversion and comparison. No I/O: callers read objects, then ask
+ * what they mean. Example: docs/code-notes.md (shared/kinds).
+`,
   ],
 ];
 

@@ -3,7 +3,7 @@
  * kind, as data and pure functions, its schemas, names, finalizer, CNF collection and service,
  * references and apply order, CR -> CNF conversion and comparison. Also the Egress, EgressGroup,
  * netpol and ClusterLink schemas and every CRD generated from them (crd.ts). No I/O: callers read
- * objects, then ask the registry what they mean. Example: docs/code-notes.md (rules).
+ * objects, then ask the registry what they mean. Example: docs/code-notes.md (shared/rules).
  */
 export {
   RULE_GROUP,
