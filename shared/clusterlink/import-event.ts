@@ -1,18 +1,9 @@
 /**
  * clusterlink-import's one entry: an Import, Service, EndpointSlice or Peer event (or a resync) ->
- * re-read every Import (leases are derived from all of them, plan-lease.ts), bring the Imports
- * the event concerns to their plan (plan-import.ts), and write status only when it changed.
- *
- * A lease is written into the Import's spec first; the next round re-lists and re-plans, so two
- * instances that leased one port in the same instant find out, and the younger Import moves
- * (whoever notices moves it). Rounds stop when a round leases nothing.
- *
- * Outcomes: done when every Import touched is as planned (one that cannot be served is Stalled
- * and recorded, still done when a Service or the resync brought it); permanent (422, Stalled)
- * for an Import event whose Import cannot be served; retry on API errors and repeated races;
- * malformed for events of other kinds. Nothing lingers: an Import delete event removes its
- * Services, and the resync removes Services whose Import is gone (docs/adr/0006). A Peer event
- * re-settles the Imports whose sources' report (plan-sources.ts) it changed.
+ * re-read every Import (leases derive from all of them, plan-lease.ts), bring the Imports the event
+ * concerns to their plan (plan-import.ts), write status only when it changed. A lease is written
+ * first and re-checked by the next round, so racing instances find out; rounds stop when one
+ * leases nothing. Outcomes and cleanup: docs/code-notes.md (clusterlink/import-event.ts).
  */
 import type { Log } from "../core/context.js";
 import {
