@@ -130,11 +130,9 @@ function cyclonusOwnMistake(testCase: GeneratedCase | undefined): string | undef
 }
 
 describe("cyclonus generate against the real node, manifests/plain's node agent enforcing", () => {
-  let run: CyclonusRun;
-
   it("every generated case passes, but those cyclonus itself gets wrong", async () => {
     const t = Date.now();
-    run = await runCyclonus(cyclonusArgs(AGNHOST_REGISTRY, process.env));
+    const run = await runCyclonus(cyclonusArgs(AGNHOST_REGISTRY, process.env));
     const byDescription = new Map(generatedCases().map((c) => [c.description, c]));
     const explained: string[] = [];
     const unexplained: string[] = [];
