@@ -15,6 +15,7 @@ import type {
   ObjectInput,
   ObjectKey,
   ResourceType,
+  VersionedList,
 } from "../../shared/kube/index.js";
 import type { CallCounters } from "../../shared/runtime/function.js";
 
@@ -112,6 +113,13 @@ export class RecordingKube implements KubeClient {
 
   list<T extends KubeObject>(type: ResourceType<T>, options?: ListOptions): Promise<T[]> {
     return this.tally.note("list", type, () => this.inner.list(type, options));
+  }
+
+  listWithVersion<T extends KubeObject>(
+    type: ResourceType<T>,
+    options?: ListOptions,
+  ): Promise<VersionedList<T>> {
+    return this.tally.note("list", type, () => this.inner.listWithVersion(type, options));
   }
 
   create<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T> {

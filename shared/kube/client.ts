@@ -35,6 +35,11 @@ export interface ListOptions {
   readonly resourceVersion?: string;
 }
 
+export interface VersionedList<T extends KubeObject> {
+  readonly items: T[];
+  readonly resourceVersion: string;
+}
+
 export interface GetOptions {
   /** "0" reads from the API server's watch cache (see ListOptions.resourceVersion). */
   readonly resourceVersion?: string;
@@ -64,6 +69,11 @@ export interface KubeClient {
     options?: GetOptions,
   ): Promise<T | undefined>;
   list<T extends KubeObject>(type: ResourceType<T>, options?: ListOptions): Promise<T[]>;
+  /** A list with the resourceVersion it was served at (the list's own, "" when absent). */
+  listWithVersion<T extends KubeObject>(
+    type: ResourceType<T>,
+    options?: ListOptions,
+  ): Promise<VersionedList<T>>;
   create<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T>;
   /** Update; with metadata.resourceVersion set it fails with `conflict` if the object changed. */
   replace<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T>;
@@ -174,6 +184,13 @@ class ApiClient implements KubeClient {
   }
 
   async list<T extends KubeObject>(type: ResourceType<T>, options: ListOptions = {}): Promise<T[]> {
+    return (await this.listWithVersion(type, options)).items;
+  }
+
+  async listWithVersion<T extends KubeObject>(
+    type: ResourceType<T>,
+    options: ListOptions = {},
+  ): Promise<VersionedList<T>> {
     const where = options.namespace ? ` in ${options.namespace}` : "";
     const operation = `list ${type.kind}${where}`;
     const query = {
@@ -188,11 +205,16 @@ class ApiClient implements KubeClient {
     const raw = await this.request(operation, () =>
       this.transport.list(type, options.namespace, query),
     );
-    const items = (raw as { items?: unknown } | null)?.items;
+    const reply = raw as { items?: unknown; metadata?: { resourceVersion?: unknown } } | null;
+    const items = reply?.items;
     if (!Array.isArray(items)) {
       throw new KubeError("unexpected", `${operation}: the reply has no items list`);
     }
-    return items.map((item) => this.validate(type, item, operation));
+    const version = reply?.metadata?.resourceVersion;
+    return {
+      items: items.map((item) => this.validate(type, item, operation)),
+      resourceVersion: typeof version === "string" ? version : "",
+    };
   }
 
   async create<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T> {

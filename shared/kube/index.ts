@@ -29,6 +29,7 @@ export type {
   KubeClient,
   KubeClientOptions,
   ListOptions,
+  VersionedList,
   ObjectInput,
   ObjectKey,
 } from "./client.js";
