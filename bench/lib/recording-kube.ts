@@ -15,7 +15,6 @@ import type {
   ObjectInput,
   ObjectKey,
   ResourceType,
-  VersionedList,
 } from "../../shared/kube/index.js";
 import type { CallCounters } from "../../shared/runtime/function.js";
 
@@ -113,13 +112,6 @@ export class RecordingKube implements KubeClient {
 
   list<T extends KubeObject>(type: ResourceType<T>, options?: ListOptions): Promise<T[]> {
     return this.tally.note("list", type, () => this.inner.list(type, options));
-  }
-
-  listWithVersion<T extends KubeObject>(
-    type: ResourceType<T>,
-    options?: ListOptions,
-  ): Promise<VersionedList<T>> {
-    return this.tally.note("list", type, () => this.inner.listWithVersion(type, options));
   }
 
   create<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T> {

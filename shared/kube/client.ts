@@ -35,11 +35,6 @@ export interface ListOptions {
   readonly resourceVersion?: string;
 }
 
-export interface VersionedList<T extends KubeObject> {
-  readonly items: T[];
-  readonly resourceVersion: string;
-}
-
 export interface GetOptions {
   /** "0" reads from the API server's watch cache (see ListOptions.resourceVersion). */
   readonly resourceVersion?: string;
@@ -69,11 +64,6 @@ export interface KubeClient {
     options?: GetOptions,
   ): Promise<T | undefined>;
   list<T extends KubeObject>(type: ResourceType<T>, options?: ListOptions): Promise<T[]>;
-  /** A list with the resourceVersion it was served at (the list's own, "" when absent). */
-  listWithVersion<T extends KubeObject>(
-    type: ResourceType<T>,
-    options?: ListOptions,
-  ): Promise<VersionedList<T>>;
   create<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T>;
   /** Update; with metadata.resourceVersion set it fails with `conflict` if the object changed. */
   replace<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T>;
@@ -184,13 +174,6 @@ class ApiClient implements KubeClient {
   }
 
   async list<T extends KubeObject>(type: ResourceType<T>, options: ListOptions = {}): Promise<T[]> {
-    return (await this.listWithVersion(type, options)).items;
-  }
-
-  async listWithVersion<T extends KubeObject>(
-    type: ResourceType<T>,
-    options: ListOptions = {},
-  ): Promise<VersionedList<T>> {
     const where = options.namespace ? ` in ${options.namespace}` : "";
     const operation = `list ${type.kind}${where}`;
     const query = {
@@ -205,16 +188,11 @@ class ApiClient implements KubeClient {
     const raw = await this.request(operation, () =>
       this.transport.list(type, options.namespace, query),
     );
-    const reply = raw as { items?: unknown; metadata?: { resourceVersion?: unknown } } | null;
-    const items = reply?.items;
+    const items = (raw as { items?: unknown } | null)?.items;
     if (!Array.isArray(items)) {
       throw new KubeError("unexpected", `${operation}: the reply has no items list`);
     }
-    const version = reply?.metadata?.resourceVersion;
-    return {
-      items: items.map((item) => this.validate(type, item, operation)),
-      resourceVersion: typeof version === "string" ? version : "",
-    };
+    return items.map((item) => this.validate(type, item, operation));
   }
 
   async create<T extends KubeObject>(type: ResourceType<T>, object: ObjectInput): Promise<T> {

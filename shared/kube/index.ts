@@ -29,7 +29,6 @@ export type {
   KubeClient,
   KubeClientOptions,
   ListOptions,
-  VersionedList,
   ObjectInput,
   ObjectKey,
 } from "./client.js";

@@ -30,7 +30,6 @@ import {
 } from "../kube/index.js";
 import { cachedViewSuffices, planCnfPods, type CnfPods, type PodView } from "./plan-pods.js";
 import { referrersOf } from "./plan-rules.js";
-import { writtenBefore } from "./plan-cnf-lease.js";
 import { RecentCnfLists, type CnfLists } from "./recent-cnf-lists.js";
 import type { CnfSituation } from "./plan-status.js";
 import {
@@ -212,10 +211,10 @@ const FROM_CACHE = readOptions("cached");
  * namespace; the rule's purpose is not known yet) and the Pods (by the selector last seen for
  * the namespace's CNF) are read at the same time from the API server's watch cache: a
  * consistent list made right after a write waits for that cache to catch up, which costs more
- * than the rest of the event. In a burst of rule events (lists of the namespace read lately),
- * the rule is read first, and lists served at a version no older than the rule's are reused
- * rather than read again (ADR 0020). The cached view is acted on only when cachedViewSuffices
- * says so; otherwise the CNF is read again, consistently.
+ * than the rest of the event. In a burst of rule events (lists of the namespace begun lately),
+ * the rule is read first, and lists another event began since this one began are taken rather
+ * than read again: they are as fresh (ADR 0020). The cached view is acted on only when
+ * cachedViewSuffices says so; otherwise the CNF is read again, consistently.
  */
 export async function observeRuleAndCnf(
   kube: KubeClient,
@@ -243,20 +242,9 @@ export async function observeRuleAndCnf(
     recentCnfLists.forget(namespace);
     return { raw, observation: await observeCnf(kube, scope) };
   }
-  let pods = lists.pods?.selector === selector ? lists.pods?.items : undefined;
-  if (pods === undefined) {
-    const listed = await kube.listWithVersion(PODS, {
-      namespace,
-      labelSelector: selector,
-      ...FROM_CACHE,
-    });
-    pods = listed.items;
-    recentCnfLists.remember(namespace, {
-      deployments: lists.deployments,
-      pods: { selector: selector as string, items: pods },
-      version: older(lists.version, listed.resourceVersion),
-    });
-  }
+  const pods =
+    (lists.pods?.selector === selector ? lists.pods?.items : undefined) ??
+    (await kube.list(PODS, { namespace, labelSelector: selector, ...FROM_CACHE }));
   const cached = observationOf(found.situation, found.deployment, pods);
   const suffices = cachedViewSuffices({
     found: true,
@@ -268,8 +256,8 @@ export async function observeRuleAndCnf(
 }
 
 /**
- * The rule and the namespace's CNF lists: at once, or, in a burst (lists read lately), the rule
- * first and the lists only when none read so far cover it (ADR 0020).
+ * The rule and the namespace's CNF lists: at once, or, in a burst (lists begun lately), the rule
+ * first, then lists begun since this event began if there are any (ADR 0020).
  */
 async function readRuleAndLists(
   kube: KubeClient,
@@ -277,81 +265,46 @@ async function readRuleAndLists(
   key: ObjectKey & { readonly namespace: string },
 ): Promise<{ raw: KubeObject; lists: CnfLists } | undefined> {
   const { namespace } = key;
-  if (!recentCnfLists.has(namespace)) {
+  const began = recentCnfLists.clock();
+  if (!recentCnfLists.inBurst(namespace)) {
     const [rule, listed] = await Promise.allSettled([
       kube.get(type, key),
-      listCnfs(kube, namespace),
+      recentCnfLists.begin(namespace, () => readCnfLists(kube, namespace)),
     ]);
     const raw = settledValue(rule);
     return raw === undefined ? undefined : { raw, lists: settledValue(listed) };
   }
   const raw = await kube.get(type, key);
   if (raw === undefined) return undefined;
-  // A deletion lists afresh: a pod it misses would keep the rule once its finalizer is gone.
-  const version =
-    raw.metadata.deletionTimestamp === undefined ? raw.metadata.resourceVersion : undefined;
+  const joined = recentCnfLists.since(namespace, began);
   const lists =
-    recentCnfLists.covering(namespace, version) ?? (await listCnfs(kube, namespace, version));
+    (joined === undefined ? undefined : await joined.catch(() => undefined)) ??
+    (await recentCnfLists.begin(namespace, () => readCnfLists(kube, namespace)));
   return { raw, lists };
 }
 
-/** The lists reconcile-rule last read per namespace (recent-cnf-lists.ts). */
+/** The lists reconcile-rule began lately, per namespace (recent-cnf-lists.ts). */
 const recentCnfLists = new RecentCnfLists();
 
 /**
  * The namespace's CNF Deployments and, with the selector last seen there, its Pods, from the
- * watch cache, at once; remembered for the rule events that follow. With `version` (the rule's),
- * lists another event of the namespace is reading right now are awaited first and taken when
- * they cover it: in a burst, one list pair serves every event whose rule was written before it.
+ * watch cache, at once.
  */
-async function listCnfs(kube: KubeClient, namespace: string, version?: string): Promise<CnfLists> {
-  const pending = listsInFlight.get(namespace);
-  if (pending !== undefined && version !== undefined) {
-    const lists = await pending.catch(() => undefined);
-    if (lists !== undefined && writtenBefore(lists.version, version) === false) return lists;
-  }
-  const reading = readCnfLists(kube, namespace);
-  listsInFlight.set(namespace, reading);
-  try {
-    return await reading;
-  } finally {
-    if (listsInFlight.get(namespace) === reading) listsInFlight.delete(namespace);
-  }
-}
-
-/** Per namespace, the CNF lists being read right now (listCnfs). */
-const listsInFlight = new Map<string, Promise<CnfLists>>();
-
 async function readCnfLists(kube: KubeClient, namespace: string): Promise<CnfLists> {
   const guess = podSelectorGuesses.guess(namespace);
   const [deployments, guessed] = await Promise.all([
-    kube.listWithVersion(DEPLOYMENTS, { namespace, labelSelector: PURPOSE_LABEL, ...FROM_CACHE }),
+    kube.list(DEPLOYMENTS, { namespace, labelSelector: PURPOSE_LABEL, ...FROM_CACHE }),
     guess === undefined
       ? undefined
-      : kube
-          .listWithVersion(PODS, { namespace, labelSelector: guess, ...FROM_CACHE })
-          .catch(() => undefined),
+      : kube.list(PODS, { namespace, labelSelector: guess, ...FROM_CACHE }).catch(() => undefined),
   ]);
-  const lists: CnfLists = {
-    deployments: deployments.items,
+  return {
+    deployments,
     pods:
       guess === undefined || guessed === undefined
         ? undefined
-        : { selector: guess, items: guessed.items },
-    version:
-      guessed === undefined
-        ? deployments.resourceVersion
-        : older(deployments.resourceVersion, guessed.resourceVersion),
+        : { selector: guess, items: guessed },
   };
-  if (lists.pods !== undefined) recentCnfLists.remember(namespace, lists);
-  return lists;
-}
-
-/** The older of two resourceVersions; "" (never covering) when they cannot be compared. */
-function older(a: string, b: string): string {
-  const before = writtenBefore(a, b);
-  if (before === undefined) return "";
-  return before ? a : b;
 }
 
 function settledValue<T>(result: PromiseSettledResult<T>): T {

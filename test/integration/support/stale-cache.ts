@@ -28,23 +28,18 @@ export class StaleCache {
         throw error;
       }
     };
-    const listed: KubeClient["listWithVersion"] = async (type, options) => {
-      const fresh = await inner.listWithVersion(type, options);
-      if (type !== this.type) return fresh;
-      if (options?.resourceVersion !== "0") {
-        this.seen.consistentLists += 1;
-        return fresh;
-      }
-      this.seen.cachedLists += 1;
-      const items = fresh.items.map(
-        (o) => (this.frozen.get(keyOf(o)) as typeof o | undefined) ?? o,
-      );
-      return { ...fresh, items };
-    };
     return {
       get: (type, key, options) => inner.get(type, key, options),
-      list: async (type, options) => (await listed(type, options)).items,
-      listWithVersion: listed,
+      list: async (type, options) => {
+        const fresh = await inner.list(type, options);
+        if (type !== this.type) return fresh;
+        if (options?.resourceVersion !== "0") {
+          this.seen.consistentLists += 1;
+          return fresh;
+        }
+        this.seen.cachedLists += 1;
+        return fresh.map((o) => (this.frozen.get(keyOf(o)) as typeof o | undefined) ?? o);
+      },
       create: (type, object) => counted(() => inner.create(type, object)),
       replace: (type, object) => counted(() => inner.replace(type, object)),
       delete: (type, key, options) => counted(() => inner.delete(type, key, options)),
