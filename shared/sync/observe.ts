@@ -200,6 +200,13 @@ const podSelectorGuesses = new PodSelectorGuesses();
 export interface RuleAndCnf {
   readonly raw: KubeObject;
   readonly observation: CnfObservation;
+  readonly echo?: false;
+}
+
+/** The rule as read is the echo of this process's own write (`isEcho`): its CNF was not needed. */
+export interface RuleEcho {
+  readonly raw: KubeObject;
+  readonly echo: true;
 }
 
 /** "From the watch cache": served as the API server's cache holds it, without waiting. */
@@ -220,20 +227,17 @@ export async function observeRuleAndCnf(
   kube: KubeClient,
   type: ResourceType,
   key: ObjectKey & { readonly namespace: string },
-): Promise<RuleAndCnf | undefined> {
+  /** Asked once about the rule as read; true: answered as an echo, the CNF left unread. */
+  isEcho: (raw: KubeObject) => boolean = () => false,
+): Promise<RuleAndCnf | RuleEcho | undefined> {
   const { namespace } = key;
-  const read = await readRuleAndLists(kube, type, key);
+  const read = await readRuleAndLists(kube, type, key, isEcho);
   // Deleted (and released) before we got here: the finalizer path already cleaned the CNF.
   if (read === undefined) return undefined;
+  if (read.lists === undefined) return { raw: read.raw, echo: true };
   const { raw, lists } = read;
   const purpose = raw.metadata.labels?.[PURPOSE_LABEL];
-  if (purpose === undefined) {
-    const situation = { kind: "none" as const, namespace, purpose: "" };
-    return {
-      raw,
-      observation: { situation, deployment: undefined, pods: NO_PODS, networks: new Map() },
-    };
-  }
+  if (purpose === undefined) return { raw, observation: noCnf(namespace) };
   const scope = { namespace, purpose };
   const found = foundDeployment(scope, lists.deployments);
   const selector = found.found ? formatLabelSelector(found.deployment.spec.selector) : undefined;
@@ -242,9 +246,7 @@ export async function observeRuleAndCnf(
     recentCnfLists.forget(namespace);
     return { raw, observation: await observeCnf(kube, scope) };
   }
-  const pods =
-    (lists.pods?.selector === selector ? lists.pods?.items : undefined) ??
-    (await kube.list(PODS, { namespace, labelSelector: selector, ...FROM_CACHE }));
+  const pods = await podsOf(kube, namespace, lists, selector);
   const cached = observationOf(found.situation, found.deployment, pods);
   const suffices = cachedViewSuffices({
     found: true,
@@ -255,6 +257,23 @@ export async function observeRuleAndCnf(
   return { raw, observation: suffices ? cached : await observeCnf(kube, scope) };
 }
 
+/** The Pods of `selector`: as listed with the Deployments if that guess was right, else listed now. */
+async function podsOf(
+  kube: KubeClient,
+  namespace: string,
+  lists: CnfLists,
+  selector: string | undefined,
+): Promise<readonly Pod[]> {
+  if (lists.pods !== undefined && lists.pods.selector === selector) return lists.pods.items;
+  return kube.list(PODS, { namespace, labelSelector: selector, ...FROM_CACHE });
+}
+
+/** The observation of a rule that names no CNF (no purpose label). */
+function noCnf(namespace: string): CnfObservation {
+  const situation = { kind: "none" as const, namespace, purpose: "" };
+  return { situation, deployment: undefined, pods: NO_PODS, networks: new Map() };
+}
+
 /**
  * The rule and the namespace's CNF lists: at once, or, in a burst (lists begun lately), the rule
  * first, then lists begun since this event began if there are any (ADR 0020).
@@ -263,7 +282,8 @@ async function readRuleAndLists(
   kube: KubeClient,
   type: ResourceType,
   key: ObjectKey & { readonly namespace: string },
-): Promise<{ raw: KubeObject; lists: CnfLists } | undefined> {
+  isEcho: (raw: KubeObject) => boolean,
+): Promise<{ raw: KubeObject; lists: CnfLists | undefined } | undefined> {
   const { namespace } = key;
   const began = recentCnfLists.clock();
   if (!recentCnfLists.inBurst(namespace)) {
@@ -272,10 +292,13 @@ async function readRuleAndLists(
       recentCnfLists.begin(namespace, () => readCnfLists(kube, namespace)),
     ]);
     const raw = settledValue(rule);
-    return raw === undefined ? undefined : { raw, lists: settledValue(listed) };
+    if (raw === undefined) return undefined;
+    return { raw, lists: isEcho(raw) ? undefined : settledValue(listed) };
   }
   const raw = await kube.get(type, key);
   if (raw === undefined) return undefined;
+  // An echo of our own write needs no CNF: in a burst, most status writes' echoes.
+  if (isEcho(raw)) return { raw, lists: undefined };
   const joined = recentCnfLists.since(namespace, began);
   const lists =
     (joined === undefined ? undefined : await joined.catch(() => undefined)) ??
