@@ -93,7 +93,11 @@ function describe(scenario: FleetScenario, cnfs: number, perCnf: number): string
 }
 
 const seconds = (o: FleetOutcome): string =>
-  o.converged ? `${num(o.ms / 1000, 1)} s` : `did not converge in ${o.budgetMs / 1000} s`;
+  o.converged
+    ? `${num(o.ms / 1000, 1)} s`
+    : o.completed
+      ? `${num(o.ms / 1000, 1)} s (over its ${o.budgetMs / 1000} s budget)`
+      : `not complete after ${num(o.ms / 1000, 0)} s`;
 
 function byVerb(api: ReadonlyMap<string, number>): string {
   const verbs = new Map<string, number>();
@@ -183,6 +187,7 @@ function row(
         return [
           [`${p}ms`, out.ms],
           [`${p}converged`, out.converged],
+          [`${p}completed`, out.completed],
           [`${p}apiRequests`, out.apiRequests],
           [`${p}apiWrites`, out.apiWrites],
           ...[...out.api].map(([key, n]): [string, number] => [`${p}api.${key}`, n]),
@@ -227,6 +232,19 @@ export function growthTable(
   return lines.join("\n");
 }
 
+/** SDEWAN_BENCH_FLEET_CNFS=1,10: other sizes than the run's (e.g. to leave out 50 on a busy machine). */
+function fleetSizes(ctx: BenchContext): readonly number[] {
+  const text = process.env["SDEWAN_BENCH_FLEET_CNFS"];
+  if (text === undefined || text.trim() === "") return ctx.sizes.fleetCnfs;
+  const sizes = text.split(",").map((x) => Number(x.trim()));
+  if (sizes.some((n) => !Number.isInteger(n) || n < 1)) {
+    throw new Error(
+      `SDEWAN_BENCH_FLEET_CNFS must be whole numbers >= 1, got ${JSON.stringify(text)}`,
+    );
+  }
+  return sizes;
+}
+
 export async function benchFleet(
   ctx: BenchContext,
   wanted: (id: string) => boolean,
@@ -235,7 +253,7 @@ export async function benchFleet(
   const fp = await startFleetPlane(ctx);
   const results: { cnfs: number; outcomes: Record<FleetScenario, FleetOutcome> }[] = [];
   try {
-    for (const cnfs of ctx.sizes.fleetCnfs) {
+    for (const cnfs of fleetSizes(ctx)) {
       const dir = path.join(ctx.workDir, `fleet-${cnfs}`);
       await mkdir(dir, { recursive: true });
       const started = Date.now();
