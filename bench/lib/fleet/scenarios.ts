@@ -52,8 +52,13 @@ export interface FleetOutcome {
 }
 
 const USER_CONCURRENCY = 16;
-const POLL_MS = 200;
-const STATUS_POLL_MS = 1_000;
+/**
+ * The checks run in the bench's process, beside every CNF simulator: a look at every pod's
+ * objects, and a list (and parse) of every rule, take the simulators' CPU at 100 pods and 10,000
+ * rules (in a loaded run simulators' GETs missed the functions' 1.5 s timeout). Spaced with size.
+ */
+const pollMs = (pods: number): number => Math.max(200, pods * 10);
+const statusPollMs = (rules: number): number => Math.max(1_000, rules / 5);
 const QUIET_MS = 2_000;
 const QUIET_MAX_MS = 30_000;
 /**
@@ -178,7 +183,7 @@ async function measure(
     problem = await check();
     elapsed = performance.now() - started;
     if (problem === undefined || elapsed > budgetMs * HARD_LIMIT_FACTOR) break;
-    await delay(POLL_MS);
+    await delay(pollMs(pods().length));
   }
   await quiet(audit);
   await audit.update();
@@ -236,7 +241,7 @@ export async function runFleetScenarios(
     return async () => {
       const held = holdingProblem(world, expected);
       if (held !== undefined) return held;
-      const wait = lastStatusCheck + STATUS_POLL_MS - performance.now();
+      const wait = lastStatusCheck + statusPollMs(total) - performance.now();
       if (wait > 0) await delay(wait);
       lastStatusCheck = performance.now();
       return statusProblem(fp, world.namespace, total);
