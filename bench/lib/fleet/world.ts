@@ -238,6 +238,12 @@ export async function startFleetWorld(
       LOG_LEVEL: "warn",
     });
     stops.push(() => connector.proc.stop());
+    // An interrupted bench (Ctrl-C) exits without close(): its children must not outlive it.
+    const killOnExit = (): void => {
+      for (const proc of [...functions.values(), connector.proc]) proc.child.kill("SIGKILL");
+    };
+    process.once("exit", killOnExit);
+    stops.unshift(() => Promise.resolve(process.off("exit", killOnExit)));
     return { namespace, cnfs, fleet, kube: fp.kube, functions, close };
   } catch (error) {
     await close();
