@@ -28,6 +28,7 @@ import { benchNetpolAgent } from "./rows/netpol-agent.js";
 import { PEER_ROWS, benchPeer } from "./rows/peer.js";
 import { benchMemory } from "./rows/memory.js";
 import { benchClusterLink } from "./rows/clusterlink.js";
+import { FLEET_ROWS, benchFleet } from "./rows/fleet.js";
 import { measureBaseline, type Baseline } from "./lib/baseline.js";
 
 interface RowGroup {
@@ -57,6 +58,8 @@ const GROUPS: readonly RowGroup[] = [
     ids: ["clusterlink-imports", "clusterlink-import-change", "clusterlink-heartbeats"],
     run: benchClusterLink,
   },
+  // Last: its own control plane, 50 CNFs x 200 rules (issue 28 item 4); the three run together.
+  { ids: FLEET_ROWS.map((r) => r.id), run: benchFleet },
 ];
 
 const ALL_IDS = GROUPS.flatMap((g) => g.ids);

@@ -18,6 +18,9 @@ export interface Sizes {
   readonly coldStarts: number;
   /** Rules (Mwan3Policies and Mwan3Rules) of the peer rows: ours, upstream's and the floor. */
   readonly peerRules: number;
+  /** CNFs (2 pods each) of the fleet rows, one world per size: how each cost grows. */
+  readonly fleetCnfs: readonly number[];
+  readonly fleetRulesPerCnf: number;
 }
 
 export const FULL_SIZES: Sizes = {
@@ -34,6 +37,8 @@ export const FULL_SIZES: Sizes = {
   egressPodEventBudgetMs: 120_000,
   coldStarts: 3,
   peerRules: 300,
+  fleetCnfs: [1, 10, 50],
+  fleetRulesPerCnf: 200,
 };
 
 export const QUICK_SIZES: Sizes = {
@@ -50,6 +55,8 @@ export const QUICK_SIZES: Sizes = {
   egressPodEventBudgetMs: 30_000,
   coldStarts: 1,
   peerRules: 60,
+  fleetCnfs: [1, 3],
+  fleetRulesPerCnf: 20,
 };
 
 export interface BenchContext {

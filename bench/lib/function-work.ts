@@ -554,11 +554,12 @@ export function authzWork(world: WorkWorld): FunctionWork {
     const res = await fetch(url, {
       method: "POST",
       headers: { "content-type": "application/json" },
+      // No client certificate here: the Peer asked for is named in the request, as a trusted
+      // in-cluster caller does (CL_AUTHZ_UNVERIFIED=on-behalf-of-peer); the Peer's own
+      // attributes come from the Peer, never from the request.
       body: JSON.stringify({
-        source: {
-          [ATTRIBUTES.clientNamespace]: `client-${i % 10}`,
-          [ATTRIBUTES.peerName]: "source",
-        },
+        source: { [ATTRIBUTES.clientNamespace]: `client-${i % 10}` },
+        peer: "source",
         export: { name: "authz-db", namespace },
       }),
     });
@@ -567,7 +568,7 @@ export function authzWork(world: WorkWorld): FunctionWork {
   };
   return {
     fn: "clusterlink-authz",
-    env: { CL_NAMESPACE: world.clNamespace },
+    env: { CL_NAMESPACE: world.clNamespace, CL_AUTHZ_UNVERIFIED: "on-behalf-of-peer" },
     first: async (url) => (await decide(url, world.empty, 0)).allowed !== undefined,
     prepare: async () => {
       // The Export decided on exists (an Export with a host is valid as it is).

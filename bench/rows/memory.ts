@@ -12,6 +12,8 @@
  */
 import { randomUUID } from "node:crypto";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
 import pLimit from "p-limit";
 import { RULE_API_VERSION, requireKind } from "../../shared/rules/index.js";
 import { applyAll, bigCnf, endStateProblems, restartRun, type BigCnf } from "../lib/big-cnf.js";
@@ -38,11 +40,14 @@ import {
   type Work,
 } from "../lib/function-work.js";
 import { atMost, type RowResult } from "../lib/report.js";
-import { int, num } from "../lib/stats.js";
+import { int, median, num } from "../lib/stats.js";
 import { FUNCTION_CATALOG } from "../../functions/catalog.js";
 
-const IDLE_TARGET_MB = 60;
+/** Issue 28 item 5: idle within 1.15x the floor measured in the same run, after work 100 MB. */
+export const IDLE_FLOOR_FACTOR = 1.15;
 const AFTER_RUN_TARGET_MB = 100;
+/** Floor processes started; their median RSS is the floor. */
+const FLOOR_RUNS = 3;
 /** Holds no CNF and no rule: the API server answers its lists empty without it existing. */
 const EMPTY_NAMESPACE = "sdewan-bench-no-cnfs";
 /** Events in flight at once while a function works through its share, as a connector sends. */
@@ -103,7 +108,7 @@ async function postReview(
   return { allowed: res.status === 200 && text.includes('"allowed":true'), text };
 }
 
-async function firstEvent(work: FunctionWork, url: string): Promise<void> {
+async function firstEvent(work: Pick<FunctionWork, "fn" | "first">, url: string): Promise<void> {
   const deadline = performance.now() + 60_000;
   for (;;) {
     if (performance.now() > deadline) throw new Error(`${work.fn}: no first reply within 60 s`);
@@ -249,6 +254,59 @@ async function measure(ctx: BenchContext, work: FunctionWork, image: ImageRun): 
   }
 }
 
+/** What the floor process is: the same image flags, only Node's own modules. */
+const FLOOR_WHAT =
+  "a node:http server holding one kept-alive TLS connection to the API server, answering each POST with one GET's JSON (bench/lib/memory-floor-server.ts)";
+
+/**
+ * The floor under every function's idle RSS, in this run and with the image's flags: the median
+ * of FLOOR_RUNS processes of bench/lib/memory-floor-server.ts, each measured as a function is
+ * (after its first answered POST).
+ */
+export async function measureFloor(ctx: BenchContext, image: ImageRun): Promise<number[]> {
+  const script = path.join(ctx.workDir, "memory-floor.mjs");
+  await build({
+    entryPoints: [
+      path.join(path.dirname(fileURLToPath(import.meta.url)), "../lib/memory-floor-server.ts"),
+    ],
+    outfile: script,
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node24",
+    minifyWhitespace: true,
+    logLevel: "warning",
+  });
+  const plane = ctx.cluster.plane;
+  const samples: number[] = [];
+  for (let i = 0; i < FLOOR_RUNS; i += 1) {
+    const proc = await spawnFunctionServer({
+      logFile: path.join(ctx.workDir, "memory-floor.log"),
+      env: {
+        NODE_OPTIONS: image.nodeOptions,
+        FLOOR_API_SERVER: plane.server,
+        FLOOR_API_TOKEN: plane.admin.token,
+        FLOOR_API_CA_FILE: plane.caCertPath,
+      },
+      script,
+      nodeArgs: image.nodeArgs,
+    });
+    try {
+      await firstEvent(
+        {
+          fn: "floor",
+          first: async (url) => (await fetch(url, { method: "POST", body: "{}" })).status === 202,
+        },
+        proc.url,
+      );
+      samples.push((await proc.memory()).rssMb);
+    } finally {
+      await proc.stop();
+    }
+  }
+  return samples;
+}
+
 export async function benchMemory(ctx: BenchContext): Promise<RowResult[]> {
   const big = await bigCnf(ctx);
   const image = {
@@ -256,6 +314,8 @@ export async function benchMemory(ctx: BenchContext): Promise<RowResult[]> {
     nodeArgs: await dockerfileNodeArgs(),
   };
   await buildDist();
+  const floorSamples = await measureFloor(ctx, image);
+  ctx.log(`memory floor: ${floorSamples.map((x) => num(x, 1)).join(", ")} MiB`);
   const world = await WorkWorld.create(ctx, ctx.quick ? QUICK_WORK : FULL_WORK);
   const results: Measured[] = [];
   try {
@@ -268,7 +328,13 @@ export async function benchMemory(ctx: BenchContext): Promise<RowResult[]> {
       peerHealthWork(world),
       authzWork(world),
     ];
-    for (const work of works) results.push(await measure(ctx, work, image));
+    for (const work of works) {
+      const m = await measure(ctx, work, image);
+      ctx.log(
+        `memory ${m.fn}: idle ${num(m.idleMb, 1)} MiB, after ${num(m.afterMb, 1)} MiB (peak ${num(m.peakMb, 1)})`,
+      );
+      results.push(m);
+    }
   } finally {
     await world.close();
   }
@@ -276,6 +342,7 @@ export async function benchMemory(ctx: BenchContext): Promise<RowResult[]> {
     memoryRow(
       results,
       `FUNCTIONS=<name> NODE_OPTIONS=${image.nodeOptions} node ${[...image.nodeArgs, DIST_SERVER].join(" ")}`,
+      median(floorSamples),
     ),
   ];
 }
@@ -285,7 +352,12 @@ export async function benchMemory(ctx: BenchContext): Promise<RowResult[]> {
  * measured, used no CPU for its work (/proc counts 10 ms ticks: 0 is next to nothing, as a
  * resync of an empty cluster), or left a wrong end state: its "after" would not be after work.
  */
-export function memoryRow(results: readonly Measured[], command: string): RowResult {
+export function memoryRow(
+  results: readonly Measured[],
+  command: string,
+  floorMb: number,
+): RowResult {
+  const idleLimit = floorMb * IDLE_FLOOR_FACTOR;
   const worstIdle = Math.max(...results.map((r) => r.idleMb));
   const worstAfter = Math.max(...results.map((r) => r.afterMb));
   const unmeasured = FUNCTION_CATALOG.map((f) => f.name).filter(
@@ -302,24 +374,31 @@ export function memoryRow(results: readonly Measured[], command: string): RowRes
   return {
     id: "function-memory",
     metric: `one process per function, ${results.length} of ${FUNCTION_CATALOG.length} (${command}, as each function's pod runs it): RSS idle / after real work of its own`,
-    target: `<= ${IDLE_TARGET_MB} MB / <= ${AFTER_RUN_TARGET_MB} MB each`,
-    measured: results.map((r) => `${r.fn} ${mb(r.idleMb)} / ${mb(r.afterMb)} MiB`).join("; "),
+    target: `idle <= ${IDLE_FLOOR_FACTOR}x the floor (${FLOOR_WHAT}, same flags, measured in this run) / after <= ${AFTER_RUN_TARGET_MB} MB, each`,
+    measured:
+      `floor ${num(floorMb, 1)} MiB, so idle <= ${num(idleLimit, 1)} MiB; ` +
+      results
+        .map(
+          (r) => `${r.fn} ${mb(r.idleMb)} (${num(r.idleMb / floorMb, 2)}x) / ${mb(r.afterMb)} MiB`,
+        )
+        .join("; "),
     counts:
       results
         .map((r) => `${r.fn}: ${r.work.did}, ${int(r.cpuMs)} ms of CPU, peak ${mb(r.peakMb)} MiB`)
         .join("; ") + (problems.length > 0 ? `; FAILED: ${problems.join("; ")}` : ""),
     checks: [
-      atMost("idle RSS", worstIdle, IDLE_TARGET_MB),
+      atMost("idle RSS vs floor", worstIdle / floorMb, IDLE_FLOOR_FACTOR),
       atMost("RSS after the work", worstAfter, AFTER_RUN_TARGET_MB),
     ],
-    values: Object.fromEntries(
-      results.flatMap((r) => [
+    values: Object.fromEntries([
+      ["floorMb", floorMb],
+      ...results.flatMap((r): [string, number][] => [
         [`${r.fn}.idleMb`, r.idleMb],
         [`${r.fn}.afterMb`, r.afterMb],
         [`${r.fn}.peakMb`, r.peakMb],
         [`${r.fn}.cpuMs`, r.cpuMs],
       ]),
-    ),
+    ]),
     ...(problems.length > 0 ? { error: problems.join("; ") } : {}),
   };
 }

@@ -21,15 +21,22 @@ import { writeDeploymentStatus, type PeerWorld } from "./world.js";
 
 const FUNCTIONS = "reconcile-rule,on-deployment-ready";
 
-function connectorConfig(functionsUrl: string, port: number, namespace: string, purpose: string) {
-  const selector = `${PURPOSE_LABEL}=${purpose}`;
-  const namespaces = [namespace];
+/** The connector's routes for the two rule functions, over `namespaces`, objects matching `selector`. */
+export function connectorConfig(options: {
+  readonly port: number;
+  readonly namespaces: readonly string[];
+  readonly selector: string;
+  readonly reconcileUrl: string;
+  readonly deploymentUrl: string;
+}): string {
+  const { selector } = options;
+  const namespaces = [...options.namespaces];
   return stringify({
-    http: { host: "127.0.0.1", port },
+    http: { host: "127.0.0.1", port: options.port },
     routes: [
       {
         name: "reconcile-rule",
-        url: `${functionsUrl}/reconcile-rule`,
+        url: options.reconcileUrl,
         resources: PEER_KINDS.map(({ kind }) => ({
           apiVersion: "batch.sdewan.akraino.org/v1alpha1",
           kind,
@@ -39,7 +46,7 @@ function connectorConfig(functionsUrl: string, port: number, namespace: string, 
       },
       {
         name: "on-deployment-ready",
-        url: `${functionsUrl}/on-deployment-ready`,
+        url: options.deploymentUrl,
         resources: [
           { apiVersion: "apps/v1", kind: "Deployment", selector, namespaces },
           { apiVersion: "v1", kind: "Pod", selector, namespaces },
@@ -92,7 +99,16 @@ export async function startOurWorld(ctx: BenchContext, purpose: string): Promise
     await waitReady(`${functions.url}/_/ready`, "the function server", 180_000);
     const port = await freePort();
     const configFile = path.join(ctx.workDir, "peer-connector.yaml");
-    await writeFile(configFile, connectorConfig(functions.url, port, namespace, purpose));
+    await writeFile(
+      configFile,
+      connectorConfig({
+        port,
+        namespaces: [namespace],
+        selector: `${PURPOSE_LABEL}=${purpose}`,
+        reconcileUrl: `${functions.url}/reconcile-rule`,
+        deploymentUrl: `${functions.url}/on-deployment-ready`,
+      }),
+    );
     const connector = await startConnector(ctx.workDir, configFile, port, env);
     stops.push(() => connector.proc.stop());
     const metric = async (url: string, name: string): Promise<number> =>

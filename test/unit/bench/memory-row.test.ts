@@ -21,7 +21,7 @@ const everyFunction = (): Measured[] => FUNCTION_CATALOG.map((f) => worked(f.nam
 
 describe("the function-memory row", () => {
   it("measures every function of the catalog and prints the CPU each used", () => {
-    const row = memoryRow(everyFunction(), "node server.js");
+    const row = memoryRow(everyFunction(), "node server.js", 54);
     expect(row.error).toBeUndefined();
     expect(verdict(row)).toBe("pass");
     for (const f of FUNCTION_CATALOG) {
@@ -30,11 +30,23 @@ describe("the function-memory row", () => {
     }
   });
 
+  it("holds every idle RSS to 1.15x the floor measured in the same run", () => {
+    const results = everyFunction().map((r) =>
+      r.fn === "clusterlink-authz" ? { ...r, idleMb: 63 } : r,
+    );
+    const row = memoryRow(results, "node server.js", 54);
+    expect(row.measured).toContain("floor 54 MiB, so idle <= 62.1 MiB");
+    expect(row.measured).toContain("clusterlink-authz 63 (1.17x)");
+    expect(verdict(row)).toBe("MISS (idle RSS vs floor)");
+    expect(verdict(memoryRow(results, "node server.js", 56))).toBe("pass");
+    expect(row.values["floorMb"]).toBe(54);
+  });
+
   it("is an error naming the function that used no CPU for its work", () => {
     const results = everyFunction().map((r) =>
       r.fn === "egress-group-sync" ? worked(r.fn, 0) : r,
     );
-    const row = memoryRow(results, "node server.js");
+    const row = memoryRow(results, "node server.js", 54);
     expect(verdict(row)).toBe("ERROR");
     expect(row.error).toBe("egress-group-sync did no work (0 ms of CPU)");
   });
@@ -45,7 +57,7 @@ describe("the function-memory row", () => {
         ? { ...r, work: { did: "imports", failures: 2, example: "1 distinct leased ports for 3" } }
         : r,
     );
-    expect(memoryRow(results, "node server.js").error).toBe(
+    expect(memoryRow(results, "node server.js", 54).error).toBe(
       "clusterlink-import: 2 checks of its work failed (e.g. 1 distinct leased ports for 3)",
     );
   });
@@ -60,6 +72,7 @@ describe("the function-memory row", () => {
     const row = memoryRow(
       four.map((fn) => worked(fn)),
       "node server.js",
+      54,
     );
     expect(row.metric).toContain("4 of 9");
     expect(row.error).toBe(
