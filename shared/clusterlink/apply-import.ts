@@ -8,6 +8,7 @@ import {
   clusterLinkResource,
   ENDPOINT_SLICES,
   isKubeError,
+  raced,
   retryOnConflict,
   SERVICES,
   type EventRecorder,
@@ -45,8 +46,7 @@ const PEERS = clusterLinkResource("Peer");
 const WRITE_ATTEMPTS = 3;
 
 /** A write refused because its object changed (409) or vanished (404) since it was read. */
-const changedSinceRead = (error: unknown): boolean =>
-  isKubeError(error, "conflict") || isKubeError(error, "notFound");
+const changedSinceRead = raced;
 
 export interface ImportEventOptions {
   /** RFC 3339 time for condition transitions. */

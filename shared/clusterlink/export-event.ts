@@ -11,19 +11,13 @@
  */
 import type { Log } from "../core/context.js";
 import type { KubeObject, Service } from "../core/objects.js";
-import {
-  batchOutcome,
-  done,
-  malformed,
-  permanent,
-  retryLater,
-  type Outcome,
-} from "../core/outcome.js";
+import { batchOutcome, done, malformed, permanent, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
   clusterLinkResource,
   eachObject,
   isKubeError,
+  kubeFailureOutcome,
   retryOnConflict,
   SERVICES,
   type EventRecorder,
@@ -163,12 +157,9 @@ export async function syncExportEvent(
     log.debug({ kind, namespace, name }, "export verified");
     return outcome;
   } catch (error) {
-    if (
-      isKubeError(error) &&
-      (error.retryable || error.code === "conflict" || error.code === "forbidden")
-    ) {
-      return retryLater(error.message);
-    }
-    throw error;
+    return kubeFailureOutcome(error, "verifying the Exports", {
+      notFound: "raced",
+      retryAfterSeconds: 5,
+    });
   }
 }

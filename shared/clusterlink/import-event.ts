@@ -28,7 +28,8 @@ import {
   apiVersionOf,
   eachObject,
   ENDPOINT_SLICES,
-  isKubeError,
+  kubeFailureOutcome,
+  raced,
   readOptions,
   retryOnConflict,
   SERVICES,
@@ -278,10 +279,6 @@ async function rounds(
   return [retryLater(`leases still moving after ${max} rounds`, 1)];
 }
 
-/** A concurrent writer changed, created or deleted what we were about to write. */
-const raced = (error: unknown): boolean =>
-  isKubeError(error, "conflict") || isKubeError(error, "notFound");
-
 /**
  * A live Import is settled by its port alone (lease-by-port.ts: a few small lists). A deleted one
  * loses its Services, and every Import whose requested port was taken is looked at again, from
@@ -499,15 +496,13 @@ export async function syncImportEvent(
   }
 }
 
-/** Races and API trouble are redelivered; anything else is a bug (500). */
+/** A lease race is retried; an API failure as shared/kube maps it; anything else is a bug (500). */
 function retryOrThrow(error: unknown): Outcome {
-  if (raced(error) || error instanceof LeaseRaceError) {
-    return retryLater((error as Error).message, 1);
-  }
-  if (isKubeError(error) && (error.retryable || error.code === "forbidden")) {
-    return retryLater(error.message);
-  }
-  throw error;
+  if (error instanceof LeaseRaceError) return retryLater(error.message, 1);
+  return kubeFailureOutcome(error, "settling the Imports", {
+    notFound: "raced",
+    retryAfterSeconds: 5,
+  });
 }
 
 export type { ImportEventOptions } from "./apply-import.js";

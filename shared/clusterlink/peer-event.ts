@@ -27,6 +27,7 @@ import {
   clusterLinkResource,
   eachObject,
   isKubeError,
+  kubeFailureOutcome,
   readOptions,
   type EventRecorder,
   type EventRegarding,
@@ -353,8 +354,9 @@ export async function syncPeerEvent(
     log.debug({ peers: inside.length }, "peers heartbeaten");
     return batchOutcome([...ignored, ...checked]);
   } catch (error) {
-    if (isKubeError(error) && (error.retryable || error.code === "forbidden"))
-      return retryLater(error.message);
-    throw error;
+    return kubeFailureOutcome(error, "heartbeating the Peers", {
+      notFound: "raced",
+      retryAfterSeconds: 5,
+    });
   }
 }

@@ -11,18 +11,12 @@
  * over many groups (a resync) stays done.
  */
 import type { Log } from "../core/context.js";
-import {
-  batchOutcome,
-  done,
-  malformed,
-  permanent,
-  retryLater,
-  type Outcome,
-} from "../core/outcome.js";
+import { batchOutcome, done, malformed, permanent, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
   cachedThenConsistent,
-  isKubeError,
+  kubeFailureOutcome,
+  raced,
   type EventRecorder,
   type KubeClient,
 } from "../kube/index.js";
@@ -100,10 +94,6 @@ const recordMembersChanged =
       action: "Sync",
     });
 
-/** A concurrent writer changed or deleted a group between our read and our write. */
-const raced = (error: unknown): boolean =>
-  isKubeError(error, "conflict") || isKubeError(error, "notFound");
-
 export async function syncEgressEvent(
   event: IntakeEvent,
   kube: KubeClient,
@@ -130,10 +120,9 @@ export async function syncEgressEvent(
     log.debug({ recomputed: result.recomputed }, "egress groups recomputed");
     return outcomeOf(result);
   } catch (error) {
-    if (raced(error)) return retryLater((error as Error).message);
-    if (isKubeError(error) && (error.retryable || error.code === "forbidden")) {
-      return retryLater(error.message);
-    }
-    throw error;
+    return kubeFailureOutcome(error, "recomputing the EgressGroups", {
+      notFound: "raced",
+      retryAfterSeconds: 5,
+    });
   }
 }

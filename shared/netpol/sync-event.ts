@@ -12,11 +12,12 @@
  * malformed for events of other kinds.
  */
 import type { Log } from "../core/context.js";
-import { batchOutcome, done, malformed, retryLater, type Outcome } from "../core/outcome.js";
+import { batchOutcome, done, malformed, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/types.js";
 import {
   cachedThenConsistent,
-  isKubeError,
+  kubeFailureOutcome,
+  raced,
   type EventRecorder,
   type KubeClient,
 } from "../kube/index.js";
@@ -53,10 +54,6 @@ function summary(result: NetpolEventResult): string {
   return `tables written: ${create} created, ${replace} replaced, ${deleted} deleted (${what})${problems}`;
 }
 
-/** A concurrent writer changed, created or deleted a table between our read and our write. */
-const raced = (error: unknown): boolean =>
-  isKubeError(error, "conflict") || isKubeError(error, "notFound");
-
 export async function syncNetpolEvent(
   event: IntakeEvent,
   kube: KubeClient,
@@ -88,10 +85,9 @@ export async function syncNetpolEvent(
     if (result.failingClosed !== undefined) options.onFailingClosed?.(result.failingClosed);
     return batchOutcome([...(result.failures ?? []), done(summary(result))]);
   } catch (error) {
-    if (raced(error)) return retryLater((error as Error).message);
-    if (isKubeError(error) && (error.retryable || error.code === "forbidden")) {
-      return retryLater(error.message);
-    }
-    throw error;
+    return kubeFailureOutcome(error, "recomputing the NetworkPolicy tables", {
+      notFound: "raced",
+      retryAfterSeconds: 5,
+    });
   }
 }
