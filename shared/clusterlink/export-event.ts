@@ -147,11 +147,11 @@ export async function syncExportEvent(
     const { kind, namespace, name } = event.ref;
     if (kind !== "Export" && kind !== "Service") {
       return malformed(
-        "unsupported-kind",
+        "UnknownKind",
         `clusterlink-export handles Export and Service events, not ${kind}`,
       );
     }
-    if (namespace === "") return malformed("missing-namespace", `${kind} ${name} has no namespace`);
+    if (namespace === "") return malformed("MissingNamespace", `${kind} ${name} has no namespace`);
     // A Service re-validates the Export named like it: upstream's Export names its Service so.
     const outcome = await syncOneExport(kube, { namespace, name }, options, kind === "Export");
     log.debug({ kind, namespace, name }, "export verified");

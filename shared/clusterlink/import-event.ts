@@ -476,11 +476,11 @@ export async function syncImportEvent(
     const { kind, namespace, name } = event.ref;
     if (kind !== "Import" && kind !== "Service" && kind !== "EndpointSlice" && kind !== "Peer") {
       return malformed(
-        "unsupported-kind",
+        "UnknownKind",
         `clusterlink-import handles Import, Service, EndpointSlice and Peer events, not ${kind}`,
       );
     }
-    if (namespace === "") return malformed("missing-namespace", `${kind} ${name} has no namespace`);
+    if (namespace === "") return malformed("MissingNamespace", `${kind} ${name} has no namespace`);
     const ref = { namespace, name };
     const handlers = {
       Import: onImportEvent,

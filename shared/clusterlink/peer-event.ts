@@ -337,7 +337,7 @@ export async function syncPeerEvent(
 ): Promise<Outcome> {
   if (event.type === "object" && event.ref.kind !== "Peer") {
     return malformed(
-      "unsupported-kind",
+      "UnknownKind",
       `clusterlink-peer-health handles Peer events, not ${event.ref.kind}`,
     );
   }
