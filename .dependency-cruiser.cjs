@@ -34,14 +34,13 @@ const IO_MODULES = [
 const NODE_BUILTINS = "^(node:)?(?!(util|crypto)$)[a-z_/]+$";
 
 /**
- * The I/O modules of each capability, by file name: its entries, stores and readers (appliers
- * are every `apply-*`), and the index that exports them. Everything else in a capability is pure: it
+ * The I/O modules of each capability, by file name: its stores and readers (entries are every
+ * `on-*`, appliers every `apply-*`), and the index that exports them. Everything else in a capability is pure: it
  * reaches no Node built-in, no kube or CNF client and none of these. Name a new I/O module here.
  */
 const CAPABILITY_IO = {
   sync: [
     "index",
-    "events",
     "sync",
     "resync",
     "observe",
@@ -52,34 +51,16 @@ const CAPABILITY_IO = {
     "preview",
   ],
   admission: ["index", "admit", "observe", "dry-run", "kube-reader"],
-  egress: ["index", "sync-event", "kube-store"],
-  netpol: [
-    "index",
-    "sync-event",
-    "store",
-    "kube-store",
-    "nft",
-    "agent-loop",
-    "agent-store",
-    "agent-sync",
-  ],
-  clusterlink: [
-    "index",
-    "import-event",
-    "export-event",
-    "peer-event",
-    "lease-by-port",
-    "heartbeat",
-    "authz",
-    "record-events",
-  ],
+  egress: ["index", "kube-store"],
+  netpol: ["index", "store", "kube-store", "nft", "agent-loop", "agent-store", "agent-sync"],
+  clusterlink: ["index", "lease-by-port", "heartbeat", "authz", "record-events"],
 };
 const CAPABILITY_IO_PATHS = [
   ...Object.entries(CAPABILITY_IO).map(
     ([capability, names]) => `^shared/${capability}/(${names.join("|")})\\.ts$`,
   ),
-  // Appliers, in every capability.
-  `^shared/${CAPABILITIES}/apply-[^/]*\\.ts$`,
+  // Entries (on-*) and appliers (apply-*), in every capability.
+  `^shared/${CAPABILITIES}/(on|apply)-[^/]*\\.ts$`,
 ];
 
 /** @type {import('dependency-cruiser').IConfiguration} */

@@ -43,7 +43,7 @@ import {
   type ListQuery,
   type RecomputeObservation,
   type RecomputeTrigger,
-} from "./plan-recompute.js";
+} from "./plan-scope.js";
 import type { GroupLimits } from "./size.js";
 
 /** What the shell reads and writes; every method may throw the store's own (retryable) errors. */

@@ -33,7 +33,7 @@ export * from "./store.js";
 export * from "./apply-event.js";
 export * from "./apply-pod-event.js";
 export * from "./kube-store.js";
-export * from "./sync-event.js";
+export * from "./on-event.js";
 export * from "./plan-node-enforcement.js";
 export * from "./plan-nft-ruleset.js";
 export * from "./plan-agent-hint.js";

@@ -45,7 +45,7 @@ export {
   ledgerNamespace,
 } from "./prune-ledger.js";
 export { PRUNE_ANNOTATION } from "./plan-prune.js";
-export { syncCnfEvent, syncRuleEvent } from "./events.js";
+export { syncCnfEvent, syncRuleEvent } from "./on-event.js";
 export { processOwnWrites } from "./own-writes.js";
 export {
   DEFAULT_CNF_CREDENTIALS_SECRET,

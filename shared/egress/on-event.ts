@@ -24,7 +24,7 @@ import { EGRESS_GROUP_API_VERSION, EGRESS_GROUP_KIND } from "../rules/index.js";
 import { applyEgressTrigger, type EventResult, type GroupResult } from "./apply-event.js";
 import { kubeEgressStore } from "./kube-store.js";
 import { membersChangedEvent, type MembersChange } from "./plan-events.js";
-import { triggerFromEvent } from "./plan-recompute.js";
+import { triggerFromEvent } from "./plan-scope.js";
 import type { GroupLimits } from "./size.js";
 
 export interface EgressEventOptions {
