@@ -15,8 +15,10 @@ export function createClusterLinkImport(given: Partial<FunctionDeps> = {}): Even
     name: "clusterlink-import",
     kind: "event",
     handle: (event, ctx) =>
-      syncImportEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
-        now: deps.now().toISOString(),
+      syncImportEvent(event, {
+        kube: deps.kube().withCalls(ctx.calls),
+        log: ctx.log,
+        now: () => deps.now().toISOString(),
         events: eventRecorder(deps, "clusterlink-import", ctx.calls),
         clNamespace: clusterLinkNamespace(deps.env),
       }),
