@@ -14,8 +14,10 @@ export function createClusterLinkExport(given: Partial<FunctionDeps> = {}): Even
     name: "clusterlink-export",
     kind: "event",
     handle: (event, ctx) =>
-      syncExportEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
-        now: deps.now().toISOString(),
+      syncExportEvent(event, {
+        kube: deps.kube().withCalls(ctx.calls),
+        log: ctx.log,
+        now: () => deps.now().toISOString(),
         events: eventRecorder(deps, "clusterlink-export", ctx.calls),
       }),
   };

@@ -27,8 +27,10 @@ export function createClusterLinkPeerHealth(given: Partial<FunctionDeps> = {}): 
     name: "clusterlink-peer-health",
     kind: "event",
     handle: (event, ctx) =>
-      syncPeerEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
-        now: deps.now().toISOString(),
+      syncPeerEvent(event, {
+        kube: deps.kube().withCalls(ctx.calls),
+        log: ctx.log,
+        now: () => deps.now().toISOString(),
         events: eventRecorder(deps, "clusterlink-peer-health", ctx.calls),
         clNamespace: clusterLinkNamespace(deps.env),
         tls: () => readPeerTls(dir),

@@ -21,8 +21,10 @@ export function createEgressGroupSync(given: Partial<EgressGroupSyncDeps> = {}):
     name: "egress-group-sync",
     kind: "event",
     handle: (event, ctx) =>
-      syncEgressEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
-        now: deps.now().toISOString(),
+      syncEgressEvent(event, {
+        kube: deps.kube().withCalls(ctx.calls),
+        log: ctx.log,
+        now: () => deps.now().toISOString(),
         events: eventRecorder(deps, "egress-group-sync", ctx.calls),
         ...(given.limits ? { limits: given.limits } : {}),
         ...(given.maxRaceAttempts ? { maxRaceAttempts: given.maxRaceAttempts } : {}),

@@ -33,7 +33,10 @@ export function createNetworkPolicySync(given: Partial<NetworkPolicySyncDeps> = 
     name: "network-policy-sync",
     kind: "event",
     handle: (event, ctx) =>
-      syncNetpolEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
+      syncNetpolEvent(event, {
+        kube: deps.kube().withCalls(ctx.calls),
+        log: ctx.log,
+        now: () => deps.now().toISOString(),
         ...(given.maxRaceAttempts ? { maxRaceAttempts: given.maxRaceAttempts } : {}),
         // Transitions an operator must see, on the Pod or NetworkPolicy (plan-events.ts).
         events: eventRecorder(deps, "network-policy-sync", ctx.calls),

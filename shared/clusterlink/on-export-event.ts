@@ -18,6 +18,7 @@ import {
   eachObject,
   isKubeError,
   kubeFailureOutcome,
+  type EntryContext,
   retryOnConflict,
   SERVICES,
   type EventRecorder,
@@ -134,12 +135,18 @@ async function syncAllExports(
   return outcomes.length === 0 ? done("no Export to verify") : batchOutcome(outcomes);
 }
 
+/** clusterlink-export's context: the API, the log, the clock, where Events go. */
+export type ExportEventContext = EntryContext;
+
 export async function syncExportEvent(
   event: IntakeEvent,
-  kube: KubeClient,
-  log: Log,
-  options: ExportEventOptions,
+  ctx: ExportEventContext,
 ): Promise<Outcome> {
+  const { kube, log } = ctx;
+  const options: ExportEventOptions = {
+    now: ctx.now(),
+    ...(ctx.events ? { events: ctx.events } : {}),
+  };
   try {
     if (event.type === "resync") {
       return await syncAllExports(kube, event.scope.namespace, log, options);

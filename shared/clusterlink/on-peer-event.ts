@@ -28,6 +28,7 @@ import {
   eachObject,
   isKubeError,
   kubeFailureOutcome,
+  type EntryContext,
   readOptions,
   type EventRecorder,
   type EventRegarding,
@@ -329,12 +330,12 @@ function noneProbed(
   return ignored.length === 0 ? done(skipped ?? "no Peer to check") : worstOutcome(ignored);
 }
 
-export async function syncPeerEvent(
-  event: IntakeEvent,
-  kube: KubeClient,
-  log: Log,
-  options: PeerEventOptions,
-): Promise<Outcome> {
+/** clusterlink-peer-health's context: the API, the log, the clock, and its own settings. */
+export type PeerEventContext = EntryContext & Omit<PeerEventOptions, "now" | "events">;
+
+export async function syncPeerEvent(event: IntakeEvent, ctx: PeerEventContext): Promise<Outcome> {
+  const { kube, log, now, ...settings } = ctx;
+  const options: PeerEventOptions = { ...settings, now: now() };
   if (event.type === "object" && event.ref.kind !== "Peer") {
     return malformed(
       "UnknownKind",

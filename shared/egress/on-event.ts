@@ -10,15 +10,14 @@
  * reported on itself and skipped (apply-event.ts): the Egress's own event answers with it, an event
  * over many groups (a resync) stays done.
  */
-import type { Log } from "../core/context.js";
 import { batchOutcome, done, malformed, permanent, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
   cachedThenConsistent,
   kubeFailureOutcome,
   raced,
+  type EntryContext,
   type EventRecorder,
-  type KubeClient,
 } from "../kube/index.js";
 import { EGRESS_GROUP_API_VERSION, EGRESS_GROUP_KIND } from "../rules/index.js";
 import { applyEgressTrigger, type EventResult, type GroupResult } from "./apply-event.js";
@@ -94,12 +93,15 @@ const recordMembersChanged =
       action: "Sync",
     });
 
+/** egress-group-sync's context: the API, the log, the clock, and its own settings. */
+export type EgressEventContext = EntryContext & Omit<EgressEventOptions, "now" | "events">;
+
 export async function syncEgressEvent(
   event: IntakeEvent,
-  kube: KubeClient,
-  log: Log,
-  options: EgressEventOptions,
+  ctx: EgressEventContext,
 ): Promise<Outcome> {
+  const { kube, log, now, ...settings } = ctx;
+  const options: EgressEventOptions = { ...settings, now: now() };
   const classified = triggerFromEvent(event);
   if (!classified.ok) return malformed(classified.code, classified.reason);
   const store = kubeEgressStore(kube);

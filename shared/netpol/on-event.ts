@@ -11,15 +11,14 @@
  * Pod or policy and skipped (apply-event.ts); retry on API errors and after repeated races;
  * malformed for events of other kinds.
  */
-import type { Log } from "../core/context.js";
 import { batchOutcome, done, malformed, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/types.js";
 import {
   cachedThenConsistent,
   kubeFailureOutcome,
   raced,
+  type EntryContext,
   type EventRecorder,
-  type KubeClient,
 } from "../kube/index.js";
 import { applyNetpolTrigger, type NetpolApplyOptions } from "./apply-event.js";
 import type { NetpolEventResult } from "./store.js";
@@ -54,12 +53,14 @@ function summary(result: NetpolEventResult): string {
   return `tables written: ${create} created, ${replace} replaced, ${deleted} deleted (${what})${problems}`;
 }
 
+/** network-policy-sync's context: the API, the log, the clock, and its own settings. */
+export type NetpolEventContext = EntryContext & NetpolEventOptions;
+
 export async function syncNetpolEvent(
   event: IntakeEvent,
-  kube: KubeClient,
-  log: Log,
-  options: NetpolEventOptions = {},
+  ctx: NetpolEventContext,
 ): Promise<Outcome> {
+  const { kube, log, ...options } = ctx;
   const classified = netpolTriggerFromEvent(event);
   if (!classified.ok) return malformed(classified.code, classified.reason);
   const store = kubeNetpolStore(kube);

@@ -46,6 +46,7 @@ export {
 } from "./prune-ledger.js";
 export { PRUNE_ANNOTATION } from "./plan-prune.js";
 export { syncCnfEvent, syncRuleEvent } from "./on-event.js";
+export type { CnfEventContext } from "./on-event.js";
 export { processOwnWrites } from "./own-writes.js";
 export {
   DEFAULT_CNF_CREDENTIALS_SECRET,

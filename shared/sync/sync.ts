@@ -21,6 +21,7 @@ import {
   isKubeError,
   redactingRecorder,
   ruleResource,
+  type EntryContext,
   type EventRecorder,
   type EventRegarding,
   type KubeClient,
@@ -91,7 +92,8 @@ export type { CnfRuleCount } from "./sync-counts.js";
 const STATUS_WRITE_CONCURRENCY = 32;
 
 /** Everything sync needs from the outside world for one event. */
-export interface SyncContext {
+/** rule sync's context: an EntryContext (kube, log, now, events) and what sync needs besides. */
+export interface SyncContext extends EntryContext {
   readonly kube: KubeClient;
   readonly env: Env;
   readonly calls: CallCounters;
