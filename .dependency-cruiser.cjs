@@ -34,9 +34,9 @@ const IO_MODULES = [
 const NODE_BUILTINS = "^(node:)?(?!(util|crypto)$)[a-z_/]+$";
 
 /**
- * The I/O modules of each capability, by file name: its stores and readers (entries are every
- * `on-*`, appliers every `apply-*`), and the index that exports them. Everything else in a capability is pure: it
- * reaches no Node built-in, no kube or CNF client and none of these. Name a new I/O module here.
+ * The I/O modules of each capability, by file name: its stores and readers, and the index that
+ * exports them (entries are every `on-*`, appliers every `apply-*`). Everything else in a
+ * capability is pure: it reaches no Node built-in, no kube or CNF client and none of these.
  */
 const CAPABILITY_IO = {
   sync: [
