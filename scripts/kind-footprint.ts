@@ -58,6 +58,12 @@ export const CASE_TABLE_TESTS: Readonly<Record<string, string>> = {
   "test/integration/admission-policies.test.ts": "the same policies through the API server",
   "test/unit/rules/limits.test.ts": "bad values the schemas refuse, upstream values they keep",
   "test/integration/rule-limits.test.ts": "the same bad values, reaching the function unchecked",
+  "test/unit/sync/plan-preview.test.ts": "what a dry run plans for rules of a few kinds",
+};
+
+/** Docs quoting a real output over manifests/samples: an example a new kind does not touch. */
+export const SAMPLE_OUTPUTS: Readonly<Record<string, string>> = {
+  "docs/plan.md": "`npm run plan` of manifests/samples, as it printed",
 };
 
 /** Fixed data from outside the project, which names the kinds of its time. */
@@ -121,6 +127,7 @@ const PLACES: readonly [(file: string) => boolean, FootprintRole][] = [
   [(file) => file in PER_KIND_TESTS, "per-kind-test"],
   [(file) => file in CASE_TABLE_TESTS, "case-table-test"],
   [(file) => file in FIXTURES, "fixture"],
+  [(file) => file in SAMPLE_OUTPUTS, "example"],
 ];
 
 const isProductCode = (file: string): boolean =>

@@ -8,17 +8,16 @@ import { randomUUID } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pino } from "pino";
-import { AdmissionregistrationV1Api } from "@kubernetes/client-node";
 import { createValidateAdmission } from "../../functions/validate-admission/index.js";
 import { kubeAdmissionReader } from "../../shared/admission/index.js";
 import { serveValidateAdmission } from "../../functions/validate-admission/serve.js";
 import type { AdmissionReader } from "../../shared/admission/observe.js";
-import { buildWebhookConfiguration } from "../../shared/admission/webhook-config.js";
 import { createKubeClient, ruleResource } from "../../shared/kube/index.js";
 import { RULE_API_VERSION, requireKind } from "../../shared/rules/index.js";
 import type { HandlerContext, Log } from "../../shared/runtime/function.js";
 import { Runtime, createLogger } from "../../shared/runtime/index.js";
 import type { BenchContext } from "../lib/context.js";
+import { registerBenchWebhook } from "../lib/webhook.js";
 import { RawApi } from "../lib/raw-api.js";
 import { atLeast, atMost, type RowResult } from "../lib/report.js";
 import { int, ms, num, percentiles } from "../lib/stats.js";
@@ -191,16 +190,13 @@ async function throughApiServer(
     runtime,
   });
   const id = randomUUID().slice(0, 8);
-  const configuration = buildWebhookConfiguration({
-    name: `bench-validate-admission-${id}`,
-    clientConfig: {
-      url: `${server.url}/`,
-      caBundle: Buffer.from(cluster.plane.caPem).toString("base64"),
-    },
-    namespaceSelector: { matchLabels: { [WEBHOOK_LABEL]: id } },
-  });
-  const registrations = cluster.adminKubeConfig().makeApiClient(AdmissionregistrationV1Api);
-  await registrations.createValidatingWebhookConfiguration({ body: configuration });
+  const webhook = await registerBenchWebhook(
+    cluster,
+    `${server.url}/`,
+    "bench-validate-admission",
+    WEBHOOK_LABEL,
+    id,
+  );
   try {
     const covered = await cluster.namespace("bench-webhook", { [WEBHOOK_LABEL]: id });
     const plain = await cluster.namespace("bench-no-webhook");
@@ -257,9 +253,7 @@ async function throughApiServer(
     });
     return rows;
   } finally {
-    await registrations
-      .deleteValidatingWebhookConfiguration({ name: configuration.metadata.name })
-      .catch(() => undefined);
+    await webhook.remove();
     await server.close();
   }
 }

@@ -8,14 +8,13 @@ import { randomUUID } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pino } from "pino";
-import { AdmissionregistrationV1Api } from "@kubernetes/client-node";
 import { kubeAdmissionReader } from "../../shared/admission/index.js";
 import { serveValidateAdmission } from "../../functions/validate-admission/serve.js";
-import { buildWebhookConfiguration } from "../../shared/admission/webhook-config.js";
 import { SECRETS, createKubeClient, ruleResource } from "../../shared/kube/index.js";
 import { RULE_API_VERSION, requireKind } from "../../shared/rules/index.js";
 import { Runtime, createLogger } from "../../shared/runtime/index.js";
 import type { BenchContext } from "../lib/context.js";
+import { registerBenchWebhook } from "../lib/webhook.js";
 import { RawApi } from "../lib/raw-api.js";
 import { atMost, type RowResult } from "../lib/report.js";
 import { ms, percentiles } from "../lib/stats.js";
@@ -98,16 +97,13 @@ export async function benchDryRun(
       }),
     }),
   });
-  const configuration = buildWebhookConfiguration({
-    name: `bench-dry-run-${id}`,
-    clientConfig: {
-      url: `${server.url}/`,
-      caBundle: Buffer.from(cluster.plane.caPem).toString("base64"),
-    },
-    namespaceSelector: { matchLabels: { [WEBHOOK_LABEL]: id } },
-  });
-  const registrations = cluster.adminKubeConfig().makeApiClient(AdmissionregistrationV1Api);
-  await registrations.createValidatingWebhookConfiguration({ body: configuration });
+  const webhook = await registerBenchWebhook(
+    cluster,
+    `${server.url}/`,
+    "bench-dry-run",
+    WEBHOOK_LABEL,
+    id,
+  );
   const { plane } = cluster;
   const raw = new RawApi(plane.server, plane.caPem, plane.admin.token, 4);
   try {
@@ -191,9 +187,7 @@ export async function benchDryRun(
     return rows;
   } finally {
     raw.close();
-    await registrations
-      .deleteValidatingWebhookConfiguration({ name: configuration.metadata.name })
-      .catch(() => undefined);
+    await webhook.remove();
     await server.close();
   }
 }

@@ -3,6 +3,7 @@
 // user's Secrets, the webhook's TLS by manifests/webhook/README.md. Shared by the node scenarios
 // (test/node) and `npm run demo -- --node`.
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -188,6 +189,31 @@ export async function secretFile(world: InstalledWorld, name: string): Promise<s
   return file;
 }
 
+/** `kubectl create secret generic`, its data from `sources` as kubectl takes them. */
+export async function createSecret(
+  world: InstalledWorld,
+  namespace: string,
+  name: string,
+  ...sources: string[]
+): Promise<void> {
+  await world.kubectl(["-n", namespace, "create", "secret", "generic", name, ...sources]);
+}
+
+/**
+ * The TLS fabric of the peers east and west (the peer gateway simulator's `--fabric-only`), made
+ * once per world: its `gateway` folder is the gateways' Secret, `identity` the functions'.
+ */
+export async function peerFabric(world: InstalledWorld): Promise<string> {
+  const fabric = path.join(world.scratch, "fabric");
+  if (existsSync(path.join(fabric, "identity"))) return fabric;
+  await run(
+    "npx",
+    ["tsx", repo("dev/peer-gateway-sim/main.ts"), "--fabric-only", "--dir", fabric, "east", "west"],
+    { cwd: repoRoot },
+  );
+  return fabric;
+}
+
 /** What a CNF simulator pod holds, through the API server's pod proxy: "collection/name" keys. */
 export async function cnfHolds(
   world: InstalledWorld,
@@ -268,40 +294,16 @@ export async function installPlain(world: InstalledWorld): Promise<void> {
   const password = await secretFile(world, "cnf-password");
   await world.kubectl(["create", "namespace", CNF_NAMESPACE]);
   for (const ns of ["sdewan-system", CNF_NAMESPACE]) {
-    await world.kubectl([
-      "-n",
-      ns,
-      "create",
-      "secret",
-      "generic",
-      "sdewan-cnf-credentials",
-      `--from-file=password=${password}`,
-    ]);
+    await createSecret(world, ns, "sdewan-cnf-credentials", `--from-file=password=${password}`);
   }
-  const fabric = path.join(world.scratch, "fabric");
-  await run(
-    "npx",
-    ["tsx", repo("dev/peer-gateway-sim/main.ts"), "--fabric-only", "--dir", fabric, "east", "west"],
-    { cwd: repoRoot },
-  );
-  await world.kubectl([
-    "-n",
-    CNF_NAMESPACE,
-    "create",
-    "secret",
-    "generic",
-    "peer-gateway-sim-tls",
-    `--from-file=${fabric}/gateway`,
-  ]);
-  await world.kubectl([
-    "-n",
+  const fabric = await peerFabric(world);
+  await createSecret(world, CNF_NAMESPACE, "peer-gateway-sim-tls", `--from-file=${fabric}/gateway`);
+  await createSecret(
+    world,
     "sdewan-system",
-    "create",
-    "secret",
-    "generic",
     "clusterlink-peer-tls",
     `--from-file=${fabric}/identity`,
-  ]);
+  );
   await webhookTlsAsReadmeSays(world);
   await until("sdewan-system Available", () => notAvailable(world, "sdewan-system"), 300_000);
 }

@@ -62,6 +62,11 @@ export interface RealNode {
   readonly binaries: NodeBinaries;
   /** kubectl as admin (through the host's relay); rejects with stderr on a non-zero exit. */
   kubectl(args: readonly string[], input?: string): Promise<string>;
+  /** kubectl as admin, with what it printed on stderr too (warnings); rejects as kubectl does. */
+  kubectlOutput(
+    args: readonly string[],
+    input?: string,
+  ): Promise<{ stdout: string; stderr: string }>;
   /** Pushes an image archive so pods pull it as `reference` (e.g. sdewan-functions:latest). */
   pushImage(archive: string, reference: string): Promise<void>;
   /** Another name for an image already pushed (no upload). */
@@ -355,7 +360,10 @@ export async function startNode(options: NodeOptions = {}): Promise<RealNode> {
         : undefined,
     );
 
-    const kubectl = async (args: readonly string[], input?: string): Promise<string> => {
+    const kubectlOutput = async (
+      args: readonly string[],
+      input?: string,
+    ): Promise<{ stdout: string; stderr: string }> => {
       return new Promise((resolve, reject) => {
         const child = spawn(binaries.kubectl, [`--kubeconfig=${cp.kubeconfigPath}`, ...args], {
           stdio: ["pipe", "pipe", "pipe"],
@@ -367,12 +375,14 @@ export async function startNode(options: NodeOptions = {}): Promise<RealNode> {
         child.on("error", reject);
         child.on("close", (code) =>
           code === 0
-            ? resolve(out.trim())
+            ? resolve({ stdout: out.trim(), stderr: err.trim() })
             : reject(new Error(`kubectl ${args.join(" ")}: ${err.trim() || `exit ${code}`}`)),
         );
         child.stdin.end(input ?? "");
       });
     };
+    const kubectl = async (args: readonly string[], input?: string): Promise<string> =>
+      (await kubectlOutput(args, input)).stdout;
     const { coredns } = await images;
     await kubectl(["apply", "-f", "-"], coreDnsManifests(layout, coredns));
     await kubectl([
@@ -390,6 +400,7 @@ export async function startNode(options: NodeOptions = {}): Promise<RealNode> {
       controlPlane: cp,
       binaries,
       kubectl,
+      kubectlOutput,
       pushImage: (archive, reference) => pushArchive(binaries.crane, archive, reference),
       tagImage: (from, to) => copyInRegistry(binaries.crane, from, to),
       inNode: (args) => inNode(args),

@@ -1,15 +1,10 @@
 /**
- * The NetworkPolicy node agent (issue 31; docs/netpol.md "The node agent"; ADR 0014): one per
- * node (a DaemonSet, manifests/netpol-agent), it keeps the node's packet filter equal to the
- * NetworkPolicyEndpoint tables of the node's Pods. Wiring only: watches of Pods (this node's),
- * tables, peer sets and policies turn into hints (the connector's list+watch streams), the loop
- * decides when to sync (shared/netpol/agent-loop.ts), a sync re-reads and reloads
- * (shared/netpol/agent-sync.ts), and a small HTTP server answers /_/health, /_/ready (a ruleset
- * is loaded) and /metrics on PORT.
- *
- * Environment (agentConfigFromEnv): NODE_NAME (from the downward API), NETPOL_AGENT_POD_INTERFACES
- * (the pod bridge or veth pattern, comma-separated), NETPOL_AGENT_TABLE, NETPOL_AGENT_RESYNC_SECONDS,
- * NFT_COMMAND, PORT, HOST.
+ * The NetworkPolicy node agent (docs/netpol.md "The node agent"; ADR 0014): one per node (a
+ * DaemonSet), it keeps the node's packet filter equal to the tables of the node's Pods. Wiring
+ * only: watches become hints, shared/netpol/agent-loop.ts decides when to sync, agent-sync.ts
+ * re-reads and reloads; /_/health, /_/ready and /metrics on PORT. Environment
+ * (agentConfigFromEnv): NODE_NAME, NETPOL_AGENT_POD_INTERFACES, NETPOL_AGENT_TABLE,
+ * NETPOL_AGENT_RESYNC_SECONDS, NFT_COMMAND, PORT, HOST.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";

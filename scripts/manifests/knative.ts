@@ -1,6 +1,6 @@
 /**
  * manifests/knative/apiserversources.yaml: the sdewan-cnf source watches every rule kind of the
- * registry plus CNF workloads; the sdewan-egress and sdewan-netpol sources are written here as
+ * registry plus CNF workloads; the other sources (egress, ClusterLink, netpol) are written here as
  * they would be by hand.
  * test/unit/packaging/knative.test.ts checks that the sources watch what the connector routes.
  */
@@ -15,8 +15,9 @@ import {
 export function renderApiServerSources(kinds: readonly KindNames[] = registryKinds()): string {
   return `${generatedHeader("scripts/manifests/knative.ts")}
 # API changes -> CloudEvents in Reference mode (only kind/namespace/name/apiVersion: the functions
-# re-read the object anyway). Two sources so Triggers can tell CNF events from egress events by
-# the \`sdewansource\` extension: a Pod event goes to on-deployment-ready only when it is a CNF Pod.
+# re-read the object anyway). One source per consumer (cnf, egress, three ClusterLink, netpol), so
+# Triggers tell them apart by the \`sdewansource\` extension: a Pod event goes to
+# on-deployment-ready only when it comes from sdewan-cnf, i.e. a CNF Pod.
 # ServiceAccount and ClusterRole: manifests/rbac/event-sources.yaml. ApiServerSource sends
 # nothing for objects that exist when it starts and loses changes while it restarts: the
 # PingSource resync (pingsource.yaml) is what heals that.

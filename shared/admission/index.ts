@@ -1,31 +1,11 @@
 /**
- * shared/admission: everything validate-admission decides: pure policies, and the thin shells
- * that read for them and run one review.
- *
- * Owns: AdmissionReview v1 parsing (review.ts), the response format (verdict.ts), the policies
- * (plan-*.ts) over an observed-state snapshot (snapshot.ts), what must be observed for a request
- * (planObservation), the read-only observation shell (observe.ts), and the
- * ValidatingWebhookConfiguration built from the rule registry (webhook-config.ts).
- *
- * The one I/O module is kube-reader.ts (the AdmissionReader over shared/kube); admit.ts runs a
- * review from body to reply.
- *
- * Does not: serve HTTP or TLS (functions/validate-admission), know any rule kind by name (the
- * registry in shared/rules answers), write to the API server, or call a CNF (a dry run's plan,
- * dry-run.ts, comes from the DryRunPlanner the function wires: shared/sync's preview).
- *
- * Policies, in the order they run (first denial wins):
- *   rules:       bucket-permission, immutable-purpose, rule-spec, rule-dependencies,
- *                secret-access, cnf-networks, cnf-unique-names (a DELETE is reviewed for its
- *                bucket only, ADR 0010)
- *   Deployments: immutable-purpose, one-cnf-per-purpose
- * Objects without the `sdewan-bucket-type` label are governed by RBAC alone.
- *
- * Example:
- *   const parsed = parseAdmissionReview(body);               // 400 when !parsed.ok
- *   const needs = planObservation(parsed.request);           // what to read, nothing more
- *   const verdict = planAdmission(parsed.request, snapshot); // pure
- *   return buildAdmissionResponse(parsed.request.uid, verdict);
+ * shared/admission: everything validate-admission decides. The pipeline: parseAdmissionReview
+ * (review.ts) -> planObservation (what to read) -> observeAdmission (observe.ts, over the one I/O
+ * module kube-reader.ts) -> planAdmission (the pure plan-*.ts policies over snapshot.ts) ->
+ * buildAdmissionResponse (verdict.ts); admit.ts runs it from body to reply. webhook-config.ts
+ * builds the ValidatingWebhookConfiguration from the rule registry.
+ * Does not: serve HTTP or TLS, name a rule kind, write to the API server, or call a CNF.
+ * The policies in order: manifests/webhook/README.md; more: docs/code-notes.md (admission).
  */
 export {
   ADMISSION_API_VERSION,

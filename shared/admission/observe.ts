@@ -1,22 +1,9 @@
 /**
  * The read-only observation shell: executes an ObservationPlan against an AdmissionReader and
- * returns the snapshot the pure policies decide on. Independent reads run concurrently; roles
- * are read only after the bindings that name the requester are known.
- *
- * decideAdmission reads from the API server's watch cache first (resourceVersion=0, no wait for
- * the cache to catch up with etcd) and reads again consistently before it denies: a denial never
- * rests on a cached read. Only reads whose stale answer can at worst allow what was allowed a
- * moment ago use the cache, so an allowance may rest on them:
- *   - referenced objects: a cached object may have been deleted since. Admission cannot close
- *     that window anyway (it may be deleted right after a consistent read), and reconcile-rule
- *     re-reads references when it applies (DependencyMissing).
- *   - RBAC bindings and roles: a cached grant may have been revoked since. The API server's own
- *     RBAC authorizer decides from informer caches, so it honours a revocation no sooner.
- * The list whose missing items allow (the CNF Deployments of a purpose, the rules that may already
- * hold a CNF-unique name) is always consistent: a client that created a CNF and then sends the
- * next request must have it judged with what it created. Whether the user may read a Secret is
- * asked of the API server each time (a SubjectAccessReview); when it cannot answer, the request
- * is denied.
+ * returns the snapshot the pure policies decide on; independent reads run concurrently.
+ * decideAdmission reads the watch cache first and reads again consistently before it denies, so
+ * a denial never rests on a cached read. Which reads may be cached, and why:
+ * docs/code-notes.md (admission/observe.ts).
  */
 import { planAdmission, type ObservationPlan } from "./plan-admission.js";
 import {

@@ -178,6 +178,16 @@ export function buildWebhookConfiguration(
     timeoutSeconds: Math.min(options.timeoutSeconds ?? 5, 5),
     namespaceSelector: options.namespaceSelector ?? DEFAULT_NAMESPACE_SELECTOR,
   };
+  // Deletes of every rule kind: the bucket policy's webhook and the dry-run plans' webhook.
+  const ruleDeletes = [
+    {
+      apiGroups: [RULE_GROUP],
+      apiVersions: [RULE_VERSION],
+      operations: ["DELETE"],
+      resources: ruleResources(),
+      scope: "Namespaced" as const,
+    },
+  ];
   return {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "ValidatingWebhookConfiguration",
@@ -250,15 +260,7 @@ export function buildWebhookConfiguration(
         failurePolicy: "Fail",
         objectSelector: { matchExpressions: [{ key: BUCKET_LABEL, operator: "Exists" }] },
         matchConditions: [...RULE_DELETE_CONDITIONS],
-        rules: [
-          {
-            apiGroups: [RULE_GROUP],
-            apiVersions: [RULE_VERSION],
-            operations: ["DELETE"],
-            resources: ruleResources(),
-            scope: "Namespaced",
-          },
-        ],
+        rules: ruleDeletes,
       },
       {
         name: RULE_DELETE_PLANS_WEBHOOK_NAME,
@@ -266,15 +268,7 @@ export function buildWebhookConfiguration(
         // Open on outage: a dry run without its plan is still the dry run the API server gives.
         failurePolicy: "Ignore",
         matchConditions: [...RULE_DELETE_PLAN_CONDITIONS],
-        rules: [
-          {
-            apiGroups: [RULE_GROUP],
-            apiVersions: [RULE_VERSION],
-            operations: ["DELETE"],
-            resources: ruleResources(),
-            scope: "Namespaced",
-          },
-        ],
+        rules: ruleDeletes,
       },
     ],
   };

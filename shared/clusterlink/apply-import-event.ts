@@ -1,12 +1,9 @@
 /**
  * clusterlink-import's appliers, one per kind of event (on-import-event.ts dispatches): re-read
- * the Imports (leases are derived from all of them, plan-lease.ts), bring those in scope
- * (plan-scope.ts) to their plan (plan-import.ts), write status only when it changed.
- *
- * A lease is written into the Import's spec first; the next round re-lists and re-plans, so two
- * instances that leased one port in the same instant find out, and the younger Import moves
- * (whoever notices moves it). Rounds stop when a round leases nothing. A race is the round's,
- * which is run again; an Import that cannot be settled is reported on itself and skipped.
+ * every Import (leases derive from all of them, plan-lease.ts), bring those in scope
+ * (plan-scope.ts) to their plan (plan-import.ts), write status only when it changed. A lease is
+ * written first and re-checked by the next round, so racing instances find out; rounds stop when
+ * one leases nothing.
  */
 import type { Log } from "../core/context.js";
 import { batchOutcome, done, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";

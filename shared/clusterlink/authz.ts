@@ -1,21 +1,9 @@
 /**
  * clusterlink-authz's one entry: a decision request in, what it names read from the API server,
  * the decision of plan-authz.ts / plan-access.ts out, naming what decided. Who asks comes from
- * the connection (`caller`: the verified client certificate), never from the body.
- *
- * Ingress (exporting side), from a remote Peer's dataplane:
- *   `{"export": {"name": "db", "namespace": "data"},
- *     "source": {"client.clusterlink.net/namespace": "app", ...}}`
- * Egress (importing side), from the local dataplane:
- *   `{"import": {"name": "db", "namespace": "app"}, "client": {"ip": "10.1.2.3"},
- *     "target": {"peer": "east", "exportName": "db", "exportNamespace": "data"}}` (target optional)
- * Reply 200: `{"allowed": false, "direction": "ingress", "action": "deny", "policy": "<default deny>",
- * "tier": "default", ...}`; 400 for a malformed request; 401 without a verified client
- * certificate (unless CL_AUTHZ_UNVERIFIED=on-behalf-of-peer); 403 for a certificate that does not
- * name one Peer; 503 when what decides cannot be read.
- *
- * Each policy read is also checked: one that cannot be evaluated gets `PolicyValid False` and a
- * Warning Event, written only when that changes (plan-policy-status.ts).
+ * the connection (`caller`: the verified client certificate), never from the body. A policy that
+ * cannot be evaluated gets `PolicyValid False` and a Warning Event (plan-policy-status.ts).
+ * The request and reply shapes: docs/code-notes.md (clusterlink/authz.ts); docs/clusterlink.md.
  */
 import * as z from "zod";
 import type { Log } from "../core/context.js";

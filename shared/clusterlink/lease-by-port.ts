@@ -1,15 +1,9 @@
 /**
- * One Import event without listing every Import: the Imports that could contest a port are
- * exactly those whose spec.targetPort is that port, one fieldSelector list away (the Import CRD
- * makes .spec.targetPort selectable). The decisions are plan-lease.ts's, made over that subset,
- * which decides a port exactly as the whole set would: the oldest holder keeps it.
- *
- * Write, then look again: after a lease, the holders of the new port are listed, so of two
- * instances that leased one port in the same instant the later one sees both, and moves the
- * younger Import (whichever Import its event was about). That list is also the only probe of a
- * first lease: an Import's start port (its uid's hash) is written unasked, as it is nearly
- * always free, and a lease that finds a port taken moves on. It moves whatever the ages when
- * the other holder asked for that port itself: a lease never takes a port a user asked for.
+ * One Import event without listing every Import: the Imports that could contest a port are those
+ * whose spec.targetPort is that port, one fieldSelector list away. plan-lease.ts decides over that
+ * subset exactly as over the whole set (the oldest holder keeps it). Write, then look again: after
+ * a lease the new port's holders are listed, so of two racing instances the later one moves the
+ * younger Import. Details: docs/code-notes.md (clusterlink/lease-by-port.ts).
  */
 import type { KubeClient, KubeObject } from "../kube/index.js";
 import {

@@ -1,14 +1,8 @@
 /**
  * clusterlink-import's one entry: an Import, Service, EndpointSlice or Peer event (or a resync)
  * goes to its kind's applier (apply-import-event.ts); an API failure becomes an outcome as
- * shared/kube maps it, a lease race a retry.
- *
- * Outcomes: done when every Import touched is as planned (one that cannot be served is Stalled
- * and recorded, still done when a Service or the resync brought it); permanent (422, Stalled)
- * for an Import event whose Import cannot be served; retry on API errors and repeated races;
- * malformed for events of other kinds. Nothing lingers: an Import delete event removes its
- * Services, and the resync removes Services whose Import is gone (docs/adr/0006). A Peer event
- * re-settles the Imports whose sources' report (plan-sources.ts) it changed.
+ * shared/kube maps it, a lease race a retry. Outcomes and cleanup: docs/code-notes.md
+ * (clusterlink/on-import-event.ts).
  */
 import { malformed, retryLater, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";

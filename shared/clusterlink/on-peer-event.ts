@@ -1,17 +1,10 @@
 import { isDeepStrictEqual } from "node:util";
 /**
- * clusterlink-peer-health's one entry. The heartbeat tick (its resync, every second) probes the
- * Peers that are due (plan-peer-health.ts: upstream's 1 s while reachable, 10 s while not), all
- * in parallel so silent gateways do not serialize; a Peer event probes that Peer only when it
- * is new or its spec changed. Status is written only when the reachability plan changes it, with
- * the resourceVersion read as precondition: a steady Peer costs no write, so our own status
- * writes never come back as events that start another heartbeat (issue 24 found that loop).
- * Peers outside the ClusterLink namespace are not heartbeaten, and their status says so.
- *
- * Outcomes: done when every status is written (an unreachable Peer is a state, not a failure);
- * retry when the client certificate cannot be read (the Peers say so) or on API errors;
- * malformed for events of other kinds. A Peer whose status cannot be written is reported on
- * itself (an Event) and skipped: the others are written, the answer stays 202.
+ * clusterlink-peer-health's one entry. The heartbeat tick (every second) probes the Peers that are
+ * due (plan-peer-health.ts), in parallel; a Peer event probes that Peer only when it is new or its
+ * spec changed. Status is written only when reachability changes, with a precondition, so our own
+ * writes never start another heartbeat (issue 24). A Peer whose status cannot be written is
+ * reported on itself and skipped. Outcomes: docs/code-notes.md (clusterlink/on-peer-event.ts).
  */
 import type { Log } from "../core/context.js";
 import {

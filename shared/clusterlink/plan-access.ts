@@ -1,19 +1,9 @@
 /**
  * Pure: ClusterLink's access decision (reference B.6) for one connection, from the live
- * policies. The PrivilegedAccessPolicy tier is asked first, then the AccessPolicy tier (only
- * policies in the namespace of the Import or Export the decision is for); in each tier a
- * matching deny beats a matching allow; nothing matching is upstream's `<default deny>`.
- *
- * A policy matches when one of its `from` items selects the source attributes and one of its
- * `to` items selects the destination attributes. A workloadSelector is a label selector over
- * the attributes (keys as upstream names them, e.g. `client.clusterlink.net/namespace`,
- * `export.clusterlink.net/labels.app`).
- *
- * What cannot be evaluated fails closed: an item that is invalid (admission was down) or names
- * workloadSets (unsupported, upstream too), or a requirement on an attribute whose value is not
- * known (a Peer's labels before its first heartbeat), makes a match "unknown". An unknown deny
- * decides as a deny, for exactly the connections it could have matched, and says why; an
- * unknown allow allows nothing.
+ * policies: the PrivilegedAccessPolicy tier first, then AccessPolicy; in each a matching deny beats
+ * a matching allow; nothing matching is upstream's `<default deny>`. What cannot be evaluated
+ * fails closed: an unknown deny denies what it could have matched, an unknown allow allows
+ * nothing. Matching in full: docs/code-notes.md (clusterlink/plan-access.ts).
  */
 import { selectorMatches, type CompiledSelector } from "../core/label-selector.js";
 import { compileWorkloadItem } from "../rules/clusterlink-kinds.js";

@@ -1,16 +1,9 @@
 /**
  * Pure: clusterlink-authz's two decisions from what was read, never from what the caller says
- * about itself (docs/clusterlink.md, clusterlink-authz; docs/adr/0009).
- *
- * - Ingress (the exporting side): a remote Peer's dataplane asks for one of its clients. The
- *   Peer is the one the verified client certificate names (or, only where a trusted in-cluster
- *   caller is allowed, the one the request names); it must exist, and its labels come from its
- *   status (written by clusterlink-peer-health). The Export must exist and be valid. The
- *   client's own attributes (`client.clusterlink.net/...`) are the remote Peer's word about its
- *   client, as upstream takes them.
- * - Egress (the importing side): the local dataplane asks for a local client, named by its IP;
- *   the client's namespace, service account and labels come from its Pod, and each source of
- *   the Import (a remote Peer and Export) is decided with the Peer's name and status labels.
+ * about itself (docs/adr/0009): ingress (a remote Peer's dataplane asks; the Peer is the one the
+ * verified certificate names, the Export must exist and be valid) and egress (the local
+ * dataplane asks for a local client, named by its IP, whose Pod gives its attributes).
+ * Where each attribute comes from: docs/code-notes.md (clusterlink/plan-authz.ts).
  */
 import type { KubeObject, Pod } from "../core/objects.js";
 import { peerStatusSchema, type ImportSpec } from "../rules/clusterlink-kinds.js";

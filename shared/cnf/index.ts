@@ -1,27 +1,10 @@
 /**
- * shared/cnf: the HTTP edge to SD-EWAN CNF pods (OpenWrt LuCI REST API under /cgi-bin/luci/).
- *
- * Owns: where a CNF pod's API is (CNF_SCHEME / CNF_PORT and the Deployment annotations
- * sdewan.akraino.org/cnf-scheme and sdewan.akraino.org/cnf-port), credentials from a Secret
- * (never logged), the sysauth login with a per-process cookie cache and one re-login on 403,
- * per-request timeouts, a short in-process retry (p-retry) of transient failures, zod-checked
- * replies, collection CRUD and the service restart, and typed errors with stable codes plus
- * their classification (transient / dependency / permanent).
- *
- * Does not know rule kinds (the registry in shared/rules says which collection a kind uses and
- * how to compare), pods (shared/kube finds them) or HTTP replies to events (shared/runtime).
- *
- * Example:
- *   const endpoint = cnfEndpointConfig(process.env, deployment.metadata?.annotations);
- *   const client = new CnfClient({
- *     baseUrl: cnfBaseUrl(endpoint, pod.status.podIP),
- *     credentials: cnfCredentialsFromEnv(process.env),
- *     calls: ctx.calls, signal: ctx.signal, log: ctx.log,
- *   });
- *   const actual = await client.get(entry.cnf, name, { item: entry.cnfObjectSchema });
- *   if (!entry.cnfEqual(desired, actual)) { await client.update(entry.cnf, desired); changed = true; }
- *   ...once per pod, if anything changed: await client.restartService("mwan3");
- *   catch (e) { classifyCnfFailure(e) -> "transient" | "dependency" | "permanent" }
+ * shared/cnf: the HTTP edge to SD-EWAN CNF pods (OpenWrt LuCI REST API under /cgi-bin/luci/):
+ * where a pod's API is, credentials from a Secret (never logged), the sysauth login and its
+ * cookie cache, timeouts and a short retry, zod-checked replies, collection CRUD, paced service
+ * restarts (restarts.ts), and typed errors with their class (transient / dependency / permanent).
+ * Does not know rule kinds (shared/rules), pods (shared/kube) or HTTP replies (shared/runtime).
+ * Example and details: docs/code-notes.md (cnf); docs/cnf.md.
  */
 export {
   CnfClient,

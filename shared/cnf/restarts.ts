@@ -1,20 +1,9 @@
 /**
- * Service restarts per CNF pod, paced: a burst of rule changes on one CNF restarts each service on
- * each pod a few times, not once per rule (a restart interrupts traffic on a real OpenWrt CNF).
- *
- * A write takes a ticket: the number of restarts of that service on that pod begun so far. Any
- * restart begun later loads the write, so it pays every ticket below its own number. A caller
- * that may wait (a rule event, whose delivery is retried) defers while other rules were written to
- * the same pod within `quietMs` (a burst) and the service restarted less than `minIntervalMs` ago.
- * The first change of a burst restarts at once; the deferred ones are redelivered after the
- * burst, find nothing left to write, and the first of them restarts once for all (the others find
- * their tickets paid). A lone change (an edit, the bench's change events) is never deferred. A
- * caller that may not wait restarts now.
- *
- * Tickets stay after they are paid, so a redelivery that finds the object held knows it was
- * loaded (a pod restarted meanwhile is written again, with a new ticket). Kept per process and
- * safe to lose: the debt itself is on the API server (a deferred rule's status does not say it is
- * applied, ADR 0002), so a lost ticket only costs one more restart.
+ * Service restarts per CNF pod, paced (ADR 0007): a burst of rule changes on one CNF restarts each
+ * service on each pod a few times, not once per rule. A write takes a ticket; a later restart pays
+ * it. A caller that may wait defers during a burst; a lone change or a caller that may not wait
+ * restarts now. Per process and safe to lose (the debt is on the API server, ADR 0002).
+ * The ticket scheme in full: docs/code-notes.md (cnf/restarts.ts).
  */
 
 export type RestartMode =

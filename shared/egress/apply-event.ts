@@ -2,7 +2,7 @@
  * The effectful shell around the pure plans: observe through an EgressStore, plan which groups
  * the trigger touches, observe their candidates with server-side filtered lists, plan each group,
  * and write only the groups whose content changed. Knows nothing of HTTP or of the Kubernetes
- * client: functions/egress-group-sync implements EgressStore over shared/kube.
+ * client: kube-store.ts implements EgressStore over shared/kube.
  */
 import pLimit from "p-limit";
 import type { Log } from "../core/context.js";

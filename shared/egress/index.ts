@@ -1,21 +1,10 @@
 /**
- * shared/egress: Antrea Egress membership, computed from live state on every event.
- *
- * Owns: Egress membership exactly as antrea-controller computes it (membership.ts, with a per-event
- * PodIndex so many groups share one pass over the Pods); the size budget of one
- * group (size.ts); the pure plans: which groups an event touches and which list requests observe
- * them (plan-scope.ts), and the desired EgressGroup plus create/update/unchanged/delete
- * (plan-group.ts), and which write is worth a `MembersChanged` Event (plan-events.ts); parsing Pods, Namespaces and Egresses at the boundary (observed.ts) and the
- * EgressGroup object (group-object.ts); the observe-plan-write shell over an EgressStore
- * interface (apply-event.ts), the store over shared/kube (kube-store.ts), and one event from
- * intake to Outcome with its race retries (on-event.ts). Label selectors are shared/core's.
- *
- * Does not: speak HTTP, keep any state between events, or pick a Pod's effective Egress
- * (Antrea's agent does that; a Pod selected by two Egresses is listed in both groups).
- *
- * Example:
- *   const outcome = await syncEgressEvent(event, kube, log, { now });
- *   const plan = planEgressGroup({ name: egress.name, egress, pods, namespaces, existing, now });
+ * shared/egress: Antrea Egress membership (EgressGroups), computed from live state on every event.
+ * Entry: syncEgressEvent (on-event.ts); membership as antrea-controller computes it
+ * (membership.ts), pure plans (plan-scope.ts, plan-group.ts, plan-events.ts), the size budget
+ * (size.ts); reads and writes through an EgressStore (apply-event.ts, kube-store.ts).
+ * Does not: speak HTTP, keep state between events, or pick a Pod's effective Egress (Antrea's
+ * agent does). Each module's part: docs/code-notes.md (egress); docs/egress.md.
  */
 export * from "./membership.js";
 export * from "./pod-index.js";

@@ -1,18 +1,8 @@
 /**
- * The index that lets a Pod event read only the groups it must change, without reading every group:
- * each EgressGroup carries
- * - `sdewan.akraino.org/group: <hash of its name>`, and
- * - per member, `sdewan.akraino.org/m-<hash of namespace/name>: <hash of its nodeName and ips>`,
- * so for a Pod whose wanted entry is `d` and whose selecting groups are S, two label selectors find
- * exactly the groups to change: `m-<pod>,group notin (S)` (list it but should not) and
- * `group in (S),m-<pod>!=d` (should list it, but do not, or with an old entry; `!=` also matches a
- * missing key). A hash collision only adds a group, which the planner checks against its members.
- * The labels are written in the same object as the members, so they cannot disagree with them; a
- * group whose labels do not match its members (written by an older version, or edited) is
- * rewritten by the next recompute.
- *
- * Cost: ~45 bytes per member (groups are written without managedFields, group-object.ts); a
- * 5,000-member group stays below the API server's object limit (test/integration/egress-scale).
+ * The index that lets a Pod event read only the groups it must change: labels on each EgressGroup
+ * (its name's hash, and per member `m-<hash>` = a digest of its entry) that two label selectors
+ * query. Written in the same object as the members; a mismatch is rewritten by the next
+ * recompute. ~45 bytes per member. The selectors: docs/code-notes.md (egress/member-index.ts).
  */
 import { cyrb53 } from "../core/cyrb53.js";
 import type { GroupMember, PodKey } from "./membership.js";

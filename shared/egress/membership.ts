@@ -1,17 +1,9 @@
 /**
- * Which Pods an Antrea Egress selects, as antrea-controller computes it (reference A.4):
- *
- * | appliedTo                      | selected Pods                                         |
- * |--------------------------------|-------------------------------------------------------|
- * | podSelector only               | matching Pods in every Namespace                      |
- * | namespaceSelector only         | every Pod of matching Namespaces ({} = all Namespaces) |
- * | both                           | matching Pods in matching Namespaces (AND)            |
- * | neither (appliedTo: {})        | nothing                                               |
- *
- * Then Pods that are not scheduled (no spec.nodeName), use the host network, or have terminated
- * (phase Succeeded/Failed) are dropped. Pods without an IP stay, with an empty `ips` list.
- * A Pod selected by several Egresses is a member of each of their groups: Antrea's agent picks the
- * effective Egress per Pod, the groups only record selection.
+ * Which Pods an Antrea Egress selects, as antrea-controller computes it (reference A.4): its
+ * appliedTo's podSelector and namespaceSelector, ANDed when both (`appliedTo: {}` selects
+ * nothing), then without unscheduled, host-network and terminated Pods. A Pod selected by several
+ * Egresses is a member of each group (Antrea's agent picks the effective one).
+ * The selection table: docs/code-notes.md (egress/membership.ts).
  */
 import { compareStrings } from "../core/order.js";
 import { PodIndex } from "./pod-index.js";

@@ -1,17 +1,9 @@
 /**
  * Pure planning of one EgressGroup: from the live Egress (or its absence), the candidate Pods and
- * Namespaces and the existing group, decide the desired group and whether to create, update,
- * delete it or leave it alone. Content is compared, never metadata, so a recompute that finds
- * nothing new plans no write.
- *
- * Decisions:
- * - The group has the Egress's name and one ownerReference to it (crd.antrea.io/v1beta1 Egress,
- *   uid, controller: true). blockOwnerDeletion is left out: setting it needs update permission on
- *   the Egress's finalizers, and no garbage collector is assumed anyway; we delete the group
- *   ourselves when the Egress is gone.
- * - An invalid selector or a group over the size budget is never written half-way: the members
- *   stay as last computed (`egressGeneration` says from which Egress generation; 0 = never), and
- *   the conditions say Stalled with the reason and the current generation.
+ * Namespaces and the existing group, the desired group and whether to create, update, delete or
+ * leave it; content is compared, never metadata. The group is owned by its Egress (no
+ * blockOwnerDeletion: it would need update on the Egress's finalizers); a bad selector or an
+ * oversized group is never written half-way (Stalled). Details: docs/code-notes.md (egress).
  */
 import {
   compileAppliedTo,

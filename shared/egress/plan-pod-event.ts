@@ -1,20 +1,9 @@
 /**
  * A Pod event changes at most that Pod's entry in each group, so it is planned as one member
- * change per group instead of a recomputation from every candidate Pod:
- * - the Egresses that select the Pod now (from the live Pod and its Namespace) and the Pod's entry
- *   give two label selectors (member-index.ts) that find exactly the groups to change: those that
- *   list the Pod but should not (covers relabelled, terminated and deleted Pods, whose old labels
- *   the event does not carry) and those that should list it but do not, or with an old entry;
- * - a selecting group the selectors do not return already lists the Pod as it is: not read;
- * - a group found that is current (Ready, computed from the live Egress generation, owned by it,
- *   its index intact) gets the Pod's entry inserted, replaced or removed; any other (Stalled, an
- *   Egress edit not processed yet) is handed to the full recompute, and a group whose Egress is
- *   gone is deleted, so every shortcut yields what a recompute would.
- *
- * What this guarantees: after the event, the Pod's entry is right in every group (except a group
- * that does not exist yet, which its Egress event creates). Duplicate and reordered Pod events
- * converge because each re-reads the live Pod. A lost event, or a group made wrong behind our back
- * (its members or its index), is healed by the resync's full recompute.
+ * change per group (the groups found by the member index's two selectors) instead of a
+ * recomputation from every candidate Pod; a group that is not current goes to the full
+ * recompute, so every shortcut yields what a recompute would. Lost events and groups edited
+ * behind our back are healed by the resync. Details: docs/code-notes.md (egress/plan-pod-event.ts).
  */
 import {
   compileAppliedTo,

@@ -1,19 +1,8 @@
 /**
- * How big one EgressGroup may grow. The API server refuses objects above etcd's request limit
- * (--max-request-bytes, 1.5 MiB by default); a group is one object, so its members must stay well
- * below that, leaving room for metadata and conditions.
- *
- * Measured (test/unit/egress/size.test.ts): a realistic dual-stack member
- *   {"pod":{"name":"frontend-7c9d8f6b5d-x2k4p","namespace":"team-payments-prod"},
- *    "nodeName":"ip-10-0-123-45.eu-west-1.compute.internal","ips":["10.244.123.45","fd00:10:244:7b::2d"]}
- * serialises to 178 bytes with its separating comma; a member with every name at its maximum
- * length and two IPv6 addresses to 716 bytes.
- *
- * Budget: at most 5,000 members AND at most 1 MiB of serialised members per group. 5,000 realistic
- * members are ~0.87 MiB (~57% of the limit; ~86% stored with their member index labels and
- * managedFields, member-index.ts). The byte budget catches groups of unusually long names
- * (worst case ~1,460 members). Above either budget the group is not truncated: the plan reports
- * TooManyMembers and keeps the last members that fitted.
+ * How big one EgressGroup may grow: at most 5,000 members and 1 MiB of serialised members, well
+ * below etcd's request limit (1.5 MiB). Above either budget the group is not truncated: the plan
+ * reports TooManyMembers and keeps the last members that fitted. The measurements behind the
+ * budget: docs/code-notes.md (egress/size.ts), test/unit/egress/size.test.ts.
  */
 import type { GroupMember } from "./membership.js";
 

@@ -1,17 +1,9 @@
 /**
  * Kubernetes Events (events.k8s.io/v1) on the objects the functions manage, so `kubectl describe`
- * answers "what happened to this object, and since when?". The one Event writer of every function.
- *
- * Each writer (function, pod, process) keeps series of its own, as client-go's recorder does: an
- * Event's name is derived from the writer, the object, the reason and the note, so a repeat
- * finds this process's Event and raises its series count with one PATCH, and no write ever waits
- * on a read of an Event another process wrote. One object gets at most OBJECT_BURST new Events
- * from a process at once, then one per OBJECT_REFILL_MS (client-go's spam filter): repeats of
- * those written are still counted. docs/adr/0013 says why.
- *
- * Best-effort by contract: `record` never throws and never takes longer than its deadline. A
- * write that fails or times out is counted (calls.eventsDropped), one held back by the per-object
- * bound too (calls.eventsLimited), never turned into the event's outcome.
+ * answers "what happened, and since when?". The one Event writer of every function. Series per
+ * writer (a repeat is one PATCH, never a read of another's Event), OBJECT_BURST then one per
+ * OBJECT_REFILL_MS per object (ADR 0013). Best-effort: `record` never throws nor outlasts its
+ * deadline; drops are counted (calls.eventsDropped, calls.eventsLimited).
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { CallCounters } from "../core/context.js";

@@ -1,24 +1,11 @@
 /**
- * API access. Owns kubeconfig loading (our own reader; @kubernetes/client-node is imported only
- * on demand, for `exec` / `auth-provider` users and `proxy-url` clusters), every request over
- * one kept-alive HTTPS agent per process (watches on a second, uncapped one), typed get/list
- * (validated with zod) of rule kinds, Deployments, ReplicaSets, Pods, Namespaces, ConfigMaps, Secrets,
- * Egresses and EgressGroups, writes, status merge patches, conflict-safe finalizer changes, the one
- * conflict-retry loop (retryOnConflict), the per-event API call count, one error type (KubeError),
- * what a failed API call means as an Outcome (kubeFailureOutcome) and the one loop that keeps one
- * object's failure its own in an event over many (eachObject). It does not decide anything else:
- * no reconcile logic, no retry policy of its own.
- *
- * Example:
- *   const kube = defaultKubeClient().withCalls(ctx.calls);  // counts into HandlerContext.calls.api
- *   const pods = await kube.list(PODS, { namespace: "ns1", labelSelector: { app: "cnf" } });
- *   const rule = await kube.get(ruleResource(requireKind("Mwan3Rule")), { namespace, name });
- *   await kube.addFinalizer(ruleResource(entry), { namespace, name }, entry.finalizer);
- *   await kube.patchStatus(ruleResource(entry), { namespace, name }, { inSync: true });
- *
- * Nothing here imports @kubernetes/client-node statically: its import alone costs a function
- * process about a second of start-up and ~50 MB of RSS (measured: the compiled server listened
- * after 535 ms instead of 1.4-1.9 s, and idled at 97 MB instead of 148 MB, once it was dropped).
+ * shared/kube: API access. Kubeconfig loading, one kept-alive HTTPS agent per process, typed
+ * get/list (zod-checked), writes and status patches, finalizer changes, the one conflict-retry
+ * loop (retryOnConflict), per-event call counts, one error type (KubeError), what a failed call
+ * means as an Outcome (kubeFailureOutcome), and eachObject (one object's failure stays its own).
+ * Decides nothing else: no reconcile logic, no retry policy of its own.
+ * @kubernetes/client-node is never imported statically (it costs ~1 s of start-up and ~50 MB).
+ * Example and measurements: docs/code-notes.md (kube).
  */
 export { createKubeClient, defaultKubeClient } from "./client.js";
 export type {

@@ -1,21 +1,9 @@
 /**
  * The effectful shell of a Pod event's fast path (plan-pod-event.ts): reads only what one Pod can
- * change, and writes only after checking that what it computed from is still current.
- *
- * 1. The world: the Pod, its Namespace and every NetworkPolicy (any namespaceSelector may select
- *    the Pod). No list of Pods, Namespaces or tables.
- * 2. The tables: the peer sets whose entry for the Pod must change, found by the member index's
- *    label selectors (member-index.ts; usually none, or the one or two a relabel moves the Pod
- *    between), the peer sets the Pod's endpoint takes split bits from, and its endpoint table.
- * 3. Only when something is to be written: the Pod, its Namespace and the NetworkPolicies of its
- *    namespace are read again; if any changed since step 1, the event re-runs (as a lost race).
- *    So every table written was computed from a Pod, Namespace and endpoint policies at least
- *    as new as those its current version was computed from (whoever wrote it read them before
- *    writing, so before our step 2, and they did not change between our steps 1 and 3); a peer
- *    set's policy spec is compared through its generation annotation instead (a newer one also
- *    re-runs the event). Writes carry the resourceVersion read in step 2.
- *
- * Returns why, when the plan hands the event to the full recompute.
+ * change (the Pod, its Namespace, the policies, the peer sets the member index finds, its
+ * endpoint), and before writing re-reads the Pod, Namespace and policies: a change re-runs the
+ * event. Writes carry the resourceVersion read. Returns why, when the plan hands the event to the
+ * full recompute. Why that ordering is safe: docs/code-notes.md (netpol/apply-pod-event.ts).
  */
 import { KubeError } from "../kube/errors.js";
 import type { ReadFreshness } from "../kube/freshness.js";

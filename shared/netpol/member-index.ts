@@ -1,24 +1,9 @@
 /**
- * The member index of peer sets, so a Pod event reads only the peer sets its Pod's entry changes
- * in, without reading every peer set. Each NetworkPolicyPeerSet carries
- * - `netpol.sdewan.akraino.org/peer-set: <hash of namespace/name>`, and
- * - per Pod listed in any of its address groups, `netpol.sdewan.akraino.org/m-<hash of the
- *   Pod's namespace/name>` whose value is the Pod's entry: the addresses it put there (IPv4 as 8
- *   hex digits, joined by ".") and, after "_", a digest of which groups hold which of them.
- * For a Pod whose wanted entries are known (from the live Pod, its Namespace and the policies),
- * two kinds of label selector find exactly the peer sets to change (podEventSelectors): those
- * that list the Pod but should not (`m-<pod>,peer-set notin (...)`), and those that should list
- * it with entry `e` but do not, or list another entry (`peer-set in (...),m-<pod>!=e`; `!=` also
- * matches a missing label). The value also says which addresses to take out when the Pod is gone.
- * The labels are written in the same object as the groups, so they cannot disagree with them; a
- * peer set whose index does not match its groups (an older version, an edit) is rewritten by the
- * next full recompute (the resync).
- *
- * Hashes: 96 bits of two seeded cyrb53 for names (a collision, which would make one Pod's event
- * edit another's entry, is not a practical concern) and 48 bits for the group digest (a
- * collision would only skip one write, which the resync heals). Not SHA-256: a full compile
- * hashes every member of every peer set, and cyrb53 is ~20x cheaper per short string.
- * Cost: about 90 bytes per member.
+ * The member index of peer sets: labels on each NetworkPolicyPeerSet (its hash, and per listed Pod
+ * `m-<hash>` = the Pod's entry) so two label selectors (podEventSelectors) find exactly the peer
+ * sets a Pod event changes, without reading every one. Written in the same object as the groups;
+ * a mismatch is rewritten by the next full recompute. About 90 bytes per member.
+ * The label scheme and the hash choice: docs/code-notes.md (netpol/member-index.ts).
  */
 import { cyrb53 } from "../core/cyrb53.js";
 import { compareStrings } from "../core/order.js";

@@ -1,15 +1,8 @@
 /**
  * One NetworkPolicy, Pod or Namespace event (or a resync) from intake to Outcome: classify it,
- * recompute the tables it can change over the API server (kube-store.ts), and when a write raced
- * with another writer (409 on a replace or create, or a table vanished), recompute from scratch,
- * a bounded number of times. Every instance computes byte-identical tables from the same world,
- * so racing instances converge: the loser re-reads, finds the table as it wanted, writes nothing.
- *
- * Outcomes: done (with counts) when every table in scope is as compiled, problems included (they
- * are recorded on the tables; redelivery cannot help: a peer set too large to store is stored
- * failing closed, never retried), and when a table the API server refuses was reported on its
- * Pod or policy and skipped (apply-event.ts); retry on API errors and after repeated races;
- * malformed for events of other kinds.
+ * recompute the tables it can change (kube-store.ts), and after a race (a 409, a vanished table)
+ * recompute from scratch, a bounded number of times. Instances compute byte-identical tables from
+ * the same world, so racing ones converge. Outcomes: docs/code-notes.md (netpol/on-event.ts).
  */
 import { batchOutcome, done, malformed, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/types.js";

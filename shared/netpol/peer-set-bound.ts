@@ -1,21 +1,9 @@
 /**
- * How big one NetworkPolicyPeerSet may be. It is one API object, and the API server refuses an
- * object above etcd's request limit (--max-request-bytes, 1.5 MiB by default) with a 500
- * ("etcdserver: request is too large") on every retry: measured, a peer set of 1,548,018 bytes
- * of JSON was stored and one of ~1.60 MB refused. A member costs about 93 bytes (its address in a
- * group, ~14, and its member-index label, ~79: test/unit/netpol/peer-set-size.test.ts), 154 while
- * peer sets were stored with managedFields (which listed every label a second time; kube-store.ts
- * keeps them out), so one `namespaceSelector: {}` peer reached the limit near 10,000 Pods.
- *
- * Bound: at most DEFAULT_MAX_PEER_SET_BYTES (1.25 MiB, about 14,000 members of one group) of JSON
- * per peer set, the rest of etcd's limit left for what the API server adds (uid, timestamps, an
- * encryption envelope) and etcd's request framing. Above it the peer set is stored failing
- * closed: every group kept by name and emptied (the endpoints' references find it and match
- * nothing: the policy's label-selected peers are denied), no member index, and a PeerSetTooLarge
- * problem in its status that says how many bytes it needs; plan-events.ts makes that a Warning
- * Event on the NetworkPolicy, and the function a metric. Not truncated: a partial allow-list would
- * allow some peers and not others by accident of order. NETPOL_PEER_SET_MAX_BYTES sets the bound
- * (e.g. for an etcd with a larger --max-request-bytes). Pure.
+ * How big one NetworkPolicyPeerSet may be: at most DEFAULT_MAX_PEER_SET_BYTES (1.25 MiB, ~14,000
+ * members of one group; NETPOL_PEER_SET_MAX_BYTES overrides), below etcd's request limit. Above
+ * it the peer set is stored failing closed (groups emptied, a PeerSetTooLarge problem), never
+ * truncated. Pure. The measurements and the reasoning: docs/code-notes.md
+ * (netpol/peer-set-bound.ts).
  */
 import type { NetpolProblem } from "../rules/netpol-kinds.js";
 import type { DesiredPeerSet } from "./plan-tables.js";

@@ -1,15 +1,9 @@
 /**
- * A node's enforcement (plan-node-enforcement.ts) as one nftables table (issue 31; docs/netpol.md
- * "The node agent"; why nftables and the inet family: ADR 0014). Pure and deterministic: the same
- * tables always render the same script, which replaces the whole table in one transaction.
- *
- * The bitmaps of a table become rules: a rule bit b allows a packet when its peer is in
- * cidrs_b | groups_b | (cidrsWithExcept_b & ~excepts_b) and its port in ports_b, where X_b is the
- * union of the entries of X carrying b. That union is what the longest-prefix lookups of decide()
- * give, because each entry already carries the bits of every containing entry (ADR 0005); the
- * property test checks it against decide(). One rule per bit and kind of peer; a chain per distinct
- * direction table (Pods selected by the same policies share it), reached through a verdict map
- * keyed by the Pod's address; one address set per referenced address group of a peer set.
+ * A node's enforcement (plan-node-enforcement.ts) as one nftables table (docs/netpol.md "The node
+ * agent"; ADR 0014). Pure and deterministic: the same tables render the same script, which
+ * replaces the whole table in one transaction. One rule per rule bit and kind of peer, a chain per
+ * distinct direction table, a verdict map by Pod address, a set per address group.
+ * How the bitmaps become rules: docs/code-notes.md (netpol/plan-nft-ruleset.ts).
  */
 import { createHash } from "node:crypto";
 import type { DirectionTable, PeerSetSpec } from "../rules/netpol-kinds.js";

@@ -1,27 +1,9 @@
 /**
- * A Pod event planned as one Pod's entry changing, instead of a recompute of the world: a Pod's
- * labels, addresses, named ports or existence change (1) its own endpoint table and (2) its
- * entry in the address groups of the peer sets that list it or should list it. Nothing else,
- * except where an egress named-port split gains or loses a port number (then every endpoint of
- * that policy gets a bit more or less): that case, and every other one this plan cannot decide
- * exactly, is handed to the full recompute ("full"), so a Pod event always ends where a full
- * recompute of the same world ends, byte for byte.
- *
- * Inputs: the live Pod and its Namespace's labels, every NetworkPolicy (any policy's
- * namespaceSelector may select the Pod), the Pod's stored endpoint table and the stored peer
- * sets that list the Pod (found by the member index, member-index.ts), that it should join, or
- * that its endpoint's split bits come from (podEventScope says which). Pure.
- *
- * Handed to the full recompute: a peer set not written yet, or written from another spec of its
- * policy (generation or owner differ: the policy's own event is due) or by an older version (no
- * index); a change of split groups; an address the Pod shares with another member of a group
- * (taking it out would drop the other); a Pod with more addresses than its index label holds;
- * a TooManyRules problem before or after (it is also written on the policies' peer sets); a peer
- * set the Pod's entry would grow past its bound (peer-set-bound.ts). A peer set already stored
- * failing closed for its size is left as it is: a Pod that should join it cannot make it fit, and
- * one that leaves it is not found (no index); the policy's event or the resync re-measures it.
- * "stale": a peer set was computed from a newer spec of its policy than the one we listed, so
- * our read of the world is older than a table's writer's: re-run the event.
+ * A Pod event planned as one Pod's entry changing (its endpoint table and its entry in the peer
+ * sets that list it or should), instead of a recompute of the world. Every case it cannot decide
+ * exactly goes to the full recompute ("full"), so a Pod event ends where a full recompute ends,
+ * byte for byte; "stale" re-runs the event. Pure. Which cases, and why: docs/code-notes.md
+ * (netpol/plan-pod-event.ts).
  */
 import type { Labels } from "../core/labels.js";
 import { compareStrings } from "../core/order.js";

@@ -1,18 +1,8 @@
 /**
  * Which stored tables an event can change, so only those are read and compared; and, given
  * desired and stored tables, the writes. Pure. The event is a hint: every decision is made from
- * the world re-read for this event, so a duplicate, late or reordered event recomputes the same
- * tables and writes nothing.
- *
- * What an event can change (ADR 0005 consequences):
- * - a Pod: its own endpoint table; every peer set (it may join or leave any address group); the
- *   endpoints of policies with egress named ports (a split may gain or lose a port number), found
- *   by their EGRESS_NAMED_PORTS_LABEL;
- * - a Namespace: the peer sets of policies with a namespaceSelector peer (NAMESPACE_SELECTOR_LABEL;
- *   every peer set while some were written by an older version without it), and those labelled
- *   endpoints; its own tables go with it (its Pods' events, the garbage collector);
- * - a NetworkPolicy: its peer set and every endpoint table of its namespace;
- * - a resync: every table.
+ * the world re-read for this event, so a duplicate, late or reordered event writes nothing.
+ * What each kind of event can change: docs/code-notes.md (netpol/plan-scope.ts).
  */
 import type { IntakeEvent } from "../events/types.js";
 import type { DesiredTable, StoredTable, TableKind } from "./table-objects.js";

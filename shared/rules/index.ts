@@ -1,22 +1,9 @@
 /**
- * shared/rules: the one registry of SDEWAN rule kinds (group batch.sdewan.akraino.org/v1alpha1).
- *
- * Owns, per kind, as data and pure functions: spec/CR/status zod schemas, plural and short
- * names, finalizer, CNF module/collection and the service restarted after a change, references
- * to other kinds and the apply order they imply, CR -> CNF conversion, normalised comparison
- * with what the CNF returns, and the zod schemas of CNF replies. Also the EgressGroup and
- * Antrea Egress schemas, ClusterLink's kinds (clusterlink-kinds.ts, which shared/clusterlink
- * re-exports and gives meaning to), and the CRD manifests generated from all of these.
- *
- * Does not do I/O: no Kubernetes client, no HTTP, no express. Callers read objects, then ask
- * the registry what they mean.
- *
- * Example:
- *   const entry = requireKind(cr.kind);                  // UnknownRuleKindError lists the kinds
- *   const parsed = entry.parseCr(cr);                     // { ok, value } | { ok:false, message }
- *   const networks = networkMapOfDeployment(deployment);  // from the nfn-network annotation
- *   const body = entry.toCnf(parsed.value, { networks }); // POST/PUT body for entry.cnf.path
- *   if (!entry.cnfEqual(body, cnfGetReply)) ...           // write only when different
+ * shared/rules: the one registry of SDEWAN rule kinds (batch.sdewan.akraino.org/v1alpha1): per
+ * kind, as data and pure functions, its schemas, names, finalizer, CNF collection and service,
+ * references and apply order, CR -> CNF conversion and comparison. Also the Egress, EgressGroup,
+ * netpol and ClusterLink schemas and every CRD generated from them (crd.ts). No I/O: callers read
+ * objects, then ask the registry what they mean. Example: docs/code-notes.md (shared/rules).
  */
 export {
   RULE_GROUP,

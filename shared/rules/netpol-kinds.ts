@@ -1,16 +1,9 @@
 /**
  * Schemas of the compiled NetworkPolicy tables (netpol.sdewan.akraino.org/v1alpha1), written by
- * network-policy-sync and read by a node agent (and `npm run netpol -- check`) without reading
- * any NetworkPolicy, Pod or Namespace. docs/adr/0005-netpol-table-shape.md says why this shape.
- *
- * - NetworkPolicyEndpoint (one per selected Pod, same namespace and name): per direction the
- *   bitmap tables of reference C.4: rule bits, CIDR entries (bits already include those of every
- *   containing CIDR of the same table), except entries, port entries, and references to the
- *   address groups of NetworkPolicyPeerSets instead of inlined peer Pod IPs.
- * - NetworkPolicyPeerSet (one per NetworkPolicy, same namespace and name): the Pod IPs each rule's
- *   selector peers select, stored once however many endpoints the policy applies to.
- * Computed output only: everything is in `spec` (no status subresource, one write per change),
- * problems (the 64-bit limit) in `status`.
+ * network-policy-sync and read by the node agent (and `npm run netpol -- check`) without reading
+ * any NetworkPolicy, Pod or Namespace: NetworkPolicyEndpoint (per selected Pod, the bitmap tables
+ * of reference C.4) and NetworkPolicyPeerSet (per policy, the Pod IPs its peers select). Output
+ * only: all in `spec`, problems in `status`. Why this shape: docs/adr/0005-netpol-table-shape.md.
  */
 import * as z from "zod";
 import {

@@ -35,14 +35,17 @@ export interface CallerIdentity {
   readonly problem?: string;
 }
 
-/** A CloudEvent-triggered function: reconcile-rule, on-deployment-ready, egress-group-sync. */
+/**
+ * A CloudEvent-triggered function: reconcile-rule, on-deployment-ready, egress-group-sync,
+ * network-policy-sync, clusterlink-export, clusterlink-import, clusterlink-peer-health.
+ */
 export interface EventFunction {
   readonly name: string;
   readonly kind: "event";
   handle(event: IntakeEvent, ctx: HandlerContext): Promise<Outcome>;
 }
 
-/** A JSON request/response function that is not a CloudEvent sink: validate-admission (AdmissionReview). */
+/** A JSON request/response function, not a CloudEvent sink: validate-admission, clusterlink-authz. */
 export interface JsonFunction {
   readonly name: string;
   readonly kind: "json";

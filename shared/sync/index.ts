@@ -1,23 +1,11 @@
 /**
  * shared/sync: brings SDEWAN rules in sync on every ready pod of their CNF and records the result
- * on each rule's status. reconcile-rule syncs one rule (syncRules), on-deployment-ready and the
- * resync a whole CNF or many (runCnfWork).
- *
- * Owns: reading a CNF's Deployment, Pods and rules (observe.ts; the types in observed.ts); the
- * pure plans: which CNF an event concerns (plan-scope), each rule's target and collisions
- * (plan-rules, plan-targets), the writes per pod (plan-writes), the status and finalizer decision
- * (plan-status), pruning (plan-prune, plan-pods); and the shells that execute them on a pod
- * (apply-pod), on a rule (apply-rule) and on a CNF (sync, resync, prune-ledger). The preview of
- * a change before it is made (preview.ts reads, plan-preview decides with the same planners,
- * plan-preview-text words it): `kubectl apply --dry-run=server` and `npm run plan`.
- *
- * Does not: parse events (shared/events), speak HTTP (shared/runtime), know a rule kind by name
- * (shared/rules answers for each kind), or keep anything between events.
- *
- * Example:
- *   const { rule, cnf } = await observeRuleAndCnf(kube, key);
- *   const report = await syncRules(ctx, { observation: cnf, rules: [parseRuleObject(rule)],
- *     readMode: "items" });
+ * on each rule's status. Entries (on-event.ts): syncRuleEvent for reconcile-rule, syncCnfEvent for
+ * on-deployment-ready and the resync. Reads in observe.ts; pure plan-*.ts (scope, targets,
+ * writes, status, prune, preview); shells apply-pod, apply-rule, sync (syncRules), resync
+ * (runCnfWork), prune-ledger. preview.ts serves dry runs and `npm run plan`.
+ * Does not: parse events, speak HTTP, name a rule kind, or keep anything between events.
+ * Each module's part: docs/code-notes.md (sync); the resync: docs/resync.md.
  */
 export { syncRules } from "./sync.js";
 export type { CnfRuleCount, RuleReport, SyncContext, SyncReport, SyncRequest } from "./sync.js";

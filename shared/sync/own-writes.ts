@@ -1,26 +1,9 @@
 /**
- * The rule versions this process's own writes produced: a claim (the finalizer), an Applying
- * mark, a status. Each write causes an update event for exactly that version, the echo of our
- * write (upstream filters these with a generation predicate). The delivery that made the write
- * answers for that version: it applied what it read (or is redelivered until it has), so the echo
- * has nothing to add and is skipped, without even reading the rule when the event carries the
- * object (Resource mode). Drift on the CNF is the resync's job.
- *
- * A version is recorded only when the write's answer shows that nothing but our write changed
- * the rule since it was read (same generation, labels, annotations and deletion state): a status
- * patch re-planned after a 409 (ADR 0012) starts from a newer read, and a label that moved the
- * rule to another CNF in between must not be skipped. Only update events qualify, and each version is skipped once: a later delivery
- * of it (a duplicate, a re-list) is checked in full. Per process and safe to lose: a lost entry
- * costs one full check.
- *
- * Which versions are skipped depends on how the event names its version:
- * - carried by the event (Resource mode): any version whose delivery then **finished** (answered
- *   done or permanent for the rule), or a status write that left the rule **in sync**. Not one
- *   written by a delivery that answered "retry": the connector merges an echo queued behind a
- *   failed delivery into its retry (the later event's object wins), and that retry must run.
- * - read live (Reference mode): only an in-sync status write. The live version cannot tell an
- *   echo from a redelivery or from a rule event sent because something else changed (a CNF that
- *   appeared): those must run, and only an in-sync rule has nothing left to do for its version.
+ * The rule versions this process's own writes produced (a claim, an Applying mark, a status), so
+ * the echo of our write is skipped, once, without a read. Recorded only when the write's answer
+ * shows nothing but our write changed the rule; per process and safe to lose (a lost entry costs
+ * one full check). Which versions qualify in Resource and Reference mode, and why:
+ * docs/code-notes.md (sync/own-writes.ts).
  */
 import type { ObjectMeta } from "../core/objects.js";
 

@@ -381,13 +381,8 @@ export function changeOfReview(review: ReviewedChange): RuleChange | undefined {
 }
 
 /** What a dry-run review's plan is made with: the webhook's identity and settings. */
-export interface ReviewPreviewContext {
-  readonly kube: KubeClient;
-  readonly env: Env;
-  readonly calls: CallCounters;
-  readonly log: Log;
-  readonly signal: AbortSignal;
-  readonly now: () => string;
+export interface ReviewPreviewContext
+  extends Pick<PreviewContext, "kube" | "env" | "calls" | "log" | "signal" | "now"> {
   /** The Secret with the CNF credentials, read with the webhook's rights when access allows. */
   readonly credentialsSecret: SecretName;
 }

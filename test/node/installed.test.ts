@@ -120,6 +120,52 @@ describe("manifests/plain on a real node", () => {
     expect(samplesOnCnf).toBeGreaterThanOrEqual(11);
   }, 300_000);
 
+  it("kubectl apply --dry-run=server of a policy change warns its plan per pod, changes nothing", async () => {
+    const policy = (weight: number): string =>
+      JSON.stringify({
+        apiVersion: "batch.sdewan.akraino.org/v1alpha1",
+        kind: "Mwan3Policy",
+        metadata: { name: "balance-1", namespace: NS, labels: { sdewanPurpose: "cnf-1" } },
+        spec: {
+          members: [
+            { network: "ovn-net1", metric: 2, weight },
+            { network: "ovn-net2", metric: 3, weight: 3 },
+          ],
+        },
+      });
+    const pods = (await readyPods(world, NS, CNF)).map((p) => p.metadata.name);
+    const before = await world.getJson<Rule & { metadata: { resourceVersion: string } }>([
+      "-n",
+      NS,
+      "mwan3policy",
+      "balance-1",
+    ]);
+    const heldBefore = await cnfHolds(world, NS, pods[0]!);
+    const t = Date.now();
+    const { stderr } = await world.node.kubectlOutput(
+      ["apply", "--server-side", "--force-conflicts", "--dry-run=server", "-f", "-"],
+      policy(5),
+    );
+    measured(`dry run of a policy change on a 2-pod CNF, through kubectl: ${Date.now() - t} ms`);
+    expect(pods).toHaveLength(2);
+    for (const pod of pods) {
+      expect(stderr).toContain(
+        `plan Mwan3Policy balance-1: pod ${pod}: PUT mwan3/policies/balance_1 [members]; restart mwan3`,
+      );
+    }
+    expect(stderr).toContain("affects 1 rule(s) using it: Mwan3Rule http-rule");
+    // Nothing written: neither the rule nor what the CNF holds.
+    const after = await world.getJson<typeof before>(["-n", NS, "mwan3policy", "balance-1"]);
+    expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(await cnfHolds(world, NS, pods[0]!)).toEqual(heldBefore);
+    // The policy as it is: the CNF already holds it.
+    const same = await world.node.kubectlOutput(
+      ["apply", "--server-side", "--force-conflicts", "--dry-run=server", "-f", "-"],
+      policy(2),
+    );
+    expect(same.stderr).toContain("no change");
+  }, 120_000);
+
   it("ClusterLink: the Peer whose gateway Pod answers is reachable, the silent one is not", async () => {
     await world.kubectl(["create", "namespace", "clusterlink-system"]);
     const t = Date.now();

@@ -11,6 +11,8 @@ import { parseAllDocuments } from "yaml";
 import { repoRoot } from "../../dev/control-plane/binaries.js";
 import {
   cnfHolds,
+  createSecret,
+  peerFabric,
   type InstalledWorld,
   notAvailable,
   progress,
@@ -76,38 +78,14 @@ describe("OpenFaaS CE's objects, rendered by faas-netes, on a real node", () => 
     await world.kubectl(["apply", "-f", rendered]);
     // The Secrets stack.yml names, in openfaas-fn (faas-cli secret create would make them).
     const password = await secretFile(world, "cnf-password");
-    await world.kubectl([
-      "-n",
+    await createSecret(
+      world,
       FN,
-      "create",
-      "secret",
-      "generic",
       "sdewan-cnf-password",
       `--from-file=sdewan-cnf-password=${password}`,
-    ]);
-    const fabric = path.join(world.scratch, "fabric");
-    await run(
-      "npx",
-      [
-        "tsx",
-        repo("dev/peer-gateway-sim/main.ts"),
-        "--fabric-only",
-        "--dir",
-        fabric,
-        "east",
-        "west",
-      ],
-      { cwd: repoRoot },
     );
-    await world.kubectl([
-      "-n",
-      FN,
-      "create",
-      "secret",
-      "generic",
-      "clusterlink-peer-tls",
-      `--from-file=${fabric}/identity`,
-    ]);
+    const fabric = await peerFabric(world);
+    await createSecret(world, FN, "clusterlink-peer-tls", `--from-file=${fabric}/identity`);
     // No gateway can run offline: the connector's routes go straight to each function's Service.
     const routes = functions
       .filter((f) => f !== "validate-admission" && f !== "clusterlink-authz")
@@ -148,24 +126,9 @@ describe("OpenFaaS CE's objects, rendered by faas-netes, on a real node", () => 
   it("rules reach both CNF pods through the connector and the CE-rendered functions", async () => {
     const password = await readFile(path.join(world.scratch, "cnf-password"), "utf8");
     await world.kubectl(["create", "namespace", NS]);
-    await world.kubectl([
-      "-n",
-      NS,
-      "create",
-      "secret",
-      "generic",
-      "sdewan-cnf-credentials",
-      `--from-literal=password=${password}`,
-    ]);
-    await world.kubectl([
-      "-n",
-      NS,
-      "create",
-      "secret",
-      "generic",
-      "peer-gateway-sim-tls",
-      `--from-file=${path.join(world.scratch, "fabric")}/gateway`,
-    ]);
+    await createSecret(world, NS, "sdewan-cnf-credentials", `--from-literal=password=${password}`);
+    const fabric = await peerFabric(world);
+    await createSecret(world, NS, "peer-gateway-sim-tls", `--from-file=${fabric}/gateway`);
     await world.kubectl(["-n", NS, "apply", "-k", repo("test/node/fixtures")]);
     await waitFor("CNF Available", () => notAvailable(world, NS), 180_000, 500);
     const t = Date.now();

@@ -1,7 +1,7 @@
-// Every relative link in README.md, docs/**/*.md and the READMEs under manifests/ and dev/ points
-// at a file or folder that exists, a link to a heading of a Markdown file (`other.md#section`,
-// `#section`) names a real heading, and every repository path they cite in a code span
-// (`shared/...`, `test/...`, `dev/...`, ...) is in the repository.
+// Every relative link in README.md, CONTRIBUTING.md, docs/**/*.md and the READMEs under
+// manifests/ and dev/ points at a file or folder that exists, a link to a heading of a Markdown
+// file (`other.md#section`, `#section`) names a real heading, and every repository path they
+// cite in a code span (`shared/...`, `test/...`, `dev/...`, ...) is in the repository.
 import { existsSync, globSync, readFileSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +16,7 @@ const markdownUnder = (folder: string, only?: string): string[] =>
 
 const MARKDOWN_FILES = [
   "README.md",
+  "CONTRIBUTING.md",
   ...markdownUnder("docs"),
   ...markdownUnder("manifests", "README.md"),
   ...markdownUnder("dev", "README.md"),

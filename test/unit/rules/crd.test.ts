@@ -4,12 +4,14 @@ import * as z from "zod";
 import { parse } from "yaml";
 import {
   ALL_CRD_DEFINITIONS,
-  CrdSchemaError,
   GENERATED_HEADER,
   renderCrdFiles,
+} from "../../../shared/rules/crd.js";
+import {
+  CrdSchemaError,
   structuralSchemaOf,
   type SchemaNode,
-} from "../../../shared/rules/crd.js";
+} from "../../../shared/rules/structural-schema.js";
 import { ALL_RULE_KINDS, RULE_GROUP } from "../../../shared/rules/index.js";
 import { CLUSTERLINK_SAMPLES, MANIFEST_SAMPLES, REPO_ROOT, SEED_SAMPLES } from "./yaml-docs.js";
 import {
