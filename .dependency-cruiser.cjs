@@ -50,7 +50,7 @@ const CAPABILITY_IO = {
     "secret-refs",
     "preview",
   ],
-  admission: ["index", "admit", "observe", "dry-run", "kube-reader"],
+  admission: ["index", "observe", "dry-run", "kube-reader"],
   egress: ["index", "kube-store"],
   netpol: ["index", "store", "kube-store", "nft", "agent-loop", "agent-store", "agent-sync"],
   clusterlink: ["index", "lease-by-port", "heartbeat", "authz", "record-events"],
