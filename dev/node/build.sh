@@ -5,6 +5,8 @@
 #   ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/node-<k8s>-coredns-<v>-registry-<v>/
 #     kubelet kube-proxy kube-scheduler kube-controller-manager kubectl  (go/kube: the same
 #                             k8s.io/kubernetes and staging replaces as the API server's module)
+#     agnhost                 (go/kube: k8s.io/kubernetes/test/images/agnhost, the conformance
+#                             tools' server and client: the NetworkPolicy scenario's Pods)
 #     coredns                 (go/coredns: cluster DNS)
 #     registry crane          (go/registry: the node's OCI registry, and the client that pushes)
 #
@@ -18,7 +20,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../lib/go-tool.sh
 source "$here/../lib/go-tool.sh"
 go_tool_init node
-go_tool_parse_args --print-dir 2,14 "$@"
+go_tool_parse_args --print-dir 2,16 "$@"
 
 go_mod_require kube_version "$here/go/kube/go.mod" k8s.io/kubernetes k8s.io/kubernetes
 go_mod_require coredns_version "$here/go/coredns/go.mod" github.com/coredns/coredns coredns
@@ -32,7 +34,7 @@ out_dir="$(go_tool_cache_dir "node-$kube_version-coredns-$coredns_version-regist
 if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
 kube_commands=(kubelet kube-proxy kube-scheduler kube-controller-manager kubectl)
 binaries=()
-for c in "${kube_commands[@]}" coredns registry crane; do binaries+=("$out_dir/$c"); done
+for c in "${kube_commands[@]}" agnhost coredns registry crane; do binaries+=("$out_dir/$c"); done
 go_tool_exit_if_cached "$out_dir" "${binaries[@]}"
 
 go_tool_find_go 1.26 "install Go 1.26 or newer"
@@ -49,6 +51,7 @@ kube_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube_version -X
 for c in "${kube_commands[@]}"; do
   build "$c" "$here/go/kube" "k8s.io/kubernetes/cmd/$c" "$kube_ldflags"
 done
+build agnhost "$here/go/kube" k8s.io/kubernetes/test/images/agnhost "-s -w"
 build coredns "$here/go/coredns" github.com/coredns/coredns "-s -w"
 build registry "$here/go/registry" github.com/distribution/distribution/v3/cmd/registry "-s -w"
 build crane "$here/go/registry" github.com/google/go-containerregistry/cmd/crane "-s -w"

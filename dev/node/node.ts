@@ -53,6 +53,8 @@ export interface NodeBinaries {
   readonly coredns: string;
   readonly registry: string;
   readonly crane: string;
+  /** k8s.io/kubernetes/test/images/agnhost (static), for the NetworkPolicy scenario's Pods. */
+  readonly agnhost: string;
   /** The same v1.36.3 as the API server (the machine's may be outside kubectl's ±1 skew). */
   readonly kubectl: string;
 }
@@ -105,6 +107,7 @@ export async function nodeBinaries(log: (l: string) => void): Promise<NodeBinari
     coredns: bin("coredns"),
     registry: bin("registry"),
     crane: bin("crane"),
+    agnhost: bin("agnhost"),
     kubectl: bin("kubectl"),
   };
 }

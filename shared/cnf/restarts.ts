@@ -86,11 +86,10 @@ export class CnfRestartPacer {
     }
   }
 
-  /** Whether a rule other than `own` was written to `pod` less than `quietMs` ago. */
-  private othersWritten(pod: string, own: readonly string[], quietMs: number): boolean {
-    const now = this.clock();
+  /** Whether a rule other than `own` was written to `pod` after `since`. */
+  private othersWritten(pod: string, own: readonly string[], since: number): boolean {
     for (const [key, at] of this.recentWrites.get(pod) ?? []) {
-      if (now - at < quietMs && !own.includes(key)) return true;
+      if (at > since && !own.includes(key)) return true;
     }
     return false;
   }
@@ -126,8 +125,12 @@ export class CnfRestartPacer {
       await slot.inFlight.done;
       if (slot.paidUpTo > ticket) return paid();
     }
-    const sinceLast = slot.lastBegunAt === undefined ? Infinity : this.clock() - slot.lastBegunAt;
-    const burst = this.othersWritten(pod, ruleKeys, options.quietMs);
+    const now = this.clock();
+    const sinceLast = slot.lastBegunAt === undefined ? Infinity : now - slot.lastBegunAt;
+    // A burst: other rules were written within quietMs, or within minIntervalMs: a gap in a slow
+    // burst (a loaded API server delivers slowly) is not its end (ADR 0020).
+    const window = Math.max(options.quietMs, options.minIntervalMs);
+    const burst = this.othersWritten(pod, ruleKeys, now - window);
     if (options.mode === "coalesce" && burst && sinceLast < options.minIntervalMs) {
       return { kind: "deferred", dueInMs: Math.ceil(options.minIntervalMs - sinceLast) };
     }

@@ -202,6 +202,7 @@ async function restartTouched(
             class: "deferred" as const,
             pod,
             message: `restart of ${service} deferred to batch a burst of changes (due in ${verdict.dueInMs} ms)`,
+            dueInMs: verdict.dueInMs,
           }
         : {
             class: "restart" as const,

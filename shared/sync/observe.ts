@@ -30,6 +30,7 @@ import {
 } from "../kube/index.js";
 import { cachedViewSuffices, planCnfPods, type CnfPods, type PodView } from "./plan-pods.js";
 import { referrersOf } from "./plan-rules.js";
+import { RecentCnfLists, type CnfLists } from "./recent-cnf-lists.js";
 import type { CnfSituation } from "./plan-status.js";
 import {
   parseRuleObject,
@@ -199,6 +200,13 @@ const podSelectorGuesses = new PodSelectorGuesses();
 export interface RuleAndCnf {
   readonly raw: KubeObject;
   readonly observation: CnfObservation;
+  readonly echo?: false;
+}
+
+/** The rule as read is the echo of this process's own write (`isEcho`): its CNF was not needed. */
+export interface RuleEcho {
+  readonly raw: KubeObject;
+  readonly echo: true;
 }
 
 /** "From the watch cache": served as the API server's cache holds it, without waiting. */
@@ -210,50 +218,116 @@ const FROM_CACHE = readOptions("cached");
  * namespace; the rule's purpose is not known yet) and the Pods (by the selector last seen for
  * the namespace's CNF) are read at the same time from the API server's watch cache: a
  * consistent list made right after a write waits for that cache to catch up, which costs more
- * than the rest of the event. The cached view is acted on only when cachedViewSuffices says so;
- * otherwise the CNF is read again, consistently.
+ * than the rest of the event. In a burst of rule events (lists of the namespace begun lately),
+ * the rule is read first, and lists another event began since this one began are taken rather
+ * than read again: they are as fresh (ADR 0020). The cached view is acted on only when
+ * cachedViewSuffices says so; otherwise the CNF is read again, consistently.
  */
 export async function observeRuleAndCnf(
   kube: KubeClient,
   type: ResourceType,
   key: ObjectKey & { readonly namespace: string },
-): Promise<RuleAndCnf | undefined> {
+  /** Asked once about the rule as read; true: answered as an echo, the CNF left unread. */
+  isEcho: (raw: KubeObject) => boolean = () => false,
+): Promise<RuleAndCnf | RuleEcho | undefined> {
   const { namespace } = key;
-  const guess = podSelectorGuesses.guess(namespace);
-  const [rule, deployments, guessedPods] = await Promise.allSettled([
-    kube.get(type, key),
-    kube.list(DEPLOYMENTS, { namespace, labelSelector: PURPOSE_LABEL, ...FROM_CACHE }),
-    guess === undefined
-      ? undefined
-      : kube.list(PODS, { namespace, labelSelector: guess, ...FROM_CACHE }),
-  ]);
-  const raw = settledValue(rule);
+  const read = await readRuleAndLists(kube, type, key, isEcho);
   // Deleted (and released) before we got here: the finalizer path already cleaned the CNF.
-  if (raw === undefined) return undefined;
+  if (read === undefined) return undefined;
+  if (read.lists === undefined) return { raw: read.raw, echo: true };
+  const { raw, lists } = read;
   const purpose = raw.metadata.labels?.[PURPOSE_LABEL];
-  if (purpose === undefined) {
-    const situation = { kind: "none" as const, namespace, purpose: "" };
-    return {
-      raw,
-      observation: { situation, deployment: undefined, pods: NO_PODS, networks: new Map() },
-    };
-  }
+  if (purpose === undefined) return { raw, observation: noCnf(namespace) };
   const scope = { namespace, purpose };
-  const found = foundDeployment(scope, settledValue(deployments));
+  const found = foundDeployment(scope, lists.deployments);
   const selector = found.found ? formatLabelSelector(found.deployment.spec.selector) : undefined;
   podSelectorGuesses.remember(scope, selector);
-  if (!found.found) return { raw, observation: await observeCnf(kube, scope) };
-  const pods =
-    selector === guess && guessedPods.status === "fulfilled" && guessedPods.value !== undefined
-      ? guessedPods.value
-      : await kube.list(PODS, { namespace, labelSelector: selector, ...FROM_CACHE });
+  if (!found.found) {
+    recentCnfLists.forget(namespace);
+    return { raw, observation: await observeCnf(kube, scope) };
+  }
+  const pods = await podsOf(kube, namespace, lists, selector);
   const cached = observationOf(found.situation, found.deployment, pods);
   const suffices = cachedViewSuffices({
     found: true,
     pods: cached.pods,
     networksReadable: !(cached.networks instanceof RuleError),
   });
+  if (!suffices) recentCnfLists.forget(namespace);
   return { raw, observation: suffices ? cached : await observeCnf(kube, scope) };
+}
+
+/** The Pods of `selector`: as listed with the Deployments if that guess was right, else listed now. */
+async function podsOf(
+  kube: KubeClient,
+  namespace: string,
+  lists: CnfLists,
+  selector: string | undefined,
+): Promise<readonly Pod[]> {
+  if (lists.pods !== undefined && lists.pods.selector === selector) return lists.pods.items;
+  return kube.list(PODS, { namespace, labelSelector: selector, ...FROM_CACHE });
+}
+
+/** The observation of a rule that names no CNF (no purpose label). */
+function noCnf(namespace: string): CnfObservation {
+  const situation = { kind: "none" as const, namespace, purpose: "" };
+  return { situation, deployment: undefined, pods: NO_PODS, networks: new Map() };
+}
+
+/**
+ * The rule and the namespace's CNF lists: at once, or, in a burst (lists begun lately), the rule
+ * first, then lists begun since this event began if there are any (ADR 0020).
+ */
+async function readRuleAndLists(
+  kube: KubeClient,
+  type: ResourceType,
+  key: ObjectKey & { readonly namespace: string },
+  isEcho: (raw: KubeObject) => boolean,
+): Promise<{ raw: KubeObject; lists: CnfLists | undefined } | undefined> {
+  const { namespace } = key;
+  const began = recentCnfLists.clock();
+  if (!recentCnfLists.inBurst(namespace)) {
+    const [rule, listed] = await Promise.allSettled([
+      kube.get(type, key),
+      recentCnfLists.begin(namespace, () => readCnfLists(kube, namespace)),
+    ]);
+    const raw = settledValue(rule);
+    if (raw === undefined) return undefined;
+    return { raw, lists: isEcho(raw) ? undefined : settledValue(listed) };
+  }
+  const raw = await kube.get(type, key);
+  if (raw === undefined) return undefined;
+  // An echo of our own write needs no CNF: in a burst, most status writes' echoes.
+  if (isEcho(raw)) return { raw, lists: undefined };
+  const joined = recentCnfLists.since(namespace, began);
+  const lists =
+    (joined === undefined ? undefined : await joined.catch(() => undefined)) ??
+    (await recentCnfLists.begin(namespace, () => readCnfLists(kube, namespace)));
+  return { raw, lists };
+}
+
+/** The lists reconcile-rule began lately, per namespace (recent-cnf-lists.ts). */
+const recentCnfLists = new RecentCnfLists();
+
+/**
+ * The namespace's CNF Deployments and, with the selector last seen there, its Pods, from the
+ * watch cache, at once.
+ */
+async function readCnfLists(kube: KubeClient, namespace: string): Promise<CnfLists> {
+  const guess = podSelectorGuesses.guess(namespace);
+  const [deployments, guessed] = await Promise.all([
+    kube.list(DEPLOYMENTS, { namespace, labelSelector: PURPOSE_LABEL, ...FROM_CACHE }),
+    guess === undefined
+      ? undefined
+      : kube.list(PODS, { namespace, labelSelector: guess, ...FROM_CACHE }).catch(() => undefined),
+  ]);
+  return {
+    deployments,
+    pods:
+      guess === undefined || guessed === undefined
+        ? undefined
+        : { selector: guess, items: guessed },
+  };
 }
 
 function settledValue<T>(result: PromiseSettledResult<T>): T {

@@ -12,6 +12,7 @@ import {
   PODS,
   ruleResource,
   type KubeClient,
+  type KubeObject,
 } from "../kube/index.js";
 import { byKind, RULE_KIND_NAMES } from "../rules/index.js";
 import { observeRuleAndCnf } from "./observe.js";
@@ -66,14 +67,14 @@ async function syncRule(event: ObjectEvent, ctx: SyncContext): Promise<Outcome> 
     return skipEcho(ctx, event, "no reads");
   }
   const key = { namespace: ref.namespace, name: ref.name };
-  const observed = await observeRuleAndCnf(ctx.kube, ruleResource(entry), key);
+  const isEcho = (raw: KubeObject): boolean =>
+    event.action === "update" &&
+    processOwnWrites.takeEcho(raw.metadata.uid, raw.metadata.resourceVersion, "read");
+  const observed = await observeRuleAndCnf(ctx.kube, ruleResource(entry), key, isEcho);
   // Deleted (and released) before we got here: the finalizer path already cleaned the CNF.
   if (observed === undefined) return done("gone");
+  if (observed.echo === true) return skipEcho(ctx, event, "no CNF reads");
   const { raw, observation } = observed;
-  const { uid, resourceVersion } = raw.metadata;
-  if (event.action === "update" && processOwnWrites.takeEcho(uid, resourceVersion, "read")) {
-    return skipEcho(ctx, event, "no CNF reads");
-  }
   const request = { observation, readMode: "items", restartMode: "coalesce" } as const;
   const report = await syncRules(ctx, { ...request, rules: [parseRuleObject(raw)] });
   const cnfWrites = report.pods.reduce((n, p) => n + p.writes.length, 0);

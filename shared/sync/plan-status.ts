@@ -43,6 +43,8 @@ export interface WriteFailure {
   readonly class: FailureClass;
   readonly pod: string;
   readonly message: string;
+  /** "deferred": when the restart is due, so the redelivery comes once (ADR 0020). */
+  readonly dueInMs?: number;
 }
 
 /**
@@ -145,8 +147,12 @@ export const RESTART_PENDING_REASON = "RestartPending";
 /** Reconciling reason of a rule whose restart was deferred to batch a burst. */
 export const RESTART_DEFERRED_REASON = "RestartDeferred";
 
-/** A deferred restart is due within the pacer's interval: come back soon. */
+/** A deferred restart is due within the pacer's interval: come back when it is, at least 1 s. */
 const DEFERRED_RETRY_SECONDS = 1;
+
+function deferredRetrySeconds(failure: WriteFailure): number {
+  return Math.max(DEFERRED_RETRY_SECONDS, Math.ceil((failure.dueInMs ?? 0) / 1000));
+}
 
 function pendingMarker(status: RuleStatus | undefined): Condition | undefined {
   return status?.conditions?.find(
@@ -254,7 +260,7 @@ function failureVerdict(input: RulePlanInput, failure: WriteFailure): Verdict {
     inSync: false,
     applied: false,
     finalizer: "keep",
-    outcome: retryLater(message, deferred ? DEFERRED_RETRY_SECONDS : RETRY_SECONDS),
+    outcome: retryLater(message, deferred ? deferredRetrySeconds(failure) : RETRY_SECONDS),
     result: deferred ? "restart deferred" : "failed",
   };
 }

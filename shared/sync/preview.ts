@@ -381,8 +381,10 @@ export function changeOfReview(review: ReviewedChange): RuleChange | undefined {
 }
 
 /** What a dry-run review's plan is made with: the webhook's identity and settings. */
-export interface ReviewPreviewContext
-  extends Pick<PreviewContext, "kube" | "env" | "calls" | "log" | "signal" | "now"> {
+export interface ReviewPreviewContext extends Pick<
+  PreviewContext,
+  "kube" | "env" | "calls" | "log" | "signal" | "now"
+> {
   /** The Secret with the CNF credentials, read with the webhook's rights when access allows. */
   readonly credentialsSecret: SecretName;
 }

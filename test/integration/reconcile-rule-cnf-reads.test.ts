@@ -25,7 +25,7 @@ describe("reconcile-rule finds its CNF's pods when the namespace's last-seen sel
     return { outcome, api: world.calls.api };
   }
 
-  it("two CNFs in one namespace: each rule reaches its own CNF, and a re-delivery costs 3 API requests", async () => {
+  it("two CNFs in one namespace: each rule reaches its own CNF, and a re-delivery costs 3 API requests at most", async () => {
     const one = await world.createCnf("one", { pods: 1 });
     const two = await world.createCnf("two", { pods: 2 });
     await world.createRule("Mwan3Policy", "policyone", "one", POLICY);
@@ -43,11 +43,12 @@ describe("reconcile-rule finds its CNF's pods when the namespace's last-seen sel
     expect(world.held(one, "mwan3/policies")).toEqual([["policyone"]]);
     expect(world.held(two, "mwan3/policies")).toEqual([["policytwo"], ["policytwo"]]);
 
+    // The rule, the Deployments and the Pods; fewer when lists read for an earlier event of
+    // the namespace already cover the rule's version (ADR 0020).
     for (const name of ["policyone", "policytwo"]) {
-      expect(await reconcileCounted("Mwan3Policy", name)).toEqual({
-        outcome: { kind: "done", result: "unchanged" },
-        api: 3,
-      });
+      const { outcome, api } = await reconcileCounted("Mwan3Policy", name);
+      expect(outcome).toEqual({ kind: "done", result: "unchanged" });
+      expect(api).toBeLessThanOrEqual(3);
     }
   });
 

@@ -174,13 +174,12 @@ describe("what one event for one rule on a two-pod CNF costs", () => {
 
     const unchanged = await cost();
     // The rule is exactly as our status write left it (the echo of that write, or a duplicate
-    // delivery): API: get rule, list Deployments, list Pods. No CNF request (drift is the
-    // resync's job, issue 19).
-    expect(unchanged).toEqual({
-      api: 3,
-      cnf: 0,
-      outcome: { kind: "done", result: "unchanged" },
-    });
+    // delivery): API: get rule, list Deployments, list Pods; only the rule when it follows
+    // other events of the namespace within 2 s (a burst, ADR 0020). No CNF request (drift is
+    // the resync's job, issue 19).
+    expect(unchanged.outcome).toEqual({ kind: "done", result: "unchanged" });
+    expect(unchanged.cnf).toBe(0);
+    expect(unchanged.api).toBeLessThanOrEqual(3);
 
     await world.patchRuleSpec("Mwan3Policy", "balance1", {
       members: [{ network: "ovn-net2", metric: 1, weight: 1 }],

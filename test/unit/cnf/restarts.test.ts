@@ -32,12 +32,21 @@ function world() {
 }
 
 describe("a lone change restarts at once", () => {
-  it("restarts for each of two edits seconds apart", async () => {
+  it("restarts for each of two edits further apart than minIntervalMs", async () => {
     const w = world();
     expect(await w.sync(["zone/a"])).toEqual({ kind: "paid", restarted: true });
-    w.advance(2000);
+    w.advance(6000);
     expect(await w.sync(["zone/b"])).toEqual({ kind: "paid", restarted: true });
-    expect(w.restarts).toEqual([0, 2000]);
+    expect(w.restarts).toEqual([0, 6000]);
+  });
+
+  it("a second rule changed 2 s after another waits until minIntervalMs after its restart", async () => {
+    const w = world();
+    await w.sync(["zone/a"]);
+    w.advance(2000);
+    expect(await w.sync(["zone/b"])).toEqual({ kind: "deferred", dueInMs: 3000 });
+    w.advance(3000);
+    expect(await w.redeliver(["zone/b"])).toEqual({ kind: "paid", restarted: true });
   });
 
   it("quick edits of one rule are not a burst: each restarts", async () => {
@@ -61,8 +70,8 @@ describe("a burst defers, and its redeliveries restart once for all", () => {
     }
     expect(verdicts[0]).toEqual({ kind: "paid", restarted: true });
     expect(verdicts.slice(1).every((v) => v.kind === "deferred")).toBe(true);
-    // Redelivered a second after the burst: nothing new was written, so the first restarts.
-    w.advance(1000);
+    // Redelivered when due: minIntervalMs after the first restart, the first of them restarts.
+    w.advance(4000);
     const redelivered = [];
     for (const key of keys.slice(1)) redelivered.push(await w.redeliver([key]));
     expect(redelivered[0]).toEqual({ kind: "paid", restarted: true });
@@ -80,6 +89,19 @@ describe("a burst defers, and its redeliveries restart once for all", () => {
     }
     // 12 s of writes: at 0, then each time 5 s have passed.
     expect(w.restarts).toEqual([0, 5000, 10000]);
+  });
+
+  it("a slow burst (writes 1.5 s apart, gaps longer than quietMs) restarts every minIntervalMs, not at each gap", async () => {
+    const w = world();
+    const verdicts = [];
+    for (let i = 0; i < 8; i++) {
+      verdicts.push(await w.sync([`zone/z${i}`]));
+      w.advance(1500);
+    }
+    // Writes at 0 .. 10.5 s: at 0, then at the first write 5 s or more after the last restart.
+    expect(w.restarts).toEqual([0, 6000]);
+    // A deferral says when the restart is due, so its redelivery comes once.
+    expect(verdicts[1]).toEqual({ kind: "deferred", dueInMs: 3500 });
   });
 
   it("a write after a restart began is not paid by it", async () => {
@@ -105,7 +127,7 @@ describe("a burst defers, and its redeliveries restart once for all", () => {
   it("a rule this process has no ticket for is restarted (another process wrote it)", async () => {
     const w = world();
     await w.sync(["zone/a"]);
-    w.advance(3000);
+    w.advance(6000);
     expect(await w.redeliver(["zone/unknown"])).toEqual({ kind: "paid", restarted: true });
   });
 });

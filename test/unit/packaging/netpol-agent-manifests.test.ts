@@ -1,7 +1,7 @@
 // The NetworkPolicy node agent as shipped (manifests/netpol-agent, manifests/rbac/netpol-node-agent.yaml):
 // a DaemonSet of the project's image on the host's network with NET_ADMIN as its only capability
 // and a read-only root, its node from the downward API, settings the agent accepts, a read-only
-// role, and both install variants carrying it. What the role allows, against the API server:
+// role, and every install variant carrying it. What the role allows, against the API server:
 // test/integration/rbac.test.ts.
 import { existsSync } from "node:fs";
 import { agentConfigFromEnv } from "../../../functions/netpol-node-agent/agent.js";
@@ -57,8 +57,8 @@ describe("manifests/netpol-agent: the node agent's DaemonSet", () => {
     expect(new Set(rules.flatMap((r) => r.verbs))).toEqual(new Set(["get", "list", "watch"]));
   });
 
-  it.each(["manifests/knative", "manifests/openfaas"])(
-    "%s installs it (the variants network-policy-sync is in)",
+  it.each(["manifests/knative", "manifests/openfaas", "manifests/plain"])(
+    "%s installs it (every variant network-policy-sync is in)",
     (variant) => {
       const resources = at(yamlDocs(`${variant}/kustomization.yaml`)[0], "resources") as string[];
       expect(resources).toContain("../netpol-agent");

@@ -278,6 +278,17 @@ describeWithKustomize()("manifests/plain as kustomize builds it", () => {
     }
   });
 
+  it("takes the NetworkPolicy node agent's DaemonSet from manifests/netpol-agent unchanged, as an account it creates", () => {
+    const [theirs] = ofKind(yamlDocs("manifests/netpol-agent/daemonset.yaml"), "DaemonSet");
+    const daemonSets = ofKind(docs, "DaemonSet");
+    expect(daemonSets).toEqual([theirs]);
+    const account = `${theirs?.metadata?.namespace}/${podSpec(theirs as Doc).serviceAccountName}`;
+    const accounts = ofKind(docs, "ServiceAccount").map(
+      (d) => `${d.metadata?.namespace}/${d.metadata?.name}`,
+    );
+    expect(accounts).toContain(account);
+  });
+
   it("points the webhook configuration at the webhook's Service and port", () => {
     const configuration = ofKind(docs, "ValidatingWebhookConfiguration")[0];
     for (const hook of at(configuration, "webhooks") as {

@@ -1,0 +1,66 @@
+/**
+ * The CNF lists reconcile-rule read from the API server's watch cache, per namespace, kept per
+ * process and safe to lose (ADR 0020). A rule event may act on lists whose request began at or
+ * after the event's own start, in flight or answered: they are exactly as fresh as lists it
+ * would have started itself alongside its rule read (ADR 0004), so in a burst one list pair
+ * serves every event that began before it.
+ */
+import type { Deployment, Pod } from "../kube/index.js";
+
+export interface CnfLists {
+  /** The namespace's CNF Deployments (label sdewanPurpose present). */
+  readonly deployments: readonly Deployment[];
+  /** The Pods of `selector`, when they were listed with the Deployments. */
+  readonly pods: { readonly selector: string; readonly items: readonly Pod[] } | undefined;
+}
+
+interface Read {
+  /** When the requests began (the clock's time). */
+  readonly startedAt: number;
+  readonly lists: Promise<CnfLists>;
+}
+
+/** After this long without a list in a namespace, a rule event there reads its lists alongside its rule. */
+export const BURST_WINDOW_MS = 2_000;
+const MAX_NAMESPACES = 4096;
+
+export class RecentCnfLists {
+  private readonly byNamespace = new Map<string, Read>();
+
+  constructor(readonly clock: () => number = () => performance.now()) {}
+
+  /** Whether lists of `namespace` were begun lately: a rule event there reads its rule first. */
+  inBurst(namespace: string): boolean {
+    const read = this.byNamespace.get(namespace);
+    if (read === undefined) return false;
+    if (this.clock() - read.startedAt <= BURST_WINDOW_MS) return true;
+    this.byNamespace.delete(namespace);
+    return false;
+  }
+
+  /** The newest lists of `namespace` begun at or after `since`, answered or in flight. */
+  since(namespace: string, since: number): Promise<CnfLists> | undefined {
+    const read = this.byNamespace.get(namespace);
+    return read !== undefined && read.startedAt >= since ? read.lists : undefined;
+  }
+
+  /** Begins `read` now and keeps it as the namespace's newest; a failed read is forgotten. */
+  begin(namespace: string, read: () => Promise<CnfLists>): Promise<CnfLists> {
+    const entry = { startedAt: this.clock(), lists: read() };
+    this.byNamespace.delete(namespace);
+    if (this.byNamespace.size >= MAX_NAMESPACES) {
+      const oldest = this.byNamespace.keys().next().value;
+      if (oldest !== undefined) this.byNamespace.delete(oldest);
+    }
+    this.byNamespace.set(namespace, entry);
+    entry.lists.catch(() => {
+      if (this.byNamespace.get(namespace) === entry) this.byNamespace.delete(namespace);
+    });
+    return entry.lists;
+  }
+
+  /** Lists that led to a consistent re-read are not offered again. */
+  forget(namespace: string): void {
+    this.byNamespace.delete(namespace);
+  }
+}
