@@ -49,6 +49,7 @@ const CAPABILITY_IO = {
     "prune-ledger",
     "secret-refs",
     "preview",
+    "recent-cnf-lists",
   ],
   admission: ["index", "observe", "dry-run", "kube-reader"],
   egress: ["index", "kube-store"],
