@@ -2,7 +2,7 @@
  * clusterlink-export: add/update/delete of a ClusterLink Export or a Service (or a resync) ->
  * verify each Export it concerns against its Service (exists, has the port) and write
  * ExportValid plus Ready/Reconciling/Stalled only when they changed. shared/clusterlink does
- * the work (export-event.ts says which outcome each case gets).
+ * the work (on-export-event.ts says which outcome each case gets).
  */
 import { syncExportEvent } from "../../shared/clusterlink/index.js";
 import { eventRecorder, functionDeps, type FunctionDeps } from "../../shared/runtime/deps.js";
@@ -14,8 +14,10 @@ export function createClusterLinkExport(given: Partial<FunctionDeps> = {}): Even
     name: "clusterlink-export",
     kind: "event",
     handle: (event, ctx) =>
-      syncExportEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
-        now: deps.now().toISOString(),
+      syncExportEvent(event, {
+        kube: deps.kube().withCalls(ctx.calls),
+        log: ctx.log,
+        now: () => deps.now().toISOString(),
         events: eventRecorder(deps, "clusterlink-export", ctx.calls),
       }),
   };

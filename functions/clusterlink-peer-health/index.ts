@@ -3,7 +3,7 @@
  * new or changed Peer -> heartbeat the Peers that are due over mutual TLS and keep PeerReachable
  * (with upstream's thresholds, carried in status) and the remote labels up to date. The client
  * identity is read from CL_PEER_TLS_DIR (ca.crt, tls.crt, tls.key; a mounted Secret) on every
- * event. shared/clusterlink does the work (peer-event.ts says which outcome each case gets).
+ * event. shared/clusterlink does the work (on-peer-event.ts says which outcome each case gets).
  */
 import {
   clusterLinkNamespace,
@@ -27,8 +27,10 @@ export function createClusterLinkPeerHealth(given: Partial<FunctionDeps> = {}): 
     name: "clusterlink-peer-health",
     kind: "event",
     handle: (event, ctx) =>
-      syncPeerEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
-        now: deps.now().toISOString(),
+      syncPeerEvent(event, {
+        kube: deps.kube().withCalls(ctx.calls),
+        log: ctx.log,
+        now: () => deps.now().toISOString(),
         events: eventRecorder(deps, "clusterlink-peer-health", ctx.calls),
         clNamespace: clusterLinkNamespace(deps.env),
         tls: () => readPeerTls(dir),

@@ -3,7 +3,7 @@
  * recompute the EgressGroup of every affected Egress from live state and write it only if it
  * changed, with a `MembersChanged (+a -b)` Kubernetes Event on the group when its Pods changed.
  * The event is a hint: it only says which groups to look at; shared/egress does the
- * rest (sync-event.ts says which outcome each case gets).
+ * rest (on-event.ts says which outcome each case gets).
  */
 import { syncEgressEvent, type GroupLimits } from "../../shared/egress/index.js";
 import { eventRecorder, functionDeps, type FunctionDeps } from "../../shared/runtime/deps.js";
@@ -21,8 +21,10 @@ export function createEgressGroupSync(given: Partial<EgressGroupSyncDeps> = {}):
     name: "egress-group-sync",
     kind: "event",
     handle: (event, ctx) =>
-      syncEgressEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
-        now: deps.now().toISOString(),
+      syncEgressEvent(event, {
+        kube: deps.kube().withCalls(ctx.calls),
+        log: ctx.log,
+        now: () => deps.now().toISOString(),
         events: eventRecorder(deps, "egress-group-sync", ctx.calls),
         ...(given.limits ? { limits: given.limits } : {}),
         ...(given.maxRaceAttempts ? { maxRaceAttempts: given.maxRaceAttempts } : {}),

@@ -2,7 +2,7 @@
  * network-policy-sync: add/update/delete of a NetworkPolicy, a Pod or a Namespace (or a resync)
  * -> recompute the NetworkPolicyEndpoint and NetworkPolicyPeerSet tables the event can change
  * from live state and write only those that changed. The event is a hint: shared/netpol does the
- * rest (sync-event.ts says which outcome each case gets), and records Kubernetes Events on the
+ * rest (on-event.ts says which outcome each case gets), and records Kubernetes Events on the
  * Pods and NetworkPolicies whose tables change in a way an operator must see (plan-events.ts).
  *
  * Environment: NETPOL_PEER_SET_MAX_BYTES (bytes of JSON one NetworkPolicyPeerSet may take, default
@@ -33,7 +33,10 @@ export function createNetworkPolicySync(given: Partial<NetworkPolicySyncDeps> = 
     name: "network-policy-sync",
     kind: "event",
     handle: (event, ctx) =>
-      syncNetpolEvent(event, deps.kube().withCalls(ctx.calls), ctx.log, {
+      syncNetpolEvent(event, {
+        kube: deps.kube().withCalls(ctx.calls),
+        log: ctx.log,
+        now: () => deps.now().toISOString(),
         ...(given.maxRaceAttempts ? { maxRaceAttempts: given.maxRaceAttempts } : {}),
         // Transitions an operator must see, on the Pod or NetworkPolicy (plan-events.ts).
         events: eventRecorder(deps, "network-policy-sync", ctx.calls),

@@ -32,20 +32,17 @@ export function createOnDeploymentReady(given: Partial<FunctionDeps> = {}): Even
     name: "on-deployment-ready",
     kind: "event",
     handle: (event, ctx) =>
-      syncCnfEvent(
-        event,
-        {
-          ...ctx,
-          kube: deps.kube().withCalls(ctx.calls),
-          env: deps.env,
-          now: () => deps.now().toISOString(),
-          podConcurrency,
-          cnfLease,
-          events: eventRecorder(deps, "on-deployment-ready", ctx.calls),
-          onCnfsSynced: (counts, complete) => ctx.metrics?.setRulesNotInSync(counts, complete),
-        },
+      syncCnfEvent(event, {
+        ...ctx,
+        kube: deps.kube().withCalls(ctx.calls),
+        env: deps.env,
+        now: () => deps.now().toISOString(),
+        podConcurrency,
         cnfConcurrency,
-      ),
+        cnfLease,
+        events: eventRecorder(deps, "on-deployment-ready", ctx.calls),
+        onCnfsSynced: (counts, complete) => ctx.metrics?.setRulesNotInSync(counts, complete),
+      }),
   };
 }
 

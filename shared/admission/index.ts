@@ -1,9 +1,9 @@
 /**
  * shared/admission: everything validate-admission decides. The pipeline: parseAdmissionReview
- * (review.ts) -> planObservation (what to read) -> observeAdmission (observe.ts, over the one I/O
- * module kube-reader.ts) -> planAdmission (the pure plan-*.ts policies over snapshot.ts) ->
- * buildAdmissionResponse (verdict.ts); admit.ts runs it from body to reply. webhook-config.ts
- * builds the ValidatingWebhookConfiguration from the rule registry.
+ * (review.ts) -> planObservation (plan-scope.ts: what to read) -> observeAdmission (observe.ts,
+ * over the one I/O module kube-reader.ts) -> planAdmission (the pure plan-*.ts policies over
+ * snapshot.ts) -> buildAdmissionResponse (verdict.ts); on-review.ts (admit) runs it from body to
+ * reply. webhook-config.ts builds the ValidatingWebhookConfiguration from the rule registry.
  * Does not: serve HTTP or TLS, name a rule kind, write to the API server, or call a CNF.
  * The policies in order: manifests/webhook/README.md; more: docs/code-notes.md (admission).
  */
@@ -58,7 +58,7 @@ export {
   renderWebhookManifest,
   type WebhookClientConfig,
 } from "./webhook-config.js";
-export { admit, type AdmissionReply, type AdmitContext } from "./admit.js";
+export { admit, type AdmissionReply, type AdmitContext } from "./on-review.js";
 export { type CnfStateAccess, type DryRunPlanner } from "./dry-run.js";
 export { kubeAdmissionReader } from "./kube-reader.js";
 export {

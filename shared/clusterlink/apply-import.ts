@@ -8,6 +8,7 @@ import {
   clusterLinkResource,
   ENDPOINT_SLICES,
   isKubeError,
+  raced,
   retryOnConflict,
   SERVICES,
   type EventRecorder,
@@ -33,10 +34,13 @@ import {
   type ImportPlan,
   type ServiceWrite,
 } from "./plan-import.js";
-import type { LeaseClaim, LeaseDecision } from "./plan-lease.js";
-import { peersNamedBy, planSources, type PeerReading } from "./plan-sources.js";
+import type { LeaseDecision } from "./plan-lease.js";
+import { planSources, type PeerReading } from "./plan-sources.js";
 import { planStatus } from "./plan-status.js";
-import { importNameProblem, peerStatusSchema } from "../rules/clusterlink-kinds.js";
+import { keyOf, nameBarred, peerNamesOf } from "./plan-scope.js";
+import { peerStatusSchema } from "../rules/clusterlink-kinds.js";
+
+export { keyOf, leaseClaimOf, peerNamesOf } from "./plan-scope.js";
 
 export const IMPORTS = clusterLinkResource("Import");
 const PEERS = clusterLinkResource("Peer");
@@ -45,8 +49,7 @@ const PEERS = clusterLinkResource("Peer");
 const WRITE_ATTEMPTS = 3;
 
 /** A write refused because its object changed (409) or vanished (404) since it was read. */
-const changedSinceRead = (error: unknown): boolean =>
-  isKubeError(error, "conflict") || isKubeError(error, "notFound");
+const changedSinceRead = raced;
 
 export interface ImportEventOptions {
   /** RFC 3339 time for condition transitions. */
@@ -57,23 +60,6 @@ export interface ImportEventOptions {
   readonly maxRounds?: number;
   /** Where transitions an operator must see are recorded (plan-events.ts). */
   readonly events?: EventRecorder;
-}
-
-export const keyOf = (k: ImportKey): string => `${k.namespace}/${k.name}`;
-
-/** An Import no Service can be named after claims no port (plan-import.ts: InvalidName). */
-const nameBarred = (imp: ObservedImport): boolean => importNameProblem(imp.name) !== null;
-
-export function leaseClaimOf(imp: ObservedImport): LeaseClaim | null {
-  if (imp.deleting || !imp.spec.ok || nameBarred(imp)) return null;
-  const targetPort = imp.spec.value.targetPort ?? 0;
-  return {
-    key: keyOf(imp),
-    uid: imp.uid,
-    creationTimestamp: imp.creationTimestamp,
-    targetPort,
-    leasedByUs: targetPort !== 0 && imp.annotations[LEASED_PORT_ANNOTATION] === String(targetPort),
-  };
 }
 
 export async function listImports(kube: KubeClient): Promise<ObservedImport[]> {
@@ -186,9 +172,6 @@ export async function listPeers(
   const peers = await kube.list(PEERS, { namespace: clNamespace });
   return new Map(peers.map((peer) => [peer.metadata.name, peerReadingOf(peer)]));
 }
-
-export const peerNamesOf = (imp: ObservedImport): string[] =>
-  peersNamedBy(imp.spec.ok ? imp.spec.value.sources : undefined);
 
 /** The dataplane's EndpointSlices and this Import's copies of them. */
 export async function findSlices(

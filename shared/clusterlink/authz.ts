@@ -12,6 +12,7 @@ import type { KubeObject } from "../core/objects.js";
 import {
   clusterLinkResource,
   isKubeError,
+  raced,
   PODS,
   type EventRecorder,
   type KubeClient,
@@ -145,8 +146,7 @@ async function reportPolicies(
         });
       } catch (error) {
         // A conflict: another decision wrote it, or the spec changed; the next one re-checks.
-        if (!isKubeError(error, "conflict") && !isKubeError(error, "notFound"))
-          log.warn({ err: error, policy: live.name }, "policy status not written");
+        if (!raced(error)) log.warn({ err: error, policy: live.name }, "policy status not written");
         return;
       }
       await recordClusterLinkEvents(

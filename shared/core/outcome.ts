@@ -5,6 +5,49 @@
  * the stack; the delivery layer (Knative, the connector) redelivers a 5xx as it would a 503.
  */
 
+/**
+ * Every code a malformed or permanent outcome carries, with what it means: the catalogue. A code
+ * is PascalCase, like the condition reason it is written as; a new case is added here, so a second
+ * spelling of an existing one fails the type check (test/unit/core/outcome-codes.test.ts).
+ */
+export const OUTCOME_CODES = {
+  // The event (malformed), or a rule of a kind the registry does not know (permanent).
+  UnknownKind: "the event names a kind this function does not handle",
+  MissingNamespace: "the event names a namespaced object without its namespace",
+  MissingName: "the event names an object without its name",
+  WrongFunction: "the event belongs to another function (a resync sent to reconcile-rule)",
+  BadResyncScope: "the resync event's scope is not one this function can cover",
+  // Any capability: the API server's answer (shared/kube/failure-outcome.ts) or a bug.
+  Rejected: "the API server refused the request for good (400, 422, another 4xx)",
+  InternalError: "handling the object failed in a way no redelivery fixes (a bug); logged",
+  // Rules (shared/sync, shared/rules).
+  InvalidSpec: "the object's spec does not match its kind's schema",
+  MissingPurpose: "a rule without the sdewanPurpose label naming its CNF",
+  NetworkNotMapped: "a rule names a network the CNF Deployment does not map",
+  InvalidNetworkAnnotation: "the CNF Deployment's nfn-network annotation is not ovn4nfv's shape",
+  NameCollision: "two rules map to one CNF object",
+  MultipleCNFs: "more than one CNF Deployment for one purpose in a namespace",
+  CNFRejected: "the CNF refused the rule as invalid",
+  InUseByUndeclaredObject: "a CNF object no rule declares still uses the rule being deleted",
+  FinalizerRefused: "the API server refused to add or remove the rule's finalizer",
+  SecretNotFound: "a Secret the rule references does not exist",
+  SecretForbidden: "a Secret the rule references may not be read",
+  SecretKeyNotFound: "the referenced Secret has no such key",
+  SecretValueTooShort: "the referenced Secret's value is too short to be key material",
+  // Egress (shared/egress).
+  InvalidSelector: "an Egress selector the API server's rules reject",
+  TooManyMembers: "an EgressGroup would hold more members than it may",
+  // ClusterLink (shared/clusterlink).
+  ServiceNotFound: "the Service an Export or Import names does not exist",
+  PortNotFound: "the Export's port is not one of its Service's",
+  PortAmbiguous: "the Export names no port and its Service has several",
+  InvalidName: "an Import's name is not one a Service can be given",
+  PortConflict: "another Import holds the target port",
+  ServiceConflict: "a Service not ours stands where the Import's Service goes",
+} as const;
+
+export type OutcomeCode = keyof typeof OUTCOME_CODES;
+
 export type Outcome =
   /** The work is done, or there was nothing to do. `result` reads as a sentence fragment ("created", "unchanged"). */
   | { readonly kind: "done"; readonly result: string }
@@ -14,9 +57,9 @@ export type Outcome =
    */
   | { readonly kind: "retry"; readonly reason: string; readonly retryAfterSeconds: number }
   /** The object can never be applied as it is; recorded as Stalled on its status. Not redelivered. */
-  | { readonly kind: "permanent"; readonly code: string; readonly reason: string }
+  | { readonly kind: "permanent"; readonly code: OutcomeCode; readonly reason: string }
   /** The event itself is unusable (bad JSON, unknown type, missing fields). Not redelivered. */
-  | { readonly kind: "malformed"; readonly code: string; readonly reason: string };
+  | { readonly kind: "malformed"; readonly code: OutcomeCode; readonly reason: string };
 
 export type OutcomeKind = Outcome["kind"];
 
@@ -42,12 +85,12 @@ export const retryLater = (reason: string, retryAfterSeconds = 5): Outcome => ({
   reason,
   retryAfterSeconds,
 });
-export const permanent = (code: string, reason: string): Outcome => ({
+export const permanent = (code: OutcomeCode, reason: string): Outcome => ({
   kind: "permanent",
   code,
   reason,
 });
-export const malformed = (code: string, reason: string): Outcome => ({
+export const malformed = (code: OutcomeCode, reason: string): Outcome => ({
   kind: "malformed",
   code,
   reason,

@@ -9,7 +9,8 @@ import type { Log } from "../core/context.js";
 import { done, type Outcome } from "../core/outcome.js";
 import { eachObject } from "../kube/each-object.js";
 import type { EventRecorder } from "../kube/event-recorder.js";
-import { isKubeError, KubeError } from "../kube/errors.js";
+import { KubeError } from "../kube/errors.js";
+import { raced } from "../kube/failure-outcome.js";
 import type { ReadFreshness } from "../kube/freshness.js";
 import { EGRESS_GROUP_API_VERSION, EGRESS_GROUP_KIND } from "../rules/index.js";
 import type { NamespaceLabels, PodKey, PodSnapshot } from "./membership.js";
@@ -42,7 +43,7 @@ import {
   type ListQuery,
   type RecomputeObservation,
   type RecomputeTrigger,
-} from "./plan-recompute.js";
+} from "./plan-scope.js";
 import type { GroupLimits } from "./size.js";
 
 /** What the shell reads and writes; every method may throw the store's own (retryable) errors. */
@@ -214,10 +215,6 @@ async function planRecomputes(
     }),
   );
 }
-
-/** A concurrent writer changed or deleted a group: the whole recompute runs again. */
-const raced = (error: unknown): boolean =>
-  isKubeError(error, "conflict") || isKubeError(error, "notFound");
 
 const SILENT: Log = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
 

@@ -15,7 +15,7 @@ import {
   namespaceSnapshotFromObject,
   podSnapshotFromObject,
 } from "./observed.js";
-import type { ListQuery } from "./plan-recompute.js";
+import type { ListQuery } from "./plan-scope.js";
 
 /** "" means "all namespaces" / "no label filter" in a ListQuery; the client wants them absent. */
 function listOptions(query: ListQuery, fieldSelector?: string): ListOptions {

@@ -4,7 +4,7 @@
  * membership). Planned from the write, so a redelivery that finds the group as planned, or a
  * write that lost a race and was recomputed as unchanged, records nothing. The note lists the
  * Pods, so the same change seen again (a Pod leaving and rejoining twice) is the same Event, whose
- * series counts it. Pure: apply-event.ts calls it, sync-event.ts records it.
+ * series counts it. Pure: apply-event.ts calls it, on-event.ts records it.
  */
 import type { GroupMember } from "./membership.js";
 import type { EgressGroupPlan, ObservedEgressGroup } from "./plan-group.js";

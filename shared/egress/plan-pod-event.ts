@@ -24,7 +24,7 @@ import {
   type EgressSnapshot,
   type ObservedEgressGroup,
 } from "./plan-group.js";
-import type { GroupToRecompute } from "./plan-recompute.js";
+import type { GroupToRecompute } from "./plan-scope.js";
 import { DEFAULT_GROUP_LIMITS, groupSizeProblem, type GroupLimits } from "./size.js";
 
 export interface PodEventObservation {

@@ -11,22 +11,10 @@
  */
 import type { Log } from "../core/context.js";
 import { messageOf } from "../core/error-message.js";
-import { done, permanent, retryLater, type Outcome } from "../core/outcome.js";
+import { done, permanent, type Outcome } from "../core/outcome.js";
 import { isKubeError } from "./errors.js";
 import type { EventRecorder, EventRegarding } from "./event-recorder.js";
-
-/**
- * What a failed API call means for the event: the object gone is done, a refused write is
- * permanent, conflicts, outages and RBAC gaps retry. Anything but a KubeError is rethrown.
- */
-export function kubeFailureOutcome(error: unknown, what: string): Outcome {
-  if (isKubeError(error, "notFound")) return done("gone");
-  if (isKubeError(error, "invalid")) {
-    return permanent("Rejected", `API server rejected the ${what}: ${error.message}`);
-  }
-  if (!isKubeError(error)) throw error;
-  return retryLater(`${what} failed: ${error.message}`, 2);
-}
+import { kubeFailureOutcome } from "./failure-outcome.js";
 
 /** The Warning Event an object gets when its handling failed and it was skipped. */
 export const OBJECT_FAILED_REASON = "ReconcileFailed";

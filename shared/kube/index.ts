@@ -72,12 +72,10 @@ export { formatLabelSelector } from "./selectors.js";
 export type { LabelSelectorInput } from "./selectors.js";
 export { planFinalizers } from "./plan-finalizers.js";
 export { retryOnConflict } from "./retry.js";
-export {
-  eachObject,
-  kubeFailureOutcome,
-  OBJECT_FAILED_REASON,
-  settleObject,
-} from "./each-object.js";
+export { eachObject, OBJECT_FAILED_REASON, settleObject } from "./each-object.js";
+export { kubeFailureOutcome, raced } from "./failure-outcome.js";
+export type { EntryContext } from "./entry-context.js";
+export type { KubeFailureOptions } from "./failure-outcome.js";
 export type { EachObjectOptions, SettleObjectOptions } from "./each-object.js";
 export { cachedThenConsistent, readOptions } from "./freshness.js";
 export type { ReadFreshness } from "./freshness.js";

@@ -10,7 +10,7 @@ import type { Log } from "../core/context.js";
 import { done, type Outcome } from "../core/outcome.js";
 import {
   eachObject,
-  isKubeError,
+  raced,
   NO_EVENTS,
   type EventRecorder,
   type EventRegarding,
@@ -149,10 +149,6 @@ function write(store: NetpolStore, w: TableWrite): Promise<void> {
       return store.deleteTable(w.stored);
   }
 }
-
-/** A concurrent writer changed, created or deleted a table: the whole recompute runs again. */
-const raced = (error: unknown): boolean =>
-  isKubeError(error, "conflict") || isKubeError(error, "notFound");
 
 const SILENT: Log = { info: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
 

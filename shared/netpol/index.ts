@@ -1,7 +1,7 @@
 /**
  * shared/netpol: Kubernetes NetworkPolicy compiled into per-endpoint tables from live state on
  * every event (docs/netpol.md; table shape: ADR 0005), and the node agent's sync into nftables.
- * Entry: syncNetpolEvent (sync-event.ts); pure compiler (plan-tables.ts, compile.ts) and datapath
+ * Entry: syncNetpolEvent (on-event.ts); pure compiler (plan-tables.ts, compile.ts) and datapath
  * (decide.ts); reads and writes through a store (store.ts, kube-store.ts). Schemas and CRDs:
  * shared/rules/netpol-kinds.ts. Does not: keep state between events, write NetworkPolicy status,
  * or handle IPv6. Each module's part: docs/code-notes.md (netpol).
@@ -21,7 +21,7 @@ export * from "./store.js";
 export * from "./apply-event.js";
 export * from "./apply-pod-event.js";
 export * from "./kube-store.js";
-export * from "./sync-event.js";
+export * from "./on-event.js";
 export * from "./plan-node-enforcement.js";
 export * from "./plan-nft-ruleset.js";
 export * from "./plan-agent-hint.js";

@@ -1,9 +1,10 @@
 /**
- * The reply tables of docs/events.md, rendered from OUTCOME_TABLE and INTAKE_ERROR_STATUS so the
+ * The reply tables of docs/events.md, rendered from OUTCOME_TABLE, OUTCOME_CODES and
+ * INTAKE_ERROR_STATUS so the
  * docs cannot drift: test/unit/runtime/events-doc.test.ts fails when that file differs.
  */
 import { INTAKE_ERROR_STATUS } from "../events/errors.js";
-import { OUTCOME_TABLE, type OutcomeKind } from "../core/outcome.js";
+import { OUTCOME_CODES, OUTCOME_TABLE, type OutcomeKind } from "../core/outcome.js";
 import { BATCH_SEVERITY_ORDER } from "./reply.js";
 
 const OUTCOME_MEANING: Readonly<Record<OutcomeKind, string>> = {
@@ -44,6 +45,12 @@ export function renderOutcomeTable(): string {
     ["`X-Sdewan-Outcome`", "meaning", "HTTP", "other headers", "status condition", "redelivered"],
     [...rows, handlerThrew],
   );
+}
+
+/** The catalogue of codes a permanent or malformed outcome carries (`X-Sdewan-Code`). */
+export function renderOutcomeCodeTable(): string {
+  const rows = Object.entries(OUTCOME_CODES).map(([code, meaning]) => [`\`${code}\``, meaning]);
+  return table(["`X-Sdewan-Code`", "meaning"], rows);
 }
 
 export function renderIntakeErrorTable(): string {

@@ -1,6 +1,6 @@
 /**
  * shared/sync: brings SDEWAN rules in sync on every ready pod of their CNF and records the result
- * on each rule's status. Entries (events.ts): syncRuleEvent for reconcile-rule, syncCnfEvent for
+ * on each rule's status. Entries (on-event.ts): syncRuleEvent for reconcile-rule, syncCnfEvent for
  * on-deployment-ready and the resync. Reads in observe.ts; pure plan-*.ts (scope, targets,
  * writes, status, prune, preview); shells apply-pod, apply-rule, sync (syncRules), resync
  * (runCnfWork), prune-ledger. preview.ts serves dry runs and `npm run plan`.
@@ -33,7 +33,8 @@ export {
   ledgerNamespace,
 } from "./prune-ledger.js";
 export { PRUNE_ANNOTATION } from "./plan-prune.js";
-export { syncCnfEvent, syncRuleEvent } from "./events.js";
+export { syncCnfEvent, syncRuleEvent } from "./on-event.js";
+export type { CnfEventContext } from "./on-event.js";
 export { processOwnWrites } from "./own-writes.js";
 export {
   DEFAULT_CNF_CREDENTIALS_SECRET,

@@ -3,6 +3,7 @@
  * as read (parsed, or raw with the reason it does not parse). Pure, so plan-* modules can name
  * these without reaching the API client.
  */
+import type { OutcomeCode } from "../core/outcome.js";
 import {
   PURPOSE_LABEL,
   requireKind,
@@ -40,7 +41,7 @@ export type ObservedRuleCr =
   | {
       readonly ok: false;
       readonly raw: KubeObject;
-      readonly code: string;
+      readonly code: OutcomeCode;
       readonly message: string;
     };
 

@@ -3,6 +3,7 @@
  * pods (its target) or why it cannot be applied, and which of two rules mapping to one CNF object
  * loses. Pure: sync.ts executes the plan.
  */
+import type { OutcomeCode } from "../core/outcome.js";
 import type { KnownFinalizers } from "../kube/plan-finalizers.js";
 import type { KubeObject } from "../core/objects.js";
 import {
@@ -38,7 +39,7 @@ export interface PlannedRule {
   readonly observed: ObservedRule;
   readonly oldStatus: RuleStatus | undefined;
   readonly target: RuleTarget | undefined;
-  readonly unappliable: { readonly code: string; readonly message: string } | undefined;
+  readonly unappliable: { readonly code: OutcomeCode; readonly message: string } | undefined;
   /** Rules it references, "Kind name", for a status that says which one is missing. */
   readonly needs: readonly string[];
 }

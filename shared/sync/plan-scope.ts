@@ -3,6 +3,7 @@
  * purpose), every CNF of a namespace, or every CNF. The event is only a hint: a Deployment or
  * Pod is re-read first, and only a deleted one falls back to what the event carried.
  */
+import type { OutcomeCode } from "../core/outcome.js";
 import type { ObjectRef, ResyncScope } from "../events/types.js";
 import { PURPOSE_LABEL } from "../rules/index.js";
 import type { CnfScope } from "./observed.js";
@@ -13,7 +14,7 @@ export type CnfWork =
   | { readonly kind: "all" }
   /** Nothing to do, and why (logged; answered 202). */
   | { readonly kind: "skip"; readonly reason: string }
-  | { readonly kind: "malformed"; readonly code: string; readonly reason: string };
+  | { readonly kind: "malformed"; readonly code: OutcomeCode; readonly reason: string };
 
 /** The kinds whose events this planning takes. */
 export type CnfObjectKind = "Deployment" | "Pod";

@@ -4,7 +4,7 @@
  * on-deployment-ready alike; no I/O.
  */
 import type { RuleCondition, RuleConditionType, RuleStatus } from "../rules/index.js";
-import { done, permanent, retryLater, type Outcome } from "../core/outcome.js";
+import { done, permanent, retryLater, type Outcome, type OutcomeCode } from "../core/outcome.js";
 import type { KeyMaterial } from "../core/redact.js";
 import type { PlannedWrite } from "./plan-writes.js";
 
@@ -70,7 +70,7 @@ export interface RulePlanInput {
   /** One entry per ready pod; empty when the CNF has no ready pod. */
   readonly podResults: readonly PodRuleResult[];
   /** A reason the rule can never be applied as written (bad network name, name collision...). */
-  readonly unappliable?: { readonly code: string; readonly message: string };
+  readonly unappliable?: { readonly code: OutcomeCode; readonly message: string };
   /** Rules this one references, e.g. ["Mwan3Policy balance1"], named when one is missing. */
   readonly needs?: readonly string[];
   /**
@@ -203,7 +203,7 @@ function waiting(reason: string, message: string): Verdict {
   };
 }
 
-function stalled(code: string, message: string): Verdict {
+function stalled(code: OutcomeCode, message: string): Verdict {
   return {
     condition: { type: "Stalled", reason: code, message },
     inSync: false,

@@ -3,6 +3,7 @@
  * and CNF list replies into PodHoldings. Pure: the registry converts and compares, this module
  * only arranges the results for planPodWrites.
  */
+import type { OutcomeCode } from "../core/outcome.js";
 import {
   RuleError,
   requireKind,
@@ -16,7 +17,12 @@ import type { HeldObject, PodHoldings, RuleTarget } from "./plan-writes.js";
 
 export type TargetResult =
   | { readonly ok: true; readonly target: RuleTarget }
-  | { readonly ok: false; readonly key: string; readonly code: string; readonly message: string };
+  | {
+      readonly ok: false;
+      readonly key: string;
+      readonly code: OutcomeCode;
+      readonly message: string;
+    };
 
 /** Collection id shared by every kind stored in one CNF collection (SNAT and DNAT: redirects). */
 export const collectionId = (entry: RuleKindEntry): string =>

@@ -9,6 +9,7 @@
  * is thrown, so the event is retried. A rule being deleted is not resolved: its removal from the
  * CNF needs only its kind and name.
  */
+import type { OutcomeCode } from "../core/outcome.js";
 import {
   SECRETS,
   isKubeError,
@@ -20,7 +21,8 @@ import { KeyMaterial, MIN_KEY_LENGTH } from "../core/redact.js";
 import { requireKind, type RuleCr, type SecretKeyRefUse } from "../rules/index.js";
 import type { ObservedRuleCr } from "./observed.js";
 
-type SecretLookup = { readonly secret: Secret } | { readonly code: string; readonly why: string };
+type SecretLookup =
+  { readonly secret: Secret } | { readonly code: OutcomeCode; readonly why: string };
 
 /** Reads each Secret once per event, whatever the number of rules naming it. */
 export class SecretReader {
@@ -59,7 +61,7 @@ async function valueOf(
   ref: SecretKeyRefUse,
 ): Promise<
   | { readonly value: string; readonly code?: undefined }
-  | { readonly code: string; readonly message: string; readonly value?: string }
+  | { readonly code: OutcomeCode; readonly message: string; readonly value?: string }
 > {
   const lookup = await reader.lookup(namespace, ref.name);
   const about = `spec.${ref.refField}`;

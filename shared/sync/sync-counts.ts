@@ -10,8 +10,25 @@
  */
 import type { Outcome } from "../core/outcome.js";
 import { REPEATED_DRIFT, WAITING_FOR_CNF } from "./plan-status.js";
-import type { CnfBatchReport } from "./resync.js";
-import type { CnfRuleCount } from "./sync.js";
+
+/** One CNF's rules after a sync of it. */
+export interface CnfRuleCount {
+  readonly namespace: string;
+  /** The CNF's sdewanPurpose label. */
+  readonly cnf: string;
+  readonly notInSync: number;
+  /** Of those, the rules the CNF keeps losing after they are written back (RepeatedDrift). */
+  readonly repeatedDrift: number;
+}
+
+/** What the counts read of a CNF-wide sync's report (resync.ts's CnfBatchReport). */
+interface CountedReport {
+  readonly scopes: readonly {
+    readonly situation: string;
+    readonly scope: { readonly namespace: string; readonly purpose: string };
+    readonly sync?: { readonly rules: readonly { readonly outcome: Outcome }[] } | undefined;
+  }[];
+}
 
 export function isOutOfSync(outcome: Outcome): boolean {
   return outcome.kind !== "done" || outcome.result === WAITING_FOR_CNF || isRepeatedDrift(outcome);
@@ -22,7 +39,7 @@ export function isRepeatedDrift(outcome: Outcome): boolean {
   return outcome.kind === "done" && outcome.result === REPEATED_DRIFT;
 }
 
-export function notInSyncCounts(report: CnfBatchReport): CnfRuleCount[] {
+export function notInSyncCounts(report: CountedReport): CnfRuleCount[] {
   return report.scopes
     .filter((scope) => scope.situation !== "failed")
     .map((scope) => ({
@@ -35,6 +52,6 @@ export function notInSyncCounts(report: CnfBatchReport): CnfRuleCount[] {
 }
 
 /** Whether the counts cover every CNF of the cluster: a cluster-wide sync where no scope failed. */
-export function coversCluster(workKind: string, report: CnfBatchReport): boolean {
+export function coversCluster(workKind: string, report: CountedReport): boolean {
   return workKind === "all" && report.scopes.every((scope) => scope.situation !== "failed");
 }

@@ -21,6 +21,7 @@ import {
   isKubeError,
   redactingRecorder,
   ruleResource,
+  type EntryContext,
   type EventRecorder,
   type EventRegarding,
   type KubeClient,
@@ -83,12 +84,16 @@ import { redactingLog, type KeyMaterial } from "../core/redact.js";
 import { processOwnWrites } from "./own-writes.js";
 import type { CnfLeaseSettings } from "./cnf-lease.js";
 import { messageOf } from "../core/error-message.js";
+import type { CnfRuleCount } from "./sync-counts.js";
+
+export type { CnfRuleCount } from "./sync-counts.js";
 
 /** How many rules' API writes (claims, statuses) are in flight at once. */
 const STATUS_WRITE_CONCURRENCY = 32;
 
 /** Everything sync needs from the outside world for one event. */
-export interface SyncContext {
+/** rule sync's context: an EntryContext (kube, log, now, events) and what sync needs besides. */
+export interface SyncContext extends EntryContext {
   readonly kube: KubeClient;
   readonly env: Env;
   readonly calls: CallCounters;
@@ -108,16 +113,6 @@ export interface SyncContext {
    * sdewan_rules_not_in_sync gauge); `complete` when the counts cover every CNF of the cluster.
    */
   readonly onCnfsSynced?: (counts: readonly CnfRuleCount[], complete: boolean) => void;
-}
-
-/** One CNF's rules after a sync of it (sync-counts.ts). */
-export interface CnfRuleCount {
-  readonly namespace: string;
-  /** The CNF's sdewanPurpose label. */
-  readonly cnf: string;
-  readonly notInSync: number;
-  /** Of those, the rules the CNF keeps losing after they are written back (RepeatedDrift). */
-  readonly repeatedDrift: number;
 }
 
 export interface SyncRequest {

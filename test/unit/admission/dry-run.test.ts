@@ -3,7 +3,7 @@
 // on the CNF credentials Secret), within the warning budget; a plan that fails never fails the
 // dry run. The plan itself (shared/sync's preview) is stubbed here; its behaviour through the API
 // server is test/integration/admission-dry-run.test.ts.
-import { admit } from "../../../shared/admission/admit.js";
+import { admit } from "../../../shared/admission/on-review.js";
 import type { CnfStateAccess, DryRunPlanner } from "../../../shared/admission/dry-run.js";
 import type { AdmissionReader } from "../../../shared/admission/observe.js";
 import type { AdmissionResponseBody } from "../../../shared/admission/verdict.js";

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import {
   renderBatchOrder,
   renderIntakeErrorTable,
+  renderOutcomeCodeTable,
   renderOutcomeTable,
 } from "../../../shared/runtime/outcome-doc.js";
 import { OUTCOME_TABLE } from "../../../shared/core/outcome.js";
@@ -26,6 +27,7 @@ function section(marker: string): string {
 describe(`${DOC_FILE} and the code agree on replies`, () => {
   it.each([
     ["outcome-table", renderOutcomeTable],
+    ["outcome-codes", renderOutcomeCodeTable],
     ["batch-order", renderBatchOrder],
     ["intake-table", renderIntakeErrorTable],
   ])(

@@ -48,9 +48,9 @@ export const outcomeByName = eventFunction("by-name", (event): Outcome => {
       retryAfterSeconds: Number(name.split("-")[1] ?? 5),
     };
   if (name.startsWith("permanent"))
-    return { kind: "permanent", code: "spec-invalid", reason: `${name} can never apply` };
+    return { kind: "permanent", code: "InvalidSpec", reason: `${name} can never apply` };
   if (name.startsWith("malformed"))
-    return { kind: "malformed", code: "bad-ref", reason: `${name} is unusable` };
+    return { kind: "malformed", code: "UnknownKind", reason: `${name} is unusable` };
   return { kind: "done", result: "unchanged" };
 });
 

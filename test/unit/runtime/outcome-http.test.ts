@@ -49,7 +49,7 @@ describe.each([
     expect(res.status).toBe(422);
     expect(res.headers).toMatchObject({
       "x-sdewan-outcome": "permanent",
-      "x-sdewan-code": "spec-invalid",
+      "x-sdewan-code": "InvalidSpec",
       "x-sdewan-reason": "permanent-1 can never apply",
     });
     expect(res.headers["retry-after"]).toBeUndefined();
@@ -58,7 +58,7 @@ describe.each([
   it("malformed (decided by the handler) -> 400", async () => {
     const res = await post("malformed-1");
     expect(res.status).toBe(400);
-    expect(res.headers["x-sdewan-code"]).toBe("bad-ref");
+    expect(res.headers["x-sdewan-code"]).toBe("UnknownKind");
   });
 });
 

@@ -221,12 +221,12 @@ describe("planRuleDecision for a live rule", () => {
   it("an unappliable spec is Stalled with its own code", () => {
     const d = decide({
       unappliable: {
-        code: "UnknownNetwork",
+        code: "NetworkNotMapped",
         message: "network ovn-x is not in the CNF annotation",
       },
       podResults: [],
     });
-    expect(d.outcome).toMatchObject({ kind: "permanent", code: "UnknownNetwork" });
+    expect(d.outcome).toMatchObject({ kind: "permanent", code: "NetworkNotMapped" });
   });
 });
 

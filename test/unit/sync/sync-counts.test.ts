@@ -32,7 +32,7 @@ describe("notInSyncCounts", () => {
           done("created"),
           done("unchanged"),
           retryLater("CNF rejected it: HTTP 400"),
-          permanent("invalid", "never"),
+          permanent("InvalidSpec", "never"),
           done(REPEATED_DRIFT),
         ]),
         scope("b", [done(WAITING_FOR_CNF), done(WAITING_FOR_CNF)], "none"),

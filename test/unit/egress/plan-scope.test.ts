@@ -7,7 +7,7 @@ import {
   type GroupListing,
   type RecomputeObservation,
   type RecomputeTrigger,
-} from "../../../shared/egress/plan-recompute.js";
+} from "../../../shared/egress/plan-scope.js";
 import type { EgressSnapshot } from "../../../shared/egress/plan-group.js";
 import { egress, namespaces } from "./fixtures.js";
 

@@ -2,16 +2,16 @@
  * One NetworkPolicy, Pod or Namespace event (or a resync) from intake to Outcome: classify it,
  * recompute the tables it can change (kube-store.ts), and after a race (a 409, a vanished table)
  * recompute from scratch, a bounded number of times. Instances compute byte-identical tables from
- * the same world, so racing ones converge. Outcomes: docs/code-notes.md (netpol/sync-event.ts).
+ * the same world, so racing ones converge. Outcomes: docs/code-notes.md (netpol/on-event.ts).
  */
-import type { Log } from "../core/context.js";
-import { batchOutcome, done, malformed, retryLater, type Outcome } from "../core/outcome.js";
+import { batchOutcome, done, malformed, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/types.js";
 import {
   cachedThenConsistent,
-  isKubeError,
+  kubeFailureOutcome,
+  raced,
+  type EntryContext,
   type EventRecorder,
-  type KubeClient,
 } from "../kube/index.js";
 import { applyNetpolTrigger, type NetpolApplyOptions } from "./apply-event.js";
 import type { NetpolEventResult } from "./store.js";
@@ -46,16 +46,14 @@ function summary(result: NetpolEventResult): string {
   return `tables written: ${create} created, ${replace} replaced, ${deleted} deleted (${what})${problems}`;
 }
 
-/** A concurrent writer changed, created or deleted a table between our read and our write. */
-const raced = (error: unknown): boolean =>
-  isKubeError(error, "conflict") || isKubeError(error, "notFound");
+/** network-policy-sync's context: the API, the log, the clock, and its own settings. */
+export type NetpolEventContext = EntryContext & NetpolEventOptions;
 
 export async function syncNetpolEvent(
   event: IntakeEvent,
-  kube: KubeClient,
-  log: Log,
-  options: NetpolEventOptions = {},
+  ctx: NetpolEventContext,
 ): Promise<Outcome> {
+  const { kube, log, ...options } = ctx;
   const classified = netpolTriggerFromEvent(event);
   if (!classified.ok) return malformed(classified.code, classified.reason);
   const store = kubeNetpolStore(kube);
@@ -81,10 +79,9 @@ export async function syncNetpolEvent(
     if (result.failingClosed !== undefined) options.onFailingClosed?.(result.failingClosed);
     return batchOutcome([...(result.failures ?? []), done(summary(result))]);
   } catch (error) {
-    if (raced(error)) return retryLater((error as Error).message);
-    if (isKubeError(error) && (error.retryable || error.code === "forbidden")) {
-      return retryLater(error.message);
-    }
-    throw error;
+    return kubeFailureOutcome(error, "recomputing the NetworkPolicy tables", {
+      notFound: "raced",
+      retryAfterSeconds: 5,
+    });
   }
 }

@@ -4,7 +4,7 @@ import { isDeepStrictEqual } from "node:util";
  * due (plan-peer-health.ts), in parallel; a Peer event probes that Peer only when it is new or its
  * spec changed. Status is written only when reachability changes, with a precondition, so our own
  * writes never start another heartbeat (issue 24). A Peer whose status cannot be written is
- * reported on itself and skipped. Outcomes: docs/code-notes.md (clusterlink/peer-event.ts).
+ * reported on itself and skipped. Outcomes: docs/code-notes.md (clusterlink/on-peer-event.ts).
  */
 import type { Log } from "../core/context.js";
 import {
@@ -20,6 +20,8 @@ import {
   clusterLinkResource,
   eachObject,
   isKubeError,
+  kubeFailureOutcome,
+  type EntryContext,
   readOptions,
   type EventRecorder,
   type EventRegarding,
@@ -321,15 +323,15 @@ function noneProbed(
   return ignored.length === 0 ? done(skipped ?? "no Peer to check") : worstOutcome(ignored);
 }
 
-export async function syncPeerEvent(
-  event: IntakeEvent,
-  kube: KubeClient,
-  log: Log,
-  options: PeerEventOptions,
-): Promise<Outcome> {
+/** clusterlink-peer-health's context: the API, the log, the clock, and its own settings. */
+export type PeerEventContext = EntryContext & Omit<PeerEventOptions, "now" | "events">;
+
+export async function syncPeerEvent(event: IntakeEvent, ctx: PeerEventContext): Promise<Outcome> {
+  const { kube, log, now, ...settings } = ctx;
+  const options: PeerEventOptions = { ...settings, now: now() };
   if (event.type === "object" && event.ref.kind !== "Peer") {
     return malformed(
-      "unsupported-kind",
+      "UnknownKind",
       `clusterlink-peer-health handles Peer events, not ${event.ref.kind}`,
     );
   }
@@ -346,8 +348,9 @@ export async function syncPeerEvent(
     log.debug({ peers: inside.length }, "peers heartbeaten");
     return batchOutcome([...ignored, ...checked]);
   } catch (error) {
-    if (isKubeError(error) && (error.retryable || error.code === "forbidden"))
-      return retryLater(error.message);
-    throw error;
+    return kubeFailureOutcome(error, "heartbeating the Peers", {
+      notFound: "raced",
+      retryAfterSeconds: 5,
+    });
   }
 }

@@ -1,25 +1,17 @@
 /**
- * clusterlink-import's one entry: an Import, Service, EndpointSlice or Peer event (or a resync) ->
- * re-read every Import (leases derive from all of them, plan-lease.ts), bring the Imports the event
- * concerns to their plan (plan-import.ts), write status only when it changed. A lease is written
- * first and re-checked by the next round, so racing instances find out; rounds stop when one
- * leases nothing. Outcomes and cleanup: docs/code-notes.md (clusterlink/import-event.ts).
+ * clusterlink-import's appliers, one per kind of event (on-import-event.ts dispatches): re-read
+ * every Import (leases derive from all of them, plan-lease.ts), bring those in scope
+ * (plan-scope.ts) to their plan (plan-import.ts), write status only when it changed. A lease is
+ * written first and re-checked by the next round, so racing instances find out; rounds stop when
+ * one leases nothing.
  */
 import type { Log } from "../core/context.js";
-import {
-  batchOutcome,
-  done,
-  malformed,
-  retryLater,
-  worstOutcome,
-  type Outcome,
-} from "../core/outcome.js";
-import type { IntakeEvent } from "../events/index.js";
+import { batchOutcome, done, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
 import {
   apiVersionOf,
   eachObject,
   ENDPOINT_SLICES,
-  isKubeError,
+  raced,
   readOptions,
   retryOnConflict,
   SERVICES,
@@ -33,7 +25,6 @@ import {
   MANAGED_BY,
   MANAGED_BY_LABEL,
   MERGE_LABEL,
-  systemServiceName,
   type ImportKey,
 } from "./names.js";
 import {
@@ -50,18 +41,25 @@ import {
   settleImport,
   type ImportEventOptions,
 } from "./apply-import.js";
-import { LeaseRaceError, settleByPort } from "./lease-by-port.js";
+import { settleByPort } from "./lease-by-port.js";
 import { observeImport, type ObservedImport } from "./observed.js";
 import { grantedPort } from "./plan-import.js";
-import { planLeases, type LeaseClaim, type LeaseDecision } from "./plan-lease.js";
+import { planLeases, type LeaseClaim } from "./plan-lease.js";
 import { SERVICE_NAME_LABEL, SLICE_MANAGED_BY_LABEL } from "./plan-merge.js";
-import { planSources, SOURCES_CONDITION } from "./plan-sources.js";
 import { planStatus, reconcileConditions } from "./plan-status.js";
+import {
+  importOfCopyName,
+  inFocus,
+  portInvalid,
+  serviceFocus,
+  sourcesReportChanged,
+  type Focus,
+} from "./plan-scope.js";
 
 const isMerge = (imp: ObservedImport): boolean => imp.labels[MERGE_LABEL] === "true";
 
 /** An event's options with its log: what a round reports a skipped Import with. */
-interface RoundOptions extends ImportEventOptions {
+export interface RoundOptions extends ImportEventOptions {
   readonly log: Log;
 }
 
@@ -151,52 +149,6 @@ async function sweepOrphans(
   );
 }
 
-/** Which Imports an event concerns, as keys; `own` is the Import the event is about, if any. */
-interface Focus {
-  readonly keys: ReadonlySet<string>;
-  readonly own: string | null;
-  readonly all: boolean;
-}
-
-const portInvalid = (imp: ObservedImport): boolean =>
-  imp.status?.conditions?.some((c) => c.type === "ImportTargetPortValid" && c.status === "False") ??
-  false;
-
-/** Service events: the Import named like it, the Import whose system Service it is, its labels' Import. */
-function serviceFocus(
-  imports: readonly ObservedImport[],
-  ref: { namespace: string; name: string },
-  labelled: ImportKey | undefined,
-  clNamespace: string,
-): Set<string> {
-  const keys = new Set<string>([keyOf(ref)]);
-  if (labelled !== undefined) keys.add(keyOf(labelled));
-  if (ref.namespace === clNamespace) {
-    for (const imp of imports) {
-      if (systemServiceName(imp, clNamespace) === ref.name) keys.add(keyOf(imp));
-    }
-  }
-  return keys;
-}
-
-/**
- * Whether this round settles an Import: it is in focus, or it lost its leased port to an older
- * Import (someone must move it, and no event of its own may come). One already settled in an
- * earlier round of this event, still holding that port, needs nothing more.
- */
-function inFocus(
-  imp: ObservedImport,
-  decision: LeaseDecision | undefined,
-  focus: Focus,
-  settledPorts: ReadonlyMap<string, number>,
-): boolean {
-  const key = keyOf(imp);
-  if (imp.deleting) return false;
-  if (decision?.kind === "held" && settledPorts.get(key) === decision.port) return false;
-  const loser = decision?.kind === "lease" && decision.previous !== 0;
-  return focus.all || focus.keys.has(key) || loser;
-}
-
 interface RoundResult {
   readonly leased: number;
   /** Per Import key. */
@@ -269,16 +221,12 @@ async function rounds(
   return [retryLater(`leases still moving after ${max} rounds`, 1)];
 }
 
-/** A concurrent writer changed, created or deleted what we were about to write. */
-const raced = (error: unknown): boolean =>
-  isKubeError(error, "conflict") || isKubeError(error, "notFound");
-
 /**
  * A live Import is settled by its port alone (lease-by-port.ts: a few small lists). A deleted one
  * loses its Services, and every Import whose requested port was taken is looked at again, from
  * the full list: this Import may have been the holder.
  */
-async function onImportEvent(
+export async function onImportEvent(
   kube: KubeClient,
   ref: ImportKey,
   options: RoundOptions,
@@ -312,7 +260,7 @@ async function onImportEvent(
  * Only a Service in the ClusterLink namespace without our labels (a system Service deleted, or
  * someone else's at its name) needs the full list, to find the Import by its system name.
  */
-async function onServiceEvent(
+export async function onServiceEvent(
   kube: KubeClient,
   ref: ImportKey,
   options: RoundOptions,
@@ -349,7 +297,7 @@ async function onServiceEvent(
 }
 
 /** Every Import, then the sweep: an Import that cannot be settled never keeps the sweep from running. */
-async function onResync(kube: KubeClient, options: RoundOptions): Promise<Outcome> {
+export async function onResync(kube: KubeClient, options: RoundOptions): Promise<Outcome> {
   const outcomes = await rounds(kube, () => ({ keys: new Set(), own: null, all: true }), options);
   const swept = await sweepOrphans(kube, await listImports(kube), options);
   const removed = swept.filter((o) => o.kind === "done" && o.result === "removed").length;
@@ -358,20 +306,11 @@ async function onResync(kube: KubeClient, options: RoundOptions): Promise<Outcom
   return batchOutcome(outcomes);
 }
 
-/** The Import a copy belongs to, from its name (`clusterlink-<len>-<import>-<slice>`). */
-function importOfCopyName(name: string): string | undefined {
-  const match = /^clusterlink-(\d+)-/.exec(name);
-  if (match === null) return undefined;
-  const rest = name.slice(match[0].length);
-  const length = Number(match[1]);
-  return rest.length > length && rest[length] === "-" ? rest.slice(0, length) : undefined;
-}
-
 /**
  * A dataplane EndpointSlice (ClusterLink namespace) changed: every merge Import re-copies. A
  * copy changed or deleted elsewhere: its Import is settled again (or, gone, loses its copies).
  */
-async function onEndpointSliceEvent(
+export async function onEndpointSliceEvent(
   kube: KubeClient,
   ref: ImportKey,
   options: ImportEventOptions,
@@ -402,22 +341,6 @@ async function onEndpointSliceEvent(
   return done(`Import ${keyOf(key)} is gone, ${removed} EndpointSlice copies removed`);
 }
 
-/** Whether the stored report of an Import's sources differs from what the Peers say now. */
-function sourcesReportChanged(
-  imp: ObservedImport,
-  peers: Parameters<typeof planSources>[1],
-  clNamespace: string,
-): boolean {
-  if (!imp.spec.ok) return false;
-  const want = planSources(imp.spec.value.sources ?? [], peers, clNamespace).condition;
-  const stored = imp.status?.conditions?.find((c) => c.type === SOURCES_CONDITION);
-  return (
-    stored?.status !== want.status ||
-    stored.reason !== want.reason ||
-    stored.message !== want.message
-  );
-}
-
 /** Imports re-settled at once for one Peer event (each a handful of requests). */
 const PEER_EVENT_CONCURRENCY = 8;
 
@@ -427,7 +350,7 @@ const PEER_EVENT_CONCURRENCY = 8;
  * settled again. Which Imports name it is read from the watch cache (an Import too new for it
  * is settled by its own event, which reads its Peers live); the Peers are read live.
  */
-async function onPeerEvent(
+export async function onPeerEvent(
   kube: KubeClient,
   ref: ImportKey,
   options: ImportEventOptions,
@@ -457,48 +380,3 @@ async function onPeerEvent(
   const summary = done(`${stale.length} of ${naming.length} Imports naming ${peer} re-settled`);
   return worstOutcome([summary, ...outcomes]);
 }
-
-export async function syncImportEvent(
-  event: IntakeEvent,
-  kube: KubeClient,
-  log: Log,
-  options: ImportEventOptions,
-): Promise<Outcome> {
-  const withLog: RoundOptions = { ...options, log };
-  try {
-    if (event.type === "resync") return await onResync(kube, withLog);
-    const { kind, namespace, name } = event.ref;
-    if (kind !== "Import" && kind !== "Service" && kind !== "EndpointSlice" && kind !== "Peer") {
-      return malformed(
-        "unsupported-kind",
-        `clusterlink-import handles Import, Service, EndpointSlice and Peer events, not ${kind}`,
-      );
-    }
-    if (namespace === "") return malformed("missing-namespace", `${kind} ${name} has no namespace`);
-    const ref = { namespace, name };
-    const handlers = {
-      Import: onImportEvent,
-      Service: onServiceEvent,
-      EndpointSlice: onEndpointSliceEvent,
-      Peer: onPeerEvent,
-    } as const;
-    const outcome = await handlers[kind](kube, ref, withLog);
-    log.debug({ kind, namespace, name, outcome: outcome.kind }, "imports reconciled");
-    return outcome;
-  } catch (error) {
-    return retryOrThrow(error);
-  }
-}
-
-/** Races and API trouble are redelivered; anything else is a bug (500). */
-function retryOrThrow(error: unknown): Outcome {
-  if (raced(error) || error instanceof LeaseRaceError) {
-    return retryLater((error as Error).message, 1);
-  }
-  if (isKubeError(error) && (error.retryable || error.code === "forbidden")) {
-    return retryLater(error.message);
-  }
-  throw error;
-}
-
-export type { ImportEventOptions } from "./apply-import.js";

@@ -167,17 +167,18 @@ async function syncCnfs(
   return report.outcome;
 }
 
+/** on-deployment-ready's context: a SyncContext and how many CNFs one event syncs at once. */
+export interface CnfEventContext extends SyncContext {
+  readonly cnfConcurrency: number;
+}
+
 /**
  * A CNF Deployment or Pod changed, or the resync is due: bring every rule of the CNFs it concerns
  * in sync on every ready pod, `cnfConcurrency` CNFs at a time.
  */
-export async function syncCnfEvent(
-  event: IntakeEvent,
-  ctx: SyncContext,
-  cnfConcurrency: number,
-): Promise<Outcome> {
+export async function syncCnfEvent(event: IntakeEvent, ctx: CnfEventContext): Promise<Outcome> {
   try {
-    return await syncCnfs(event, ctx, cnfConcurrency);
+    return await syncCnfs(event, ctx, ctx.cnfConcurrency);
   } catch (error) {
     return kubeFailureOutcome(error, "reading the CNF and its rules");
   }

@@ -10,27 +10,20 @@
  * reported on itself and skipped (apply-event.ts): the Egress's own event answers with it, an event
  * over many groups (a resync) stays done.
  */
-import type { Log } from "../core/context.js";
-import {
-  batchOutcome,
-  done,
-  malformed,
-  permanent,
-  retryLater,
-  type Outcome,
-} from "../core/outcome.js";
+import { batchOutcome, done, malformed, permanent, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
   cachedThenConsistent,
-  isKubeError,
+  kubeFailureOutcome,
+  raced,
+  type EntryContext,
   type EventRecorder,
-  type KubeClient,
 } from "../kube/index.js";
 import { EGRESS_GROUP_API_VERSION, EGRESS_GROUP_KIND } from "../rules/index.js";
 import { applyEgressTrigger, type EventResult, type GroupResult } from "./apply-event.js";
 import { kubeEgressStore } from "./kube-store.js";
 import { membersChangedEvent, type MembersChange } from "./plan-events.js";
-import { triggerFromEvent } from "./plan-recompute.js";
+import { triggerFromEvent } from "./plan-scope.js";
 import type { GroupLimits } from "./size.js";
 
 export interface EgressEventOptions {
@@ -100,16 +93,15 @@ const recordMembersChanged =
       action: "Sync",
     });
 
-/** A concurrent writer changed or deleted a group between our read and our write. */
-const raced = (error: unknown): boolean =>
-  isKubeError(error, "conflict") || isKubeError(error, "notFound");
+/** egress-group-sync's context: the API, the log, the clock, and its own settings. */
+export type EgressEventContext = EntryContext & Omit<EgressEventOptions, "now" | "events">;
 
 export async function syncEgressEvent(
   event: IntakeEvent,
-  kube: KubeClient,
-  log: Log,
-  options: EgressEventOptions,
+  ctx: EgressEventContext,
 ): Promise<Outcome> {
+  const { kube, log, now, ...settings } = ctx;
+  const options: EgressEventOptions = { ...settings, now: now() };
   const classified = triggerFromEvent(event);
   if (!classified.ok) return malformed(classified.code, classified.reason);
   const store = kubeEgressStore(kube);
@@ -130,10 +122,9 @@ export async function syncEgressEvent(
     log.debug({ recomputed: result.recomputed }, "egress groups recomputed");
     return outcomeOf(result);
   } catch (error) {
-    if (raced(error)) return retryLater((error as Error).message);
-    if (isKubeError(error) && (error.retryable || error.code === "forbidden")) {
-      return retryLater(error.message);
-    }
-    throw error;
+    return kubeFailureOutcome(error, "recomputing the EgressGroups", {
+      notFound: "raced",
+      retryAfterSeconds: 5,
+    });
   }
 }

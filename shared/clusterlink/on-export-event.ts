@@ -11,19 +11,14 @@
  */
 import type { Log } from "../core/context.js";
 import type { KubeObject, Service } from "../core/objects.js";
-import {
-  batchOutcome,
-  done,
-  malformed,
-  permanent,
-  retryLater,
-  type Outcome,
-} from "../core/outcome.js";
+import { batchOutcome, done, malformed, permanent, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
   clusterLinkResource,
   eachObject,
   isKubeError,
+  kubeFailureOutcome,
+  type EntryContext,
   retryOnConflict,
   SERVICES,
   type EventRecorder,
@@ -140,12 +135,18 @@ async function syncAllExports(
   return outcomes.length === 0 ? done("no Export to verify") : batchOutcome(outcomes);
 }
 
+/** clusterlink-export's context: the API, the log, the clock, where Events go. */
+export type ExportEventContext = EntryContext;
+
 export async function syncExportEvent(
   event: IntakeEvent,
-  kube: KubeClient,
-  log: Log,
-  options: ExportEventOptions,
+  ctx: ExportEventContext,
 ): Promise<Outcome> {
+  const { kube, log } = ctx;
+  const options: ExportEventOptions = {
+    now: ctx.now(),
+    ...(ctx.events ? { events: ctx.events } : {}),
+  };
   try {
     if (event.type === "resync") {
       return await syncAllExports(kube, event.scope.namespace, log, options);
@@ -153,22 +154,19 @@ export async function syncExportEvent(
     const { kind, namespace, name } = event.ref;
     if (kind !== "Export" && kind !== "Service") {
       return malformed(
-        "unsupported-kind",
+        "UnknownKind",
         `clusterlink-export handles Export and Service events, not ${kind}`,
       );
     }
-    if (namespace === "") return malformed("missing-namespace", `${kind} ${name} has no namespace`);
+    if (namespace === "") return malformed("MissingNamespace", `${kind} ${name} has no namespace`);
     // A Service re-validates the Export named like it: upstream's Export names its Service so.
     const outcome = await syncOneExport(kube, { namespace, name }, options, kind === "Export");
     log.debug({ kind, namespace, name }, "export verified");
     return outcome;
   } catch (error) {
-    if (
-      isKubeError(error) &&
-      (error.retryable || error.code === "conflict" || error.code === "forbidden")
-    ) {
-      return retryLater(error.message);
-    }
-    throw error;
+    return kubeFailureOutcome(error, "verifying the Exports", {
+      notFound: "raced",
+      retryAfterSeconds: 5,
+    });
   }
 }
