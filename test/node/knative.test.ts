@@ -192,17 +192,22 @@ interface Attempt {
   retryAfterSeconds?: number;
 }
 
-/** Each delivery `fn` handled for objects whose description starts with `object`, from its log. */
+/** Each delivery `fn` handled for objects whose description starts with `object` (its log). */
 async function functionAttempts(fn: string, object: string): Promise<Attempt[]> {
   const log = await world.kubectl(["-n", SYSTEM, "logs", `deployment/${fn}`]);
   const attempts: Attempt[] = [];
   for (const line of log.split("\n")) {
     if (!line.startsWith("{")) continue;
-    const entry = JSON.parse(line) as Partial<Attempt> & { object?: string; time?: string };
+    const entry = JSON.parse(line) as Partial<Attempt> & {
+      object?: string;
+      time?: string;
+      durationMs?: number;
+    };
     if (entry.object?.startsWith(object) !== true || entry.correlationId === undefined) continue;
     attempts.push({
       correlationId: entry.correlationId,
-      at: Date.parse(entry.time ?? ""),
+      // When it arrived: the line is written as the answer goes out.
+      at: Date.parse(entry.time ?? "") - (entry.durationMs ?? 0),
       outcome: entry.outcome ?? "",
       ...(entry.retryAfterSeconds === undefined
         ? {}
@@ -283,7 +288,9 @@ describe("Knative Eventing on a real node", () => {
       if (trigger.spec.delivery.deadLetterSink === undefined) continue;
       expect([trigger.metadata.name, trigger.status?.deadLetterSinkUri]).toEqual([
         trigger.metadata.name,
-        `http://sdewan-dead-letter.${SYSTEM}.svc.cluster.local`,
+        expect.stringMatching(
+          /^http:\/\/sdewan-dead-letter\.sdewan-system\.svc\.cluster\.local\/?$/,
+        ),
       ]);
     }
     // Knative's controller made one adapter Deployment per ApiServerSource.
