@@ -131,7 +131,8 @@ export async function installKnativeDeployments(
   const overlay = await mkdtemp(path.join(world.scratch, "knative-overlay-"));
   await writeFile(
     path.join(overlay, "kustomization.yaml"),
-    `resources: [${repo("manifests/knative-deployments")}]
+    // kustomize takes a folder only by a relative path.
+    `resources: [${path.relative(overlay, repo("manifests/knative-deployments"))}]
 images:
   - { name: ${EVENT_DISPLAY}, newName: ${sink.slice(0, colon)}, newTag: "${sink.slice(colon + 1)}" }
 `,
