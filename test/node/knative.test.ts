@@ -161,8 +161,8 @@ async function deadLetters(): Promise<DeadLetter[]> {
     .split("cloudevents.Event")
     .slice(1)
     .map((block) => ({
-      kind: /"kind": "([^"]+)"/.exec(block)?.[1] ?? "",
-      name: /"name": "([^"]+)"/.exec(block)?.[1] ?? "",
+      kind: /"kind":\s*"([^"]+)"/.exec(block)?.[1] ?? "",
+      name: /"name":\s*"([^"]+)"/.exec(block)?.[1] ?? "",
       code: /knativeerrorcode: (\S+)/.exec(block)?.[1] ?? "",
     }));
 }
