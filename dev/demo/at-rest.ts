@@ -48,6 +48,8 @@ export interface AuditedRequest {
   readonly resource: string;
   readonly object: string;
   readonly code: number;
+  /** When the API server received it (ms since the epoch). */
+  readonly at: number;
 }
 
 /** The audit log's requests from byte `from` on, and where the log ends now. */
@@ -84,6 +86,7 @@ interface AuditLine {
     readonly name?: string;
   };
   readonly responseStatus?: { readonly code?: number };
+  readonly requestReceivedTimestamp?: string;
 }
 
 function toRequest(line: AuditLine): AuditedRequest {
@@ -95,6 +98,7 @@ function toRequest(line: AuditLine): AuditedRequest {
     resource: resource ?? "",
     object: [ref.namespace, ref.name].filter(Boolean).join("/"),
     code: line.responseStatus?.code ?? 0,
+    at: Date.parse(line.requestReceivedTimestamp ?? "") || 0,
   };
 }
 

@@ -7,7 +7,8 @@
 #   ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/knative-eventing-core-<commit, 12 hex>/
 #     bin/<command>        controller, webhook, broker-ingress, broker-filter, mtchannel_broker,
 #                          imc-controller, imc-dispatcher, apiserver_receive_adapter, mtping,
-#                          jobsink, requestreply, auth_proxy (config/core names these too)
+#                          jobsink, requestreply, auth_proxy (config/core names these too),
+#                          event_display (the dead-letter sink of manifests/knative-deployments)
 #     knative-eventing/    the unpacked sources (config/ is Knative's install, ko:// images)
 #
 # dev/node/knative.ts turns each binary into a FROM-scratch image for the real node and applies
@@ -25,7 +26,8 @@ source "$here/../lib/go-tool.sh"
 go_tool_init knative-eventing
 go_tool_parse_args --print-path 2,19 "$@"
 
-# <binary name>:<package>, the ko:// import paths config/ names (knative.dev/eventing/<package>).
+# <binary name>:<package>, the ko:// import paths config/ names (knative.dev/eventing/<package>),
+# and the sink the Deployments variant's dead letter runs.
 commands=(
   controller:./cmd/controller
   webhook:./cmd/webhook
@@ -39,6 +41,7 @@ commands=(
   jobsink:./cmd/jobsink
   requestreply:./cmd/requestreply
   auth_proxy:./cmd/auth_proxy
+  event_display:./cmd/event_display
 )
 
 go_tool_find_archive knative-eventing-src.tar.xz

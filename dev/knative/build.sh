@@ -67,14 +67,8 @@ if ! command -v "$GO" >/dev/null; then
   unavailable "'$GO' not found: install Go 1.25 or newer (kn-min/go.mod)"
 fi
 go_tool_environment -mod=vendor
-# go_tool_lock's own "cached" check covers only the adapter; the validator is checked below.
-mkdir -p "$out_dir"
-exec 9>"$out_dir/.build.lock"
-if ! flock -n 9; then
-  log "another build holds $out_dir/.build.lock; waiting for it"
-  flock 9
-fi
-go_tool_start=$SECONDS
+# Locked, the check again: the validator's source stamp, which go_tool_lock's check does not know.
+go_tool_lock_then "$out_dir" "$out_dir" have_all
 rm -f "$out_dir/UNAVAILABLE"
 
 src="$out_dir/kn-min"

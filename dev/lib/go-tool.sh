@@ -201,6 +201,15 @@ go_tool_with_heartbeat() {
 go_tool_lock() {
   local dir="$1" result="$2"
   shift 2
+  go_tool_lock_then "$dir" "$result" go_tool_have "$@"
+}
+
+# Takes <dir>'s build lock (waiting, with a heartbeat, while another build holds it), then, unless
+# --force, exits 0 printing <result> when `<check> [args...]` succeeds: what another process built
+# meanwhile, judged by the caller's own test (binaries, or binaries and a source stamp).
+go_tool_lock_then() {
+  local dir="$1" result="$2"
+  shift 2
   mkdir -p "$dir"
   # Two runs starting together (test runs, CI steps) must not both compile.
   exec 9>"$dir/.build.lock"
@@ -209,7 +218,7 @@ go_tool_lock() {
     go_tool_lock_wait_start=$SECONDS
     go_tool_with_heartbeat go_tool_lock_waiting flock 9
   fi
-  if [[ $force == 0 ]] && go_tool_have "$@"; then
+  if [[ $force == 0 ]] && "$@"; then
     log "cached (built by another process): $result"
     echo "$result"
     exit 0

@@ -285,12 +285,21 @@ export const repo = (p: string): string => path.join(repoRoot, p);
 
 /**
  * manifests/plain as docs/deploy.md installs it: the CRDs, the variant, the Secrets a user creates
- * (the CNF password in sdewan-system and in the CNF's namespace, ClusterLink's client identity),
- * the webhook's TLS; resolves once every Deployment of sdewan-system is Available.
+ * (userSecrets), the webhook's TLS; resolves once every Deployment of sdewan-system is Available.
  */
 export async function installPlain(world: InstalledWorld): Promise<void> {
   await world.kubectl(["apply", "--server-side", "-f", repo("manifests/crds/")]);
   await world.kubectl(["apply", "-k", repo("manifests/plain")]);
+  await userSecrets(world);
+  await webhookTlsAsReadmeSays(world);
+  await until("sdewan-system Available", () => notAvailable(world, "sdewan-system"), 300_000);
+}
+
+/**
+ * The Secrets docs/deploy.md has a user create: the CNF password in sdewan-system and in the CNF's
+ * namespace (created here), the peer gateways' identity there and ClusterLink's client identity.
+ */
+export async function userSecrets(world: InstalledWorld): Promise<void> {
   const password = await secretFile(world, "cnf-password");
   await world.kubectl(["create", "namespace", CNF_NAMESPACE]);
   for (const ns of ["sdewan-system", CNF_NAMESPACE]) {
@@ -304,8 +313,6 @@ export async function installPlain(world: InstalledWorld): Promise<void> {
     "clusterlink-peer-tls",
     `--from-file=${fabric}/identity`,
   );
-  await webhookTlsAsReadmeSays(world);
-  await until("sdewan-system Available", () => notAvailable(world, "sdewan-system"), 300_000);
 }
 
 /** The CNF and the peer gateways as Pods of the simulators (test/node/fixtures), Available. */

@@ -14,7 +14,7 @@ export const knativeInstallSteps = [
   { name: "mt-channel-broker", dir: "config/brokers/mt-channel-broker", recursive: true },
 ] as const;
 
-/** The commands config/ names as ko:// images, by import path, and our binary's name for each. */
+/** The commands config/ names as ko:// images (and the dead-letter sink), by import path, and our binary's name for each. */
 export const knativeCommands: Readonly<Record<string, string>> = {
   "knative.dev/eventing/cmd/controller": "controller",
   "knative.dev/eventing/cmd/webhook": "webhook",
@@ -28,6 +28,8 @@ export const knativeCommands: Readonly<Record<string, string>> = {
   "knative.dev/eventing/cmd/jobsink": "jobsink",
   "knative.dev/eventing/cmd/requestreply": "requestreply",
   "knative.dev/eventing/cmd/auth_proxy": "auth_proxy",
+  // Not in config/: the dead-letter sink of manifests/knative-deployments.
+  "knative.dev/eventing/cmd/event_display": "event_display",
 };
 
 /**

@@ -1,10 +1,18 @@
 // Knative Eventing on the real node, installed as Knative installs itself: each command of its
 // core built (dev/knative/build-eventing.sh) into a FROM-scratch image in the node's registry, then
 // its own config/ applied step by step (dev/node/knative-install.ts) with our images for ko://.
-import { readdir, readFile, stat } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { buildScratchImage, registryHas } from "./images.js";
-import { buildScript, type InstalledWorld, notAvailable, progress, until } from "./install.js";
+import {
+  buildScript,
+  type InstalledWorld,
+  notAvailable,
+  progress,
+  repo,
+  until,
+  userSecrets,
+} from "./install.js";
 import {
   knativeCommands,
   knativeImage,
@@ -102,4 +110,34 @@ export async function installKnative(
     () => notAvailable(world, KNATIVE_NAMESPACE),
     timeoutMs,
   );
+}
+
+/** The image manifests/knative-deployments' dead-letter sink names (Knative's release). */
+const EVENT_DISPLAY = "gcr.io/knative-releases/knative.dev/eventing/cmd/event_display";
+
+/**
+ * manifests/knative-deployments as docs/deploy.md installs it: the CRDs, then the variant through
+ * an overlay of the user's that points the dead-letter sink's image at the one built here (the
+ * `images:` docs/deploy.md describes), then the Secrets a user creates (userSecrets). Resolves
+ * once applied; the Broker, sources and Pods turn Ready after.
+ */
+export async function installKnativeDeployments(
+  world: InstalledWorld,
+  build: KnativeBuild,
+): Promise<void> {
+  const sink = build.images["knative.dev/eventing/cmd/event_display"];
+  if (sink === undefined) throw new Error("no event_display image was built");
+  const colon = sink.lastIndexOf(":");
+  const overlay = await mkdtemp(path.join(world.scratch, "knative-overlay-"));
+  await writeFile(
+    path.join(overlay, "kustomization.yaml"),
+    // kustomize takes a folder only by a relative path.
+    `resources: [${path.relative(overlay, repo("manifests/knative-deployments"))}]
+images:
+  - { name: ${EVENT_DISPLAY}, newName: ${sink.slice(0, colon)}, newTag: "${sink.slice(colon + 1)}" }
+`,
+  );
+  await world.kubectl(["apply", "--server-side", "-f", repo("manifests/crds/")]);
+  await world.kubectl(["apply", "-k", overlay]);
+  await userSecrets(world);
 }

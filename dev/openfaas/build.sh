@@ -67,19 +67,8 @@ if ! command -v "$GO" >/dev/null; then
   unavailable "'$GO' not found: install Go 1.26 or newer (faas-netes's go.mod), or set OPENFAAS_RENDER"
 fi
 go_tool_environment -mod=vendor
-# go_tool_lock's own "cached" check does not know the stamp: lock here, then check again.
-mkdir -p "$out_dir"
-exec 9>"$out_dir/.build.lock"
-if ! flock -n 9; then
-  log "another build holds $out_dir/.build.lock; waiting for it"
-  flock 9
-fi
-if [[ $force == 0 ]] && up_to_date; then
-  log "cached (built by another process): $bin"
-  echo "$bin"
-  exit 0
-fi
-go_tool_start=$SECONDS
+# Locked, the check again: the renderer's sources stamp, which go_tool_lock's check does not know.
+go_tool_lock_then "$out_dir" "$bin" up_to_date
 rm -f "$out_dir/UNAVAILABLE"
 
 src="$out_dir/src"

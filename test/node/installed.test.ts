@@ -4,7 +4,7 @@
 // real kubelet. The scenarios run in order on one install, as a user's day would.
 import path from "node:path";
 import { repoRoot } from "../../dev/control-plane/binaries.js";
-import { readAudit, auditLogPath, isWrite } from "../../dev/demo/at-rest.js";
+import { isWrite } from "../../dev/demo/at-rest.js";
 import {
   cnfHolds,
   type InstalledWorld,
@@ -16,7 +16,12 @@ import {
   RULE_RESOURCES,
   applyFixtures,
   applySamples,
+  atRestFor60s,
+  cnfPodsPending as cnfPodsPendingIn,
+  eventToFunctionMs,
   installPlain,
+  percentiles,
+  rulesNotInSync as rulesNotInSyncIn,
   startInstalledWorld,
   waitFor,
 } from "./support/installed.js";
@@ -46,30 +51,11 @@ afterAll(async () => {
 interface Rule {
   kind: string;
   metadata: { name: string; generation: number };
-  status?: { inSync?: boolean; observedGeneration?: number; message?: string };
 }
 
-async function rulesNotInSync(): Promise<string | undefined> {
-  const rules = await world.getJson<{ items: Rule[] }>(["-n", NS, RULE_RESOURCES]);
-  if (rules.items.length === 0) return "no rules";
-  const behind = rules.items.filter(
-    (r) => r.status?.inSync !== true || r.status.observedGeneration !== r.metadata.generation,
-  );
-  return behind.length === 0
-    ? undefined
-    : `${behind.length}/${rules.items.length} not in sync, e.g. ${behind[0]?.kind} ${behind[0]?.metadata.name}: ${behind[0]?.status?.message ?? "no status"}`;
-}
-
-/** Why the ready CNF pods do not all hold exactly `expected` items, or undefined. */
-async function cnfPodsPending(expected: number, pods = 2): Promise<string | undefined> {
-  const ready = await readyPods(world, NS, CNF);
-  if (ready.length !== pods) return `${ready.length}/${pods} CNF pods ready`;
-  for (const pod of ready) {
-    const held = await cnfHolds(world, NS, pod.metadata.name);
-    if (held.size !== expected) return `${pod.metadata.name} holds ${held.size}/${expected}`;
-  }
-  return undefined;
-}
+const rulesNotInSync = (): Promise<string | undefined> => rulesNotInSyncIn(world, NS);
+const cnfPodsPending = (expected: number, pods = 2): Promise<string | undefined> =>
+  cnfPodsPendingIn(world, NS, CNF, expected, pods);
 
 const converged = (expected: number) => async () =>
   (await rulesNotInSync()) ?? (await cnfPodsPending(expected));
@@ -165,6 +151,15 @@ describe("manifests/plain on a real node", () => {
     );
     expect(same.stderr).toContain("no change");
   }, 120_000);
+
+  it("event -> function latency through the connector (20 rules, one at a time)", async () => {
+    const latencies = await eventToFunctionMs(world, NS, 20);
+    measured(
+      `event -> function (rule created -> reconcile-rule reads it), connector: ${percentiles(latencies)}`,
+    );
+    samplesOnCnf += 20;
+    expect(latencies).toHaveLength(20);
+  }, 300_000);
 
   it("ClusterLink: the Peer whose gateway Pod answers is reachable, the silent one is not", async () => {
     await world.kubectl(["create", "namespace", "clusterlink-system"]);
@@ -384,25 +379,7 @@ spec: {src: lan1, src_port: "9999", proto: tcp, target: REJECT}
   }, 240_000);
 
   it("at rest for 60 s: our identities read for the resyncs and write nothing", async () => {
-    const log = auditLogPath(world.auditDir);
-    // Settled: a 10 s window with no write by our identities.
-    let from = (await readAudit(log, 0)).end;
-    await waitFor(
-      "quiet",
-      async () => {
-        await new Promise((resolve) => setTimeout(resolve, 10_000));
-        const { requests, end } = await readAudit(log, from);
-        from = end;
-        const writes = requests.filter(isWrite);
-        return writes.length === 0
-          ? undefined
-          : `${writes.length} writes, e.g. ${writes[0]?.user} ${writes[0]?.verb} ${writes[0]?.resource}`;
-      },
-      180_000,
-      0,
-    );
-    await new Promise((resolve) => setTimeout(resolve, 60_000)); // the window measured, not a wait
-    const { requests } = await readAudit(log, from);
+    const requests = await atRestFor60s(world);
     const byUser = new Map<string, number>();
     for (const r of requests) {
       const who = r.user.replace("system:serviceaccount:sdewan-system:", "");

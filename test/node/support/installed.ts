@@ -3,12 +3,28 @@
 import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { auditArgs } from "../../../dev/demo/at-rest.js";
-import { type InstalledWorld, progress, setProgress, worldOf } from "../../../dev/node/install.js";
+import {
+  auditArgs,
+  auditLogPath,
+  type AuditedRequest,
+  isWrite,
+  readAudit,
+} from "../../../dev/demo/at-rest.js";
+import {
+  cnfHolds,
+  type InstalledWorld,
+  progress,
+  readyPods,
+  RULE_RESOURCES,
+  setProgress,
+  worldOf,
+} from "../../../dev/node/install.js";
 import { startNode } from "../../../dev/node/node.js";
 
 export * from "../../../dev/node/install.js";
-export { waitFor } from "../../e2e/world.js";
+import { waitFor } from "../../e2e/world.js";
+
+export { waitFor };
 
 const started = Date.now();
 setProgress((line) =>
@@ -23,4 +39,125 @@ export async function startInstalledWorld(): Promise<InstalledWorld> {
     extraApiserverArgs: await auditArgs(auditDir),
   });
   return worldOf(node, scratch, auditDir);
+}
+
+interface RuleView {
+  kind: string;
+  metadata: { name: string; generation: number };
+  status?: { inSync?: boolean; observedGeneration?: number; message?: string };
+}
+
+/** Why the rules of `namespace` (all, or those `named`) are not all in sync, or undefined. */
+export async function rulesNotInSync(
+  world: InstalledWorld,
+  namespace: string,
+  named?: (name: string) => boolean,
+): Promise<string | undefined> {
+  const rules = await world.getJson<{ items: RuleView[] }>(["-n", namespace, RULE_RESOURCES]);
+  const ours = rules.items.filter((r) => named?.(r.metadata.name) ?? true);
+  if (ours.length === 0) return "no rules";
+  const behind = ours.filter(
+    (r) => r.status?.inSync !== true || r.status.observedGeneration !== r.metadata.generation,
+  );
+  return behind.length === 0
+    ? undefined
+    : `${behind.length}/${ours.length} not in sync, e.g. ${behind[0]?.kind} ${behind[0]?.metadata.name}: ${behind[0]?.status?.message ?? "no status"}`;
+}
+
+/** Why the `pods` ready CNF pods (label `selector`) do not each hold `expected` items, or undefined. */
+export async function cnfPodsPending(
+  world: InstalledWorld,
+  namespace: string,
+  selector: string,
+  expected: number,
+  pods = 2,
+): Promise<string | undefined> {
+  const ready = await readyPods(world, namespace, selector);
+  if (ready.length !== pods) return `${ready.length}/${pods} CNF pods ready`;
+  for (const pod of ready) {
+    const held = await cnfHolds(world, namespace, pod.metadata.name);
+    if (held.size !== expected) return `${pod.metadata.name} holds ${held.size}/${expected}`;
+  }
+  return undefined;
+}
+
+/** The requests our identities made in a 60 s window once a 10 s window had no write. */
+export async function atRestFor60s(world: InstalledWorld): Promise<AuditedRequest[]> {
+  const log = auditLogPath(world.auditDir);
+  let from = (await readAudit(log, 0)).end;
+  await waitFor(
+    "quiet",
+    async () => {
+      await new Promise((resolve) => setTimeout(resolve, 10_000));
+      const { requests, end } = await readAudit(log, from);
+      from = end;
+      const writes = requests.filter(isWrite);
+      return writes.length === 0
+        ? undefined
+        : `${writes.length} writes, e.g. ${writes[0]?.user} ${writes[0]?.verb} ${writes[0]?.resource}`;
+    },
+    180_000,
+    0,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 60_000)); // the window measured, not a wait
+  return (await readAudit(log, from)).requests;
+}
+
+/**
+ * Event -> function latency, `count` times: a FirewallRule created (after kubectl returns: the
+ * event is out by then) -> reconcile-rule's first read of it, as the API server's audit log has
+ * it (one clock: the API server runs on this host). Then waits until each is in sync.
+ */
+export async function eventToFunctionMs(
+  world: InstalledWorld,
+  namespace: string,
+  count: number,
+): Promise<number[]> {
+  const log = auditLogPath(world.auditDir);
+  const latencies: number[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const name = `latency-${String(i).padStart(2, "0")}`;
+    const from = (await readAudit(log, 0)).end;
+    await world.kubectl(
+      ["-n", namespace, "create", "-f", "-"],
+      `apiVersion: batch.sdewan.akraino.org/v1alpha1
+kind: FirewallRule
+metadata: {name: ${name}, labels: {sdewanPurpose: cnf-1}}
+spec: {src: lan1, src_port: "${2000 + i}", proto: tcp, target: REJECT}
+`,
+    );
+    const created = Date.now();
+    let read: number | undefined;
+    await waitFor(
+      `reconcile-rule reads ${name}`,
+      async () => {
+        const { requests } = await readAudit(log, from);
+        read = requests.find(
+          (r) =>
+            r.user === "sdewan-reconcile-rule" &&
+            r.verb === "get" &&
+            r.object === `${namespace}/${name}`,
+        )?.at;
+        return read === undefined ? "not yet" : undefined;
+      },
+      120_000,
+      50,
+    );
+    latencies.push(Math.max(0, (read ?? created) - created));
+  }
+  await waitFor(
+    "latency rules in sync",
+    () => rulesNotInSync(world, namespace, (n) => n.startsWith("latency-")),
+    120_000,
+    500,
+  );
+  return latencies;
+}
+
+/** p50 / p99 / max of `values`, for a measured line. */
+export function percentiles(values: readonly number[]): string {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number): number =>
+    sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
+  return `p50 ${at(0.5)} ms / p99 ${at(0.99)} ms (max ${sorted.at(-1) ?? 0} ms, n=${sorted.length})`;
 }

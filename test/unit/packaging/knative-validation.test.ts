@@ -11,6 +11,7 @@ import path from "node:path";
 import { stringify } from "yaml";
 import { ofKind, repoPath, yamlDocs, type Doc } from "./repo-files.js";
 import { inCi } from "../../support/in-ci.js";
+import { kustomizeAvailable, kustomizeBuild } from "../../support/kustomize.js";
 
 const dir =
   execFileSync("bash", [repoPath("dev/knative/build.sh"), "--print-path"], { encoding: "utf8" })
@@ -71,6 +72,18 @@ describe("Knative validation availability", () => {
       );
       expect(ok).toHaveLength(eventing.length);
       expect(eventing.length).toBeGreaterThanOrEqual(9);
+    });
+
+    it("accepts every Eventing object of manifests/knative-deployments (refs to core Services)", () => {
+      if (!kustomizeAvailable && !inCi) return; // kustomize.test.ts says how to build it
+      const eventing = kustomizeBuild<Doc>("manifests/knative-deployments").filter((d) =>
+        /knative\.dev\//.test(d.apiVersion ?? ""),
+      );
+      const target = path.join(work, "knative-deployments.yaml");
+      writeFileSync(target, eventing.map((d) => stringify(d)).join("---\n"));
+      const { status, out, err } = validate(target);
+      expect({ status, err }).toEqual({ status: 0, err: "" });
+      expect(out.split("\n").filter((l) => l.startsWith("ok "))).toHaveLength(eventing.length);
     });
 
     // The feature flags the install needs (docs/deploy.md): Knative's defaults. delivery-timeout

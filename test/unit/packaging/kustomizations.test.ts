@@ -7,6 +7,8 @@ import { manifestFiles, repoPath, yamlDocs } from "./repo-files.js";
 describe.each([
   "manifests/rbac",
   "manifests/knative",
+  "manifests/knative-deployments",
+  "manifests/functions",
   "manifests/openfaas",
   "manifests/webhook",
   "manifests/monitoring",
