@@ -3,7 +3,7 @@
  *
  *   functions/ -> shared/runtime -> capabilities -> building blocks -> shared/core
  *   capabilities:    shared/{sync,admission,egress,clusterlink,netpol}
- *   building blocks: shared/{rules,kube,cnf,events}
+ *   building blocks: shared/{kinds,kube,cnf,events}
  *
  * A layer imports only layers below it; folders of one layer do not import each other; the
  * connector sits beside the functions and uses building blocks only. `plan-*` modules are pure:
@@ -12,7 +12,7 @@
  * module of it is pure the same way (docs/overview.md, "One shape"). No cycles anywhere.
  */
 const CAPABILITIES = "(sync|admission|egress|clusterlink|netpol)";
-const BUILDING_BLOCKS = "(rules|kube|cnf|events)";
+const BUILDING_BLOCKS = "(kinds|kube|cnf|events)";
 
 /**
  * Modules that touch the network, the disk or a server framework. dependency-cruiser names a
@@ -84,7 +84,7 @@ module.exports = {
     {
       name: "building-blocks-import-only-core",
       comment:
-        "rules, kube, cnf and events sit side by side above core and do not know each other.",
+        "kinds, kube, cnf and events sit side by side above core and do not know each other.",
       severity: "error",
       from: { path: `^shared/${BUILDING_BLOCKS}/` },
       to: {

@@ -19,7 +19,7 @@ import { stringify } from "yaml";
 import { startCnfSim } from "../dev/cnf-sim/index.js";
 import { CnfFleet, loopbackAddress, withFreshAddress, type Cnf } from "../dev/world/index.js";
 import { RESYNC_EVENT_TYPE } from "../shared/events/types.js";
-import { RULE_API_VERSION, RULE_KIND_NAMES } from "../shared/rules/index.js";
+import { RULE_API_VERSION, RULE_KIND_NAMES } from "../shared/kinds/index.js";
 import { freePort } from "./lib/child.js";
 import { startBenchCluster, type BenchCluster } from "./lib/cluster.js";
 import {

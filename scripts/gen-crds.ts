@@ -1,5 +1,5 @@
 /**
- * Writes manifests/crds/*.yaml from the zod schemas in shared/rules (`npm run gen:crds`).
+ * Writes manifests/crds/*.yaml from the zod schemas in shared/kinds (`npm run gen:crds`).
  * Removes generated files that no longer correspond to a kind; `--check` only reports drift.
  * `npm run gen:manifests` does this and every other generated manifest at once.
  */

@@ -4,20 +4,20 @@
  * that names one into what a kind legitimately touches: its own file, the registry, generated
  * manifests, its sample, tests that demand a case per kind, and files that name a kind or two
  * as an example. A problem is a file outside those that names many kinds (a list kept by hand
- * that a new kind would miss), or product code outside shared/rules naming a kind at all.
- * test/unit/rules/new-kind-footprint.test.ts runs the same analysis.
+ * that a new kind would miss), or product code outside shared/kinds naming a kind at all.
+ * test/unit/kinds/new-kind-footprint.test.ts runs the same analysis.
  */
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ALL_RULE_KINDS, type RuleKindEntry } from "../shared/rules/index.js";
+import { ALL_RULE_KINDS, type RuleKindEntry } from "../shared/kinds/index.js";
 import { GENERATED, GENERATE_COMMAND } from "./manifests/index.js";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 /** Where a file that names rule kinds stands with respect to adding a kind. */
 export type FootprintRole =
-  | "kind-file" // shared/rules/kinds/*: the kind's own file (a new kind adds one)
+  | "kind-file" // shared/kinds/rules/*: the kind's own file (a new kind adds one)
   | "registry" // the registry's lists (a new kind adds one line to each)
   | "generated" // written by `npm run gen:manifests`
   | "sample" // manifests/samples: one sample file per kind
@@ -26,13 +26,13 @@ export type FootprintRole =
   | "fixture" // fixed data from outside (the design's samples): never grows
   | "example" // names a few kinds as examples: a new kind does not touch it
   | "hand-list" // names many kinds outside the places above: a list a new kind would miss
-  | "product-code"; // product code outside shared/rules naming a kind: not allowed
+  | "product-code"; // product code outside shared/kinds naming a kind: not allowed
 
 /** The registry: a new kind adds itself to each of these. */
 export const REGISTRY_FILES: Readonly<Record<string, string>> = {
-  "shared/rules/entry.ts": "RULE_KIND_NAMES, the kind's name (types every lookup)",
-  "shared/rules/registry.ts": "ENTRIES, the kind's entry",
-  "shared/rules/index.ts": "optional: the export of the kind's spec type",
+  "shared/kinds/entry.ts": "RULE_KIND_NAMES, the kind's name (types every lookup)",
+  "shared/kinds/registry.ts": "ENTRIES, the kind's entry",
+  "shared/kinds/index.ts": "optional: the export of the kind's spec type",
 };
 
 /**
@@ -40,7 +40,7 @@ export const REGISTRY_FILES: Readonly<Record<string, string>> = {
  * (each fails until it does). Kept short on purpose: everything else derives from the registry.
  */
 export const PER_KIND_TESTS: Readonly<Record<string, string>> = {
-  "test/unit/rules/to-cnf.test.ts": "the CNF body its CR converts to",
+  "test/unit/kinds/to-cnf.test.ts": "the CNF body its CR converts to",
   "test/integration/reconcile-rule-kinds.test.ts": "an update and what each pod then holds",
   "test/fixtures/largest-rules.ts": "the largest spec the kind admits, and one character over",
 };
@@ -51,12 +51,12 @@ export const PER_KIND_TESTS: Readonly<Record<string, string>> = {
  * many kinds fails the footprint check until it derives its list or is reviewed into this list.
  */
 export const CASE_TABLE_TESTS: Readonly<Record<string, string>> = {
-  "test/unit/rules/registry.test.ts": "upstream facts of the design's kinds",
-  "test/unit/rules/compare.test.ts": "changes the normalised comparison must see",
-  "test/unit/rules/samples.test.ts": "invalid specs the schemas refuse",
+  "test/unit/kinds/registry.test.ts": "upstream facts of the design's kinds",
+  "test/unit/kinds/compare.test.ts": "changes the normalised comparison must see",
+  "test/unit/kinds/samples.test.ts": "invalid specs the schemas refuse",
   "test/unit/admission/plan-admission.test.ts": "what each admission policy denies",
   "test/integration/admission-policies.test.ts": "the same policies through the API server",
-  "test/unit/rules/limits.test.ts": "bad values the schemas refuse, upstream values they keep",
+  "test/unit/kinds/limits.test.ts": "bad values the schemas refuse, upstream values they keep",
   "test/integration/rule-limits.test.ts": "the same bad values, reaching the function unchecked",
   "test/unit/sync/plan-preview.test.ts": "what a dry run plans for rules of a few kinds",
 };
@@ -68,10 +68,10 @@ export const SAMPLE_OUTPUTS: Readonly<Record<string, string>> = {
 
 /** Fixed data from outside the project, which names the kinds of its time. */
 export const FIXTURES: Readonly<Record<string, string>> = {
-  "test/unit/rules/fixtures/seed-samples.yaml": "the design's own samples",
+  "test/unit/kinds/fixtures/seed-samples.yaml": "the design's own samples",
 };
 
-/** Product code: outside shared/rules it may name a kind only in comments. */
+/** Product code: outside shared/kinds it may name a kind only in comments. */
 const PRODUCT_DIRS = ["shared/", "functions/", "connector/"];
 // build/: faas-cli build's copies of the sources (stack.yml).
 const SKIPPED_DIRS = new Set(["node_modules", ".git", "dist", "build", ".cluster", "coverage"]);
@@ -121,7 +121,7 @@ export const manyKinds = (kindCount: number): number => Math.max(3, Math.ceil(ki
 
 /** Roles a file has by where it is, whatever it names. */
 const PLACES: readonly [(file: string) => boolean, FootprintRole][] = [
-  [(file) => file.startsWith("shared/rules/kinds/"), "kind-file"],
+  [(file) => file.startsWith("shared/kinds/rules/"), "kind-file"],
   [(file) => file in REGISTRY_FILES, "registry"],
   [(file) => file.startsWith("manifests/samples/"), "sample"],
   [(file) => file in PER_KIND_TESTS, "per-kind-test"],
@@ -133,7 +133,7 @@ const PLACES: readonly [(file: string) => boolean, FootprintRole][] = [
 const isProductCode = (file: string): boolean =>
   file.endsWith(".ts") &&
   PRODUCT_DIRS.some((dir) => file.startsWith(dir)) &&
-  !file.startsWith("shared/rules/");
+  !file.startsWith("shared/kinds/");
 
 export function roleOf(
   file: string,
@@ -198,7 +198,7 @@ export function newKindReport(found: readonly FileFootprint[]): string {
     found.filter((f) => f.role === role).map((f) => f.file);
   const lines = [
     "A new rule kind needs:",
-    "  its own file: shared/rules/kinds/<family>.ts (schemas, conversion, example)",
+    "  its own file: shared/kinds/rules/<family>.ts (schemas, conversion, example)",
     ...Object.entries(REGISTRY_FILES).map(([file, what]) => `  ${file}: ${what}`),
     "  manifests/samples/<kind>.yaml: its sample (the sample tests require one per kind)",
     ...Object.entries(PER_KIND_TESTS).map(([file, what]) => `  ${file}: its case (${what})`),

@@ -10,7 +10,7 @@ import {
   exampleRules,
   requireKind,
   type RuleStatus,
-} from "../../shared/rules/index.js";
+} from "../../shared/kinds/index.js";
 import type { Cnf } from "../../dev/world/index.js";
 import type { BenchContext } from "./context.js";
 import { postObjectEvent, type EventReply } from "./events.js";

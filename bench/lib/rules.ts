@@ -1,6 +1,6 @@
 /**
  * Generated rule sets on the API server: the sets themselves are the registry's examples
- * (exampleRules in shared/rules: `count` rules spread evenly over every kind, every reference
+ * (exampleRules in shared/kinds: `count` rules spread evenly over every kind, every reference
  * resolvable, every spec accepted by the registry and the CNF simulator).
  */
 import pLimit from "p-limit";
@@ -11,9 +11,9 @@ import {
   RULE_KIND_NAMES,
   requireKind,
   type ExampleRule,
-} from "../../shared/rules/index.js";
+} from "../../shared/kinds/index.js";
 
-/** A rule of a generated set: each kind's registry example (shared/rules/examples.ts). */
+/** A rule of a generated set: each kind's registry example (shared/kinds/examples.ts). */
 export type GeneratedRule = ExampleRule;
 
 /** Creates the rules as CRs labelled for `purpose`, `concurrency` requests at a time. */

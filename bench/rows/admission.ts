@@ -13,7 +13,7 @@ import { kubeAdmissionReader } from "../../shared/admission/index.js";
 import { serveValidateAdmission } from "../../functions/validate-admission/serve.js";
 import type { AdmissionReader } from "../../shared/admission/observe.js";
 import { createKubeClient, ruleResource } from "../../shared/kube/index.js";
-import { RULE_API_VERSION, requireKind } from "../../shared/rules/index.js";
+import { RULE_API_VERSION, requireKind } from "../../shared/kinds/index.js";
 import type { HandlerContext, Log } from "../../shared/runtime/function.js";
 import { Runtime, createLogger } from "../../shared/runtime/index.js";
 import type { BenchContext } from "../lib/context.js";

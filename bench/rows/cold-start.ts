@@ -8,7 +8,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import { RULE_API_VERSION } from "../../shared/rules/index.js";
+import { RULE_API_VERSION } from "../../shared/kinds/index.js";
 import { applyAll, bigCnf, endStateProblems, restartRun } from "../lib/big-cnf.js";
 import {
   DIST_SERVER,

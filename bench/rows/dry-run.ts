@@ -11,7 +11,7 @@ import { pino } from "pino";
 import { kubeAdmissionReader } from "../../shared/admission/index.js";
 import { serveValidateAdmission } from "../../functions/validate-admission/serve.js";
 import { SECRETS, createKubeClient, ruleResource } from "../../shared/kube/index.js";
-import { RULE_API_VERSION, requireKind } from "../../shared/rules/index.js";
+import { RULE_API_VERSION, requireKind } from "../../shared/kinds/index.js";
 import { Runtime, createLogger } from "../../shared/runtime/index.js";
 import type { BenchContext } from "../lib/context.js";
 import { registerBenchWebhook } from "../lib/webhook.js";

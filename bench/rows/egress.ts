@@ -10,7 +10,7 @@ import pLimit from "p-limit";
 import { podAddress } from "../../dev/control-plane/addresses.js";
 import { createEgressGroupSync } from "../../functions/egress-group-sync/index.js";
 import { EGRESS_GROUPS } from "../../shared/kube/index.js";
-import type { EgressGroup } from "../../shared/rules/index.js";
+import type { EgressGroup } from "../../shared/kinds/index.js";
 import type { BenchContext } from "../lib/context.js";
 import { postObjectEvent, postResync } from "../lib/events.js";
 import {

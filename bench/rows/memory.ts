@@ -15,7 +15,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import pLimit from "p-limit";
-import { RULE_API_VERSION, requireKind } from "../../shared/rules/index.js";
+import { RULE_API_VERSION, requireKind } from "../../shared/kinds/index.js";
 import { applyAll, bigCnf, endStateProblems, restartRun, type BigCnf } from "../lib/big-cnf.js";
 import {
   DIST_SERVER,

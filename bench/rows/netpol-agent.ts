@@ -23,7 +23,7 @@ import {
   type NetpolPod,
   type PlannedScript,
 } from "../../shared/netpol/index.js";
-import type { EndpointSpec, PeerSetSpec } from "../../shared/rules/netpol-kinds.js";
+import type { EndpointSpec, PeerSetSpec } from "../../shared/kinds/netpol.js";
 import { netpolWorld } from "../netpol/world.js";
 
 const OPTIONS = { table: "sdewan_netpol", podInterfaces: ["sdewanbr0"] };

@@ -13,7 +13,7 @@ import {
   exampleRule,
   requireKind,
   type RuleStatus,
-} from "../../shared/rules/index.js";
+} from "../../shared/kinds/index.js";
 import type { Cnf } from "../../dev/world/index.js";
 import { cnfRequestTally, describeTally, lastSeqs } from "../lib/cnf-requests.js";
 import type { BenchContext } from "../lib/context.js";

@@ -11,7 +11,7 @@ import { applyAll, bigCnf, endStateProblems, restartRun } from "../lib/big-cnf.j
 import type { BenchContext } from "../lib/context.js";
 import { RecordingKube } from "../lib/recording-kube.js";
 import { atMost, type RowResult } from "../lib/report.js";
-import { RULE_KIND_NAMES } from "../../shared/rules/index.js";
+import { RULE_KIND_NAMES } from "../../shared/kinds/index.js";
 import { ruleCollections } from "../lib/rules.js";
 import { serveInProcess } from "../lib/serve.js";
 import { int, ms, num } from "../lib/stats.js";

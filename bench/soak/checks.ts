@@ -13,7 +13,7 @@ import {
   requireKind,
   type DeploymentWithTemplateAnnotations,
   type RuleStatus,
-} from "../../shared/rules/index.js";
+} from "../../shared/kinds/index.js";
 
 interface RuleObject {
   readonly kind: string;

@@ -10,7 +10,7 @@ import {
   exampleRules,
   requireKind,
   type RuleKindName,
-} from "../../shared/rules/index.js";
+} from "../../shared/kinds/index.js";
 import type { RawApi } from "../lib/raw-api.js";
 import type { GeneratedRule } from "../lib/rules.js";
 import type { Random } from "./random.js";

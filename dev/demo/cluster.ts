@@ -14,7 +14,7 @@ import {
   type KubeClient,
   type ResourceType,
 } from "../../shared/kube/index.js";
-import { ALL_RULE_KINDS, isRuleKind, requireKind } from "../../shared/rules/index.js";
+import { ALL_RULE_KINDS, isRuleKind, requireKind } from "../../shared/kinds/index.js";
 
 export interface RuleRow {
   readonly rule: string;

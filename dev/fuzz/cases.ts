@@ -4,7 +4,7 @@
  * that got through intake would answer 503 and fail the run). Only malformed inputs: an empty
  * batch or a ref the function handles would legitimately reach the API.
  */
-import { RULE_KIND_NAMES } from "../../shared/rules/index.js";
+import { RULE_KIND_NAMES } from "../../shared/kinds/index.js";
 import type { Prng } from "./prng.js";
 
 export interface FuzzCase {

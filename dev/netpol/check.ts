@@ -28,7 +28,7 @@ import {
   type NetpolPod,
   type Packet,
 } from "../../shared/netpol/index.js";
-import { netpolPeerSetSchema } from "../../shared/rules/netpol-kinds.js";
+import { netpolPeerSetSchema } from "../../shared/kinds/netpol.js";
 
 export const USAGE =
   "usage: npm run netpol -- check <namespace>/<pod> ingress|egress <peer-ip> <TCP|UDP|SCTP> <port>\n" +

@@ -8,7 +8,7 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { repoRoot } from "../control-plane/binaries.js";
-import { ALL_RULE_KINDS } from "../../shared/rules/index.js";
+import { ALL_RULE_KINDS } from "../../shared/kinds/index.js";
 import { pollUntil } from "../control-plane/api.js";
 import { runWithProgress } from "../lib/progress.js";
 import type { RealNode } from "./node.js";

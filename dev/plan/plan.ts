@@ -11,7 +11,7 @@ import {
 } from "../../shared/cnf/index.js";
 import type { CallCounters, Log } from "../../shared/core/context.js";
 import { ruleResource, type KubeClient, type KubeObject } from "../../shared/kube/index.js";
-import { byKind } from "../../shared/rules/index.js";
+import { byKind } from "../../shared/kinds/index.js";
 import {
   cnfCredentialsSecret,
   previewChanges,

@@ -19,7 +19,7 @@ import {
   type KubeClient,
   type ObjectInput,
 } from "../../shared/kube/index.js";
-import { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL } from "../../shared/rules/index.js";
+import { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL } from "../../shared/kinds/index.js";
 
 /** The networks of a generated CNF Deployment; the rule samples name ovn-net1 and ovn-net2. */
 export const CNF_NETWORKS = JSON.stringify({

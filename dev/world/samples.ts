@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { repoRoot } from "../control-plane/binaries.js";
-import { isRuleKind, requireKind, type RuleKindName } from "../../shared/rules/index.js";
+import { isRuleKind, requireKind, type RuleKindName } from "../../shared/kinds/index.js";
 
 const SAMPLES_DIR = path.join(repoRoot, "manifests/samples");
 

@@ -5,7 +5,7 @@
  * registry and running `npm run gen:manifests` updates every kind list below.
  */
 import { renderWebhookManifest } from "../../shared/admission/webhook-config.js";
-import { renderCrdFiles } from "../../shared/rules/crd.js";
+import { renderCrdFiles } from "../../shared/kinds/crds.js";
 import { LOCAL_TARGET, PLAIN_TARGET, renderConnectorConfig } from "./connector-config.js";
 import { renderApiServerSources } from "./knative.js";
 import { renderMonitoring } from "./monitoring.js";

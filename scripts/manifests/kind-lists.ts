@@ -1,9 +1,9 @@
 /**
- * The kind lists the generated manifests share, read from the rule registry (shared/rules), and
+ * The kind lists the generated manifests share, read from the rule registry (shared/kinds), and
  * the YAML text helpers that print them. Lists follow the order of RULE_KIND_NAMES. Renderers
  * take the kinds as a parameter (default: the registry) so a test can render an extra kind.
  */
-import { RULE_API_VERSION, RULE_KIND_NAMES, requireKind } from "../../shared/rules/index.js";
+import { RULE_API_VERSION, RULE_KIND_NAMES, requireKind } from "../../shared/kinds/index.js";
 
 /** What the manifests need of a rule kind. */
 export interface KindNames {

@@ -4,7 +4,7 @@
  * it would be by hand; only the kind lists come from the registry. test/integration/rbac.test.ts
  * proves each role sufficient and tight against the real API server.
  */
-import { RULE_GROUP } from "../../shared/rules/index.js";
+import { RULE_GROUP } from "../../shared/kinds/index.js";
 import { DEFAULT_LEDGER_NAMESPACE as LEDGER_NAMESPACE } from "../../shared/sync/index.js";
 import {
   blockList,

@@ -1,5 +1,5 @@
 /**
- * The view of the rule registry (shared/rules) that admission needs. Admission never names a rule
+ * The view of the rule registry (shared/kinds) that admission needs. Admission never names a rule
  * kind: plural, spec schema, name rule, references and network names all come from the registry.
  */
 import {
@@ -13,10 +13,10 @@ import {
   type RuleKindEntry,
   type RuleReference,
   type SpecIssue,
-} from "../rules/index.js";
+} from "../kinds/index.js";
 import { messageOf } from "../core/error-message.js";
 
-export type { CnfUniqueName, NetworkUse, RuleReference } from "../rules/index.js";
+export type { CnfUniqueName, NetworkUse, RuleReference } from "../kinds/index.js";
 
 export type ParsedSpec =
   | { readonly ok: true; readonly spec: unknown }

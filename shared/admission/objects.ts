@@ -1,5 +1,5 @@
 /** Small readers over admitted objects: labels, names, deletion state. */
-import { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL } from "../rules/index.js";
+import { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL } from "../kinds/index.js";
 import type { AdmissionRequest, KubeObject } from "./review.js";
 
 export { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL };

@@ -19,7 +19,7 @@ import {
   type ExportSpec,
   type ImportSpec,
   type PeerSpec,
-} from "../rules/clusterlink-kinds.js";
+} from "../kinds/clusterlink.js";
 import { describeObject } from "./objects.js";
 import { specChecksApply } from "./plan-rule.js";
 import type { AdmissionRequest } from "./review.js";

@@ -7,7 +7,7 @@
  * CNF until they are gone (ADR 0010).
  */
 import { isDeepStrictEqual } from "node:util";
-import { ruleKey } from "../rules/index.js";
+import { ruleKey } from "../kinds/index.js";
 import type { AdmissionKinds, AdmissionRuleKind, ParsedSpec, RuleReference } from "./kinds.js";
 import {
   NFN_NETWORK_ANNOTATION,

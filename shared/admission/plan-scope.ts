@@ -4,7 +4,7 @@
  * for its policies; anything not asked for stays empty in the snapshot.
  */
 import { CLUSTERLINK_GROUP } from "../core/api-groups.js";
-import { ruleKey } from "../rules/index.js";
+import { ruleKey } from "../kinds/index.js";
 import { ruleKinds, type AdmissionKinds, type AdmissionRuleKind } from "./kinds.js";
 import { PURPOSE_LABEL, labelOf } from "./objects.js";
 import { needsRbac } from "./plan-bucket-permission.js";

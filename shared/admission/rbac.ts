@@ -4,7 +4,7 @@
  * Pure: the shell (observe.ts) fills these shapes from the API server.
  */
 import * as z from "zod";
-import { BUCKET_TYPE_LABEL } from "../rules/index.js";
+import { BUCKET_TYPE_LABEL } from "../kinds/index.js";
 import { matchesWildcard } from "./wildcard.js";
 
 export const BUCKET_LABEL = BUCKET_TYPE_LABEL;

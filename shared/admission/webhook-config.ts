@@ -10,7 +10,7 @@ import {
   CLUSTERLINK_VERSION,
   type ClusterLinkKind,
 } from "../core/api-groups.js";
-import { ALL_RULE_KINDS, PURPOSE_LABEL, RULE_GROUP, RULE_VERSION } from "../rules/index.js";
+import { ALL_RULE_KINDS, PURPOSE_LABEL, RULE_GROUP, RULE_VERSION } from "../kinds/index.js";
 import { CLUSTERLINK_ADMISSION_KINDS } from "./plan-clusterlink.js";
 import { BUCKET_LABEL, CLUSTER_ADMIN_GROUP } from "./rbac.js";
 

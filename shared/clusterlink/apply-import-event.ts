@@ -19,7 +19,7 @@ import {
   type KubeClient,
   type KubeObject,
 } from "../kube/index.js";
-import { CLUSTERLINK_API_VERSION } from "../rules/clusterlink-kinds.js";
+import { CLUSTERLINK_API_VERSION } from "../kinds/clusterlink.js";
 import {
   importOfLabels,
   MANAGED_BY,

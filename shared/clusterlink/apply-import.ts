@@ -38,7 +38,7 @@ import type { LeaseDecision } from "./plan-lease.js";
 import { planSources, type PeerReading } from "./plan-sources.js";
 import { planStatus } from "./plan-status.js";
 import { keyOf, nameBarred, peerNamesOf } from "./plan-scope.js";
-import { peerStatusSchema } from "../rules/clusterlink-kinds.js";
+import { peerStatusSchema } from "../kinds/clusterlink.js";
 
 export { keyOf, leaseClaimOf, peerNamesOf } from "./plan-scope.js";
 

@@ -17,7 +17,7 @@ import {
   type EventRecorder,
   type KubeClient,
 } from "../kube/index.js";
-import { clusterLinkStatusSchema } from "../rules/clusterlink-kinds.js";
+import { clusterLinkStatusSchema } from "../kinds/clusterlink.js";
 import { observeExport, observeImport } from "./observed.js";
 import { compilePolicy, type AccessDecision, type LivePolicy } from "./plan-access.js";
 import {

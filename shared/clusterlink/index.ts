@@ -3,11 +3,11 @@
  * checked against their Services, Imports given a leased port and their Services, Peers
  * heartbeaten, access decided from the live policies. One entry per function: syncExportEvent,
  * syncImportEvent, syncPeerEvent, decideAccessRequest; pure plan-*.ts; I/O in apply-import.ts,
- * lease-by-port.ts and heartbeat.ts. Schemas and CRDs: shared/rules/clusterlink-kinds.ts.
+ * lease-by-port.ts and heartbeat.ts. Schemas and CRDs: shared/kinds/clusterlink.ts.
  * Does not: keep leases in memory (ADR 0006), speak HTTP, or program a dataplane.
  * Each module's part: docs/code-notes.md (clusterlink); the functions: docs/clusterlink.md.
  */
-export * from "../rules/clusterlink-kinds.js";
+export * from "../kinds/clusterlink.js";
 export * from "./names.js";
 export * from "./observed.js";
 export * from "./plan-status.js";

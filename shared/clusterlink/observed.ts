@@ -11,7 +11,7 @@ import {
   importSpecSchema,
   type ExportSpec,
   type ImportSpec,
-} from "../rules/clusterlink-kinds.js";
+} from "../kinds/clusterlink.js";
 import type { StoredStatus } from "./plan-status.js";
 
 export interface ObservedObject<Spec> {

@@ -25,7 +25,7 @@ import {
   type EventRegarding,
   type KubeClient,
 } from "../kube/index.js";
-import { CLUSTERLINK_API_VERSION } from "../rules/clusterlink-kinds.js";
+import { CLUSTERLINK_API_VERSION } from "../kinds/clusterlink.js";
 import { observeExport, type ObservedExport } from "./observed.js";
 import { planExport } from "./plan-export.js";
 import { planStatus } from "./plan-status.js";

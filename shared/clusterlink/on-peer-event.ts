@@ -30,11 +30,7 @@ import {
 } from "../kube/index.js";
 import { planClusterLinkEvents } from "./plan-events.js";
 import { recordClusterLinkEvents } from "./record-events.js";
-import {
-  CLUSTERLINK_API_VERSION,
-  peerSpecSchema,
-  peerStatusSchema,
-} from "../rules/clusterlink-kinds.js";
+import { CLUSTERLINK_API_VERSION, peerSpecSchema, peerStatusSchema } from "../kinds/clusterlink.js";
 import { heartbeat, InvalidPeerTlsError, type PeerTls } from "./heartbeat.js";
 import {
   DEFAULT_HEARTBEAT_CADENCE,

@@ -6,7 +6,7 @@
  * nothing. Matching in full: docs/code-notes.md (clusterlink/plan-access.ts).
  */
 import { selectorMatches, type CompiledSelector } from "../core/label-selector.js";
-import { compileWorkloadItem } from "../rules/clusterlink-kinds.js";
+import { compileWorkloadItem } from "../kinds/clusterlink.js";
 
 /** Upstream's attribute keys. */
 export const ATTRIBUTES = {

@@ -6,7 +6,7 @@
  * Where each attribute comes from: docs/code-notes.md (clusterlink/plan-authz.ts).
  */
 import type { KubeObject, Pod } from "../core/objects.js";
-import { peerStatusSchema, type ImportSpec } from "../rules/clusterlink-kinds.js";
+import { peerStatusSchema, type ImportSpec } from "../kinds/clusterlink.js";
 import type { ObservedExport } from "./observed.js";
 import {
   ATTRIBUTES,

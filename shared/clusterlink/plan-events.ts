@@ -5,7 +5,7 @@
  * that see one transition record one Event (the recorder names it by object, reason and note,
  * and counts a repeat in its series).
  */
-import type { ImportSpec } from "../rules/clusterlink-kinds.js";
+import type { ImportSpec } from "../kinds/clusterlink.js";
 import { listedUnusable, SOURCES_CONDITION, type SourcesPlan } from "./plan-sources.js";
 import type { StoredStatus, WantedCondition } from "./plan-status.js";
 

@@ -5,7 +5,7 @@
  * Service) keeps none of its Services, so nothing of an invalid Import lingers.
  */
 import type { Service } from "../core/objects.js";
-import { importNameProblem } from "../rules/clusterlink-kinds.js";
+import { importNameProblem } from "../kinds/clusterlink.js";
 import type { ObservedImport } from "./observed.js";
 import {
   DATAPLANE_SELECTOR,

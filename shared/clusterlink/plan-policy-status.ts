@@ -5,7 +5,7 @@
  * found invalid is left without the condition, so a decision writes nothing for it: the writes a
  * decision can cost are bounded by the policies that changed validity, and a repeat writes nothing.
  */
-import type { ClusterLinkCondition } from "../rules/clusterlink-kinds.js";
+import type { ClusterLinkCondition } from "../kinds/clusterlink.js";
 import type { LivePolicy } from "./plan-access.js";
 import { planClusterLinkEvents, type PlannedClusterLinkEvent } from "./plan-events.js";
 import { planStatus, type StoredStatus, type WantedCondition } from "./plan-status.js";

@@ -3,7 +3,7 @@
  * Service, EndpointSlice or Peer event brings into focus, which Imports a lease round settles,
  * and what an Import claims of the port leases (plan-lease.ts).
  */
-import { importNameProblem } from "../rules/clusterlink-kinds.js";
+import { importNameProblem } from "../kinds/clusterlink.js";
 import { LEASED_PORT_ANNOTATION, systemServiceName, type ImportKey } from "./names.js";
 import type { ObservedImport } from "./observed.js";
 import type { LeaseClaim, LeaseDecision } from "./plan-lease.js";

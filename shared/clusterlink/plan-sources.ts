@@ -8,7 +8,7 @@
  * usable, and the condition says Unknown until it is. The Import stays Ready while one source
  * is usable, because the dataplane fails over among the sources; with none it is not Ready.
  */
-import type { ImportSpec } from "../rules/clusterlink-kinds.js";
+import type { ImportSpec } from "../kinds/clusterlink.js";
 import type { WantedCondition } from "./plan-status.js";
 
 /** Our own condition type (upstream has none for this). */

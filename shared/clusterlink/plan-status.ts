@@ -3,7 +3,7 @@
  * differs from what is stored. Unchanged conditions keep their transition time, so a repeat
  * event writes nothing (upstream also writes only on a change of type/status/reason/message).
  */
-import type { ClusterLinkCondition } from "../rules/clusterlink-kinds.js";
+import type { ClusterLinkCondition } from "../kinds/clusterlink.js";
 
 export type ConditionStatus = "True" | "False" | "Unknown";
 

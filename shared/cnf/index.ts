@@ -3,7 +3,7 @@
  * where a pod's API is, credentials from a Secret (never logged), the sysauth login and its
  * cookie cache, timeouts and a short retry, zod-checked replies, collection CRUD, paced service
  * restarts (restarts.ts), and typed errors with their class (transient / dependency / permanent).
- * Does not know rule kinds (shared/rules), pods (shared/kube) or HTTP replies (shared/runtime).
+ * Does not know rule kinds (shared/kinds), pods (shared/kube) or HTTP replies (shared/runtime).
  * Example and details: docs/code-notes.md (cnf); docs/cnf.md.
  */
 export {

@@ -1,10 +1,10 @@
 /**
- * API groups, versions, kinds and plurals that more than one layer names: shared/rules builds
+ * API groups, versions, kinds and plurals that more than one layer names: shared/kinds builds
  * schemas and CRDs for them, shared/kube reaches them. Living here keeps those two layers from
  * importing each other.
  */
 
-/** The SDEWAN rule kinds (their kinds and plurals come from the registry in shared/rules). */
+/** The SDEWAN rule kinds (their kinds and plurals come from the registry in shared/kinds). */
 export const RULE_GROUP = "batch.sdewan.akraino.org";
 export const RULE_VERSION = "v1alpha1";
 export const RULE_API_VERSION = `${RULE_GROUP}/${RULE_VERSION}`;

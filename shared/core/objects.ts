@@ -1,7 +1,7 @@
 /**
  * zod schemas of the objects read through shared/kube: only the fields this project reads are
  * typed, the rest passes through. Specs of our own kinds are parsed by their owners
- * (shared/rules, shared/egress), leniently, so one bad object cannot make a list unreadable.
+ * (shared/kinds, shared/egress), leniently, so one bad object cannot make a list unreadable.
  */
 import * as z from "zod";
 

@@ -20,7 +20,7 @@ export const OUTCOME_CODES = {
   // Any capability: the API server's answer (shared/kube/failure-outcome.ts) or a bug.
   Rejected: "the API server refused the request for good (400, 422, another 4xx)",
   InternalError: "handling the object failed in a way no redelivery fixes (a bug); logged",
-  // Rules (shared/sync, shared/rules).
+  // Rules (shared/sync, shared/kinds).
   InvalidSpec: "the object's spec does not match its kind's schema",
   MissingPurpose: "a rule without the sdewanPurpose label naming its CNF",
   NetworkNotMapped: "a rule names a network the CNF Deployment does not map",

@@ -12,7 +12,7 @@ import type { EventRecorder } from "../kube/event-recorder.js";
 import { KubeError } from "../kube/errors.js";
 import { raced } from "../kube/failure-outcome.js";
 import type { ReadFreshness } from "../kube/freshness.js";
-import { EGRESS_GROUP_API_VERSION, EGRESS_GROUP_KIND } from "../rules/index.js";
+import { EGRESS_GROUP_API_VERSION, EGRESS_GROUP_KIND } from "../kinds/index.js";
 import type { NamespaceLabels, PodKey, PodSnapshot } from "./membership.js";
 import type { NamespaceSnapshot } from "./observed.js";
 import { compareStrings } from "../core/order.js";

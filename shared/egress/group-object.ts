@@ -1,5 +1,5 @@
 /**
- * The EgressGroup object (sdewan.akraino.org/v1alpha1, schema in shared/rules) to and from the
+ * The EgressGroup object (sdewan.akraino.org/v1alpha1, schema in shared/kinds) to and from the
  * planner's view. Everything we compute lives under `status` (the CRD has no status subresource,
  * so one write carries the whole group).
  */
@@ -10,7 +10,7 @@ import {
   EGRESS_KIND,
   egressGroupSchema,
   type EgressGroup,
-} from "../rules/index.js";
+} from "../kinds/index.js";
 import type { GroupMember } from "./membership.js";
 import { memberIndexLabels, memberIndexMatches } from "./member-index.js";
 import {

@@ -19,7 +19,7 @@ import {
   type EntryContext,
   type EventRecorder,
 } from "../kube/index.js";
-import { EGRESS_GROUP_API_VERSION, EGRESS_GROUP_KIND } from "../rules/index.js";
+import { EGRESS_GROUP_API_VERSION, EGRESS_GROUP_KIND } from "../kinds/index.js";
 import { applyEgressTrigger, type EventResult, type GroupResult } from "./apply-event.js";
 import { kubeEgressStore } from "./kube-store.js";
 import { membersChangedEvent, type MembersChange } from "./plan-events.js";

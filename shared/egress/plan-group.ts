@@ -13,7 +13,7 @@ import {
   type NamespaceLabels,
   type PodSnapshot,
 } from "./membership.js";
-import { EGRESS_API_VERSION, EGRESS_KIND } from "../rules/index.js";
+import { EGRESS_API_VERSION, EGRESS_KIND } from "../kinds/index.js";
 import type { PodIndex } from "./pod-index.js";
 import { DEFAULT_GROUP_LIMITS, groupSizeProblem, type GroupLimits } from "./size.js";
 

@@ -18,7 +18,7 @@ import {
   type PodKey,
 } from "./membership.js";
 import { compareStrings } from "../core/order.js";
-import { EGRESS_KIND } from "../rules/index.js";
+import { EGRESS_KIND } from "../kinds/index.js";
 import type { EgressSnapshot } from "./plan-group.js";
 import { labelSelectorQuery, selectorMatches, selectsEverything } from "../core/label-selector.js";
 

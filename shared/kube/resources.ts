@@ -193,7 +193,7 @@ export const NETPOL_PEER_SETS: ResourceType = {
   schema: kubeObjectSchema,
 };
 
-/** A rule kind from the registry (shared/rules): `ruleResource(requireKind("Mwan3Rule"))`. */
+/** A rule kind from the registry (shared/kinds): `ruleResource(requireKind("Mwan3Rule"))`. */
 export function ruleResource(entry: {
   readonly kind: string;
   readonly plural: string;

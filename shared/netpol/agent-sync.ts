@@ -8,8 +8,8 @@
  * sets the tables reference. A change after a read arrives as a watch event and syncs again.
  */
 import pLimit from "p-limit";
-import type { PeerSetSpec } from "../rules/netpol-kinds.js";
-import { netpolEndpointSchema, netpolPeerSetSchema } from "../rules/netpol-kinds.js";
+import type { PeerSetSpec } from "../kinds/netpol.js";
+import { netpolEndpointSchema, netpolPeerSetSchema } from "../kinds/netpol.js";
 import type { NodeAgentStore } from "./agent-store.js";
 import type { NftApply } from "./nft.js";
 import { isEligiblePod, parseNetpolPod, parseNetworkPolicy, type NetpolPod } from "./observed.js";

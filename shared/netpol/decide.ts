@@ -7,7 +7,7 @@
  * Tables are parsed once per table object (WeakMap) into numbers, and a u64 bitmap is two u32
  * halves: a decision then costs no parsing and no BigInt, as a datapath's lookups would not.
  */
-import type { DirectionTable, EndpointSpec, PeerSetSpec } from "../rules/netpol-kinds.js";
+import type { DirectionTable, EndpointSpec, PeerSetSpec } from "../kinds/netpol.js";
 import { parseCidr, parseIpv4 } from "./ipv4.js";
 import type { Direction, Protocol } from "./observed.js";
 

@@ -3,7 +3,7 @@
  * every event (docs/netpol.md; table shape: ADR 0005), and the node agent's sync into nftables.
  * Entry: syncNetpolEvent (on-event.ts); pure compiler (plan-tables.ts, compile.ts) and datapath
  * (decide.ts); reads and writes through a store (store.ts, kube-store.ts). Schemas and CRDs:
- * shared/rules/netpol-kinds.ts. Does not: keep state between events, write NetworkPolicy status,
+ * shared/kinds/netpol.ts. Does not: keep state between events, write NetworkPolicy status,
  * or handle IPv6. Each module's part: docs/code-notes.md (netpol).
  */
 export * from "./ipv4.js";

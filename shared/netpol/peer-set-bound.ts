@@ -5,7 +5,7 @@
  * truncated. Pure. The measurements and the reasoning: docs/code-notes.md
  * (netpol/peer-set-bound.ts).
  */
-import type { NetpolProblem } from "../rules/netpol-kinds.js";
+import type { NetpolProblem } from "../kinds/netpol.js";
 import type { DesiredPeerSet } from "./plan-tables.js";
 import { desiredPeerSetTable, tableBytes, tableFits } from "./table-objects.js";
 

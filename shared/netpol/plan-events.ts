@@ -11,7 +11,7 @@
  *   PeerSetTooLarge on a policy), and the problems going away.
  */
 import { compareStrings } from "../core/order.js";
-import type { NetpolProblem } from "../rules/netpol-kinds.js";
+import type { NetpolProblem } from "../kinds/netpol.js";
 import type { TableWrite } from "./plan-scope.js";
 
 /** The closed catalogue of Event reasons of network-policy-sync; docs/netpol.md lists them. */

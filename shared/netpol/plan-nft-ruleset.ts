@@ -6,7 +6,7 @@
  * How the bitmaps become rules: docs/code-notes.md (netpol/plan-nft-ruleset.ts).
  */
 import { createHash } from "node:crypto";
-import type { DirectionTable, PeerSetSpec } from "../rules/netpol-kinds.js";
+import type { DirectionTable, PeerSetSpec } from "../kinds/netpol.js";
 import { formatIpv4, parseCidr, parseIpv4 } from "./ipv4.js";
 import type { Direction, Protocol } from "./observed.js";
 import type { DirectionVerdict, NodeEnforcement } from "./plan-node-enforcement.js";

@@ -5,7 +5,7 @@
  * when one is stored for it; without one it is open only when no policy selects it, and dropped
  * (fail closed) in each direction a selecting policy isolates: its table is not computed yet.
  */
-import type { DirectionTable, EndpointSpec } from "../rules/netpol-kinds.js";
+import type { DirectionTable, EndpointSpec } from "../kinds/netpol.js";
 import { parseIpv4 } from "./ipv4.js";
 import { isEligiblePod, type Direction, type NetpolPod, type NetpolPolicy } from "./observed.js";
 import { compilePolicy, selectsEndpoint } from "./plan-tables.js";

@@ -7,7 +7,7 @@
  */
 import type { Labels } from "../core/labels.js";
 import { compareStrings } from "../core/order.js";
-import { peerSetSpecSchema, type PeerSetSpec } from "../rules/netpol-kinds.js";
+import { peerSetSpecSchema, type PeerSetSpec } from "../kinds/netpol.js";
 import {
   POLICY_GENERATION_ANNOTATION,
   addressesOfMemberLabel,

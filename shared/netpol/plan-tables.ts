@@ -30,7 +30,7 @@ import {
   type PeerSetSpec,
   type PortEntry,
   type RuleBit,
-} from "../rules/netpol-kinds.js";
+} from "../kinds/netpol.js";
 import type { MemberEntry } from "./member-index.js";
 import {
   cidrContains,

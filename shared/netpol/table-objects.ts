@@ -14,7 +14,7 @@ import {
   type EndpointSpec,
   type NetpolProblem,
   type PeerSetSpec,
-} from "../rules/netpol-kinds.js";
+} from "../kinds/netpol.js";
 import {
   NETPOL_LABEL_PREFIX,
   POLICY_GENERATION_ANNOTATION,

@@ -11,7 +11,7 @@ import {
   type CnfCollectionRef,
   type CnfReplySchemas,
 } from "../cnf/index.js";
-import { requireKind, type CnfServiceName } from "../rules/index.js";
+import { requireKind, type CnfServiceName } from "../kinds/index.js";
 import type { FailureClass, PodRuleResult, PodSyncResult } from "./plan-status.js";
 
 export type { PodSyncResult } from "./plan-status.js";

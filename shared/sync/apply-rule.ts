@@ -14,7 +14,7 @@ import {
   type KubeError,
   type KubeObject,
 } from "../kube/index.js";
-import { requireKind, ruleKey, type RuleKey, type RuleStatus } from "../rules/index.js";
+import { requireKind, ruleKey, type RuleKey, type RuleStatus } from "../kinds/index.js";
 import { done, retryLater, type Outcome } from "../core/outcome.js";
 import { echoBasisOf, processOwnWrites } from "./own-writes.js";
 import { observedRule, type RuleIdentity } from "./plan-rules.js";

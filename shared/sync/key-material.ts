@@ -8,7 +8,7 @@
  */
 import { KeyMaterial } from "../core/redact.js";
 import { ruleResource, readOptions, type Deployment, type KubeClient } from "../kube/index.js";
-import { ALL_RULE_KINDS, PURPOSE_LABEL } from "../rules/index.js";
+import { ALL_RULE_KINDS, PURPOSE_LABEL } from "../kinds/index.js";
 import { parseRuleObject, type CnfObservation, type ObservedRuleCr } from "./observed.js";
 import { keyMaterialOf, type SecretReader } from "./secret-refs.js";
 

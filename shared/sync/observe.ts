@@ -12,7 +12,7 @@ import {
   kindsReferencing,
   networkMapOfDeployment,
   type NetworkInterfaceMap,
-} from "../rules/index.js";
+} from "../kinds/index.js";
 import {
   DEPLOYMENTS,
   PODS,

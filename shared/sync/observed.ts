@@ -10,7 +10,7 @@ import {
   type NetworkInterfaceMap,
   type RuleCr,
   type RuleError,
-} from "../rules/index.js";
+} from "../kinds/index.js";
 import type { Deployment, KubeObject } from "../core/objects.js";
 import type { CnfPods } from "./plan-pods.js";
 import type { CnfSituation } from "./plan-status.js";

@@ -14,7 +14,7 @@ import {
   type KubeClient,
   type KubeObject,
 } from "../kube/index.js";
-import { byKind, RULE_KIND_NAMES } from "../rules/index.js";
+import { byKind, RULE_KIND_NAMES } from "../kinds/index.js";
 import { observeRuleAndCnf } from "./observe.js";
 import { processOwnWrites } from "./own-writes.js";
 import { parseRuleObject } from "./observed.js";

@@ -5,7 +5,7 @@
  * whole CNF did to many rules at once, the CNF's doing, is one Event on the CNF's Deployment
  * (planSyncEvents; docs/adr/0013). Pure: sync.ts records them.
  */
-import type { RuleStatus } from "../rules/index.js";
+import type { RuleStatus } from "../kinds/index.js";
 import {
   REPEATED_DRIFT_REASON,
   RESTART_DEFERRED_REASON,

@@ -8,7 +8,7 @@
 import { isDeepStrictEqual } from "node:util";
 import { CnfRestartPacer } from "../cnf/restarts.js";
 import type { KubeObject } from "../core/objects.js";
-import { requireKind, ruleKey, sortForApply, sortForDelete } from "../rules/index.js";
+import { requireKind, ruleKey, sortForApply, sortForDelete } from "../kinds/index.js";
 import type { CnfObservation, CnfScope, ObservedRuleCr } from "./observed.js";
 import { referrersOf, planRule, withoutCollisions, type PlannedRule } from "./plan-rules.js";
 import { restartPendingOf } from "./plan-status.js";

@@ -5,7 +5,7 @@
  * it any more. Objects the CNF had at start, or that someone added by hand, are never in the
  * ledger, so they are never touched. No I/O here; prune-ledger.ts reads and writes the ledger.
  */
-import { ALL_RULE_KINDS, ruleKey, type RuleKindEntry } from "../rules/index.js";
+import { ALL_RULE_KINDS, ruleKey, type RuleKindEntry } from "../kinds/index.js";
 import type { PodSyncResult } from "./plan-status.js";
 import { collectionId, planDeletionTarget } from "./plan-targets.js";
 import type { RuleTarget } from "./plan-writes.js";

@@ -12,7 +12,7 @@ import {
   ruleKey,
   ruleStatusSchema,
   type RuleStatus,
-} from "../rules/index.js";
+} from "../kinds/index.js";
 import type { CnfObservation, ObservedRuleCr } from "./observed.js";
 import { echoBasisOf } from "./own-writes.js";
 import type { ObservedRule, PodSyncResult } from "./plan-status.js";

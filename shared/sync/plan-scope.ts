@@ -5,7 +5,7 @@
  */
 import type { OutcomeCode } from "../core/outcome.js";
 import type { ObjectRef, ResyncScope } from "../events/types.js";
-import { PURPOSE_LABEL } from "../rules/index.js";
+import { PURPOSE_LABEL } from "../kinds/index.js";
 import type { CnfScope } from "./observed.js";
 
 export type CnfWork =

@@ -3,7 +3,7 @@
  * and what happened on each ready pod. One table of cases for reconcile-rule and
  * on-deployment-ready alike; no I/O.
  */
-import type { RuleCondition, RuleConditionType, RuleStatus } from "../rules/index.js";
+import type { RuleCondition, RuleConditionType, RuleStatus } from "../kinds/index.js";
 import { done, permanent, retryLater, type Outcome, type OutcomeCode } from "../core/outcome.js";
 import type { KeyMaterial } from "../core/redact.js";
 import type { PlannedWrite } from "./plan-writes.js";

@@ -12,7 +12,7 @@ import {
   type RuleCr,
   type RuleKindEntry,
   ruleKey,
-} from "../rules/index.js";
+} from "../kinds/index.js";
 import type { HeldObject, PodHoldings, RuleTarget } from "./plan-writes.js";
 
 export type TargetResult =

@@ -4,7 +4,7 @@
  * No I/O here; apply-writes.ts executes the plan.
  */
 
-import type { CnfObject } from "../rules/index.js";
+import type { CnfObject } from "../kinds/index.js";
 
 /** An object as a CNF returned it in a GET list: named, other keys as the CNF chose. */
 export interface HeldObject {

@@ -36,7 +36,7 @@ import {
   requireKind,
   ruleKey,
   type RuleKindEntry,
-} from "../rules/index.js";
+} from "../kinds/index.js";
 import { readHoldings } from "./apply-pod.js";
 import { observeCnf } from "./observe.js";
 import {

@@ -11,7 +11,7 @@
  */
 import pLimit from "p-limit";
 import { DEPLOYMENTS, type Deployment, type KubeClient } from "../kube/index.js";
-import { ALL_RULE_KINDS, PURPOSE_LABEL } from "../rules/index.js";
+import { ALL_RULE_KINDS, PURPOSE_LABEL } from "../kinds/index.js";
 import { batchOutcome, done, retryLater, type Outcome } from "../core/outcome.js";
 import { isKubeError, ruleResource, settleObject } from "../kube/index.js";
 import {

@@ -18,7 +18,7 @@ import {
   type Secret,
 } from "../kube/index.js";
 import { KeyMaterial, MIN_KEY_LENGTH } from "../core/redact.js";
-import { requireKind, type RuleCr, type SecretKeyRefUse } from "../rules/index.js";
+import { requireKind, type RuleCr, type SecretKeyRefUse } from "../kinds/index.js";
 import type { ObservedRuleCr } from "./observed.js";
 
 type SecretLookup =

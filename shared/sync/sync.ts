@@ -26,7 +26,7 @@ import {
   type EventRegarding,
   type KubeClient,
 } from "../kube/index.js";
-import { RULE_API_VERSION, requireKind, ruleKey, type RuleKey } from "../rules/index.js";
+import { RULE_API_VERSION, requireKind, ruleKey, type RuleKey } from "../kinds/index.js";
 import type { CallCounters, Log } from "../core/context.js";
 import { done, retryLater, worstOutcome, type Outcome } from "../core/outcome.js";
 import { syncPod, type PodSyncResult, type ReadMode, type RestartPacing } from "./apply-pod.js";

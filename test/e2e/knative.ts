@@ -23,7 +23,7 @@ import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { repoRoot } from "../../dev/control-plane/binaries.js";
 import { compileLabelSelector, labelSelectorQuery } from "../../shared/core/label-selector.js";
-import { isRuleKind, requireKind } from "../../shared/rules/index.js";
+import { isRuleKind, requireKind } from "../../shared/kinds/index.js";
 import { inCi } from "../support/in-ci.js";
 
 /** Where the tests run (CI or not), and the `unshare` to probe network namespaces with. */

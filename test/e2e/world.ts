@@ -22,7 +22,7 @@ import type { SimRequestRecord } from "../../dev/cnf-sim/index.js";
 import { DemoCluster } from "../../dev/demo/cluster.js";
 import { buildWebhookConfiguration } from "../../shared/admission/index.js";
 import { ruleResource, type KubeClient } from "../../shared/kube/index.js";
-import { requireKind, type RuleKindName } from "../../shared/rules/index.js";
+import { requireKind, type RuleKindName } from "../../shared/kinds/index.js";
 import { kubeConfigVia } from "../integration/connector-harness.js";
 import {
   adminKubeConfig,

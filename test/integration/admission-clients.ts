@@ -9,7 +9,7 @@ import {
   type KubeConfig,
   type V1Deployment,
 } from "@kubernetes/client-node";
-import { RULE_GROUP, RULE_VERSION, requireKind } from "../../shared/rules/index.js";
+import { RULE_GROUP, RULE_VERSION, requireKind } from "../../shared/kinds/index.js";
 
 export const NFN_NETWORK = JSON.stringify({
   type: "ovn4nfv",

@@ -11,7 +11,7 @@ import {
   RULE_GROUP,
   RULE_VERSION,
   exampleRules,
-} from "../../shared/rules/index.js";
+} from "../../shared/kinds/index.js";
 import { adminKubeConfig, endpoint, userKubeConfig } from "./support/cluster.js";
 import { NAMESPACE_CONTROLLER, NamespaceController } from "./support/namespace-controller.js";
 import type { GateMode, WebhookGate } from "./support/webhook-gate.js";

@@ -7,7 +7,7 @@ import { CoreV1Api, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import { pollUntil } from "../../dev/control-plane/api.js";
 import type { Cnf } from "../../dev/world/index.js";
-import { RULE_API_VERSION } from "../../shared/rules/index.js";
+import { RULE_API_VERSION } from "../../shared/kinds/index.js";
 import {
   CNF_CREDENTIALS_SECRET,
   startAdmissionHarness,

@@ -31,7 +31,7 @@ import {
 } from "../../shared/admission/webhook-config.js";
 import { createKubeClient } from "../../shared/kube/index.js";
 import { Runtime, createLogger } from "../../shared/runtime/index.js";
-import { RULE_GROUP, RULE_VERSION, byKind } from "../../shared/rules/index.js";
+import { RULE_GROUP, RULE_VERSION, byKind } from "../../shared/kinds/index.js";
 import {
   adminKubeConfig,
   clusterInfo,

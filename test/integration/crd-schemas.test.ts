@@ -11,7 +11,7 @@ import {
   CLUSTERLINK_SAMPLES as CLUSTERLINK_MANIFEST_SAMPLES,
   MANIFEST_SAMPLES,
   SEED_SAMPLES,
-} from "../unit/rules/yaml-docs.js";
+} from "../unit/kinds/yaml-docs.js";
 import {
   compileObjects,
   desiredEndpointTable,

@@ -3,7 +3,7 @@
 // it is down and Ready again after.
 import { CnfFleet, type Cnf, type CnfPod } from "../../dev/world/index.js";
 import { createKubeClient, PODS } from "../../shared/kube/index.js";
-import { requireKind } from "../../shared/rules/index.js";
+import { requireKind } from "../../shared/kinds/index.js";
 import { adminKubeConfig, newNamespace } from "./support/cluster.js";
 
 const ZONES = requireKind("FirewallZone").cnf;

@@ -16,7 +16,7 @@ import {
   PODS,
   type KubeClient,
 } from "../../shared/kube/index.js";
-import type { EgressGroup } from "../../shared/rules/index.js";
+import type { EgressGroup } from "../../shared/kinds/index.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import { adminKubeConfig } from "./support/cluster.js";

@@ -12,7 +12,7 @@ import {
   serializedMembersBytes,
 } from "../../shared/egress/size.js";
 import { EGRESS_GROUPS } from "../../shared/kube/index.js";
-import type { EgressGroup } from "../../shared/rules/index.js";
+import type { EgressGroup } from "../../shared/kinds/index.js";
 import { EgressWorld, RUN_LABEL } from "./egress-harness.js";
 
 const NAMESPACES = 200;

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { stringify } from "yaml";
 import { ADMIN_USER, userFromInfo } from "../../dev/control-plane/control-plane.js";
-import { requireKind } from "../../shared/rules/index.js";
+import { requireKind } from "../../shared/kinds/index.js";
 import {
   KubeError,
   createKubeClient,

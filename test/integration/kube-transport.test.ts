@@ -4,7 +4,7 @@
 // branch on, with a message that says what failed and why, and nothing more.
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import type { ClientRequest } from "node:http";
-import { requireKind } from "../../shared/rules/index.js";
+import { requireKind } from "../../shared/kinds/index.js";
 import { KubeError, createKubeClient, ruleResource } from "../../shared/kube/index.js";
 import { MAX_SOCKETS } from "../../shared/kube/transport.js";
 import { adminKubeConfig, newNamespace, userKubeConfig } from "./support/cluster.js";

@@ -1,6 +1,6 @@
 // shared/kube against the run's real kube-apiserver: typed reads, status patches, real 409s, and
 // finalizer changes that lose nothing under concurrent writers.
-import { requireKind } from "../../shared/rules/index.js";
+import { requireKind } from "../../shared/kinds/index.js";
 import {
   DEPLOYMENTS,
   EGRESS_GROUPS,

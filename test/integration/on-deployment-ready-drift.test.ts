@@ -4,7 +4,7 @@
 // pruning; even then only objects this controller applied are removed, as its ledger (a
 // ConfigMap per CNF in a namespace of ledgers) records them (docs/adr/0001).
 import { jest } from "@jest/globals";
-import { requireKind } from "../../shared/rules/index.js";
+import { requireKind } from "../../shared/kinds/index.js";
 import { PRUNE_ANNOTATION } from "../../shared/sync/plan-prune.js";
 import { CONFIG_MAPS, DEPLOYMENTS } from "../../shared/kube/index.js";
 import { LEDGER_ANNOTATION, LEDGER_KEY, ledgerName } from "../../shared/sync/prune-ledger.js";

@@ -5,7 +5,7 @@
 // count and the window kept in its status (the functions keep no memory).
 import { jest } from "@jest/globals";
 import type { Cnf, CnfPod } from "../../dev/world/index.js";
-import { requireKind } from "../../shared/rules/index.js";
+import { requireKind } from "../../shared/kinds/index.js";
 import { REPEATED_DRIFT_REPAIRS } from "../../shared/sync/plan-status.js";
 import { SyncWorld } from "./sync-harness.js";
 

@@ -4,7 +4,7 @@
 // changes made on a CNF by hand.
 import { jest } from "@jest/globals";
 import { ruleResource } from "../../shared/kube/index.js";
-import { requireKind } from "../../shared/rules/index.js";
+import { requireKind } from "../../shared/kinds/index.js";
 import { sampleRules, type Cnf, type CnfPod } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";
 

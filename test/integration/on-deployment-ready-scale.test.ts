@@ -3,7 +3,7 @@
 // each touched service restarts once. Prints the time and request counts of that call.
 import { jest } from "@jest/globals";
 import pLimit from "p-limit";
-import { ALL_RULE_KINDS, exampleRules } from "../../shared/rules/index.js";
+import { ALL_RULE_KINDS, exampleRules } from "../../shared/kinds/index.js";
 import type { Cnf } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";
 

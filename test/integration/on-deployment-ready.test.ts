@@ -1,7 +1,7 @@
 // on-deployment-ready against the real API server and one CNF simulator per pod: a CNF Deployment
 // or Pod event converges every rule of that CNF in one call, whatever happened to its pods.
 import { jest } from "@jest/globals";
-import { ALL_RULE_KINDS, requireKind } from "../../shared/rules/index.js";
+import { ALL_RULE_KINDS, requireKind } from "../../shared/kinds/index.js";
 import { holdingsOf, sampleRules, type Cnf } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";
 

@@ -10,7 +10,7 @@ import { stringify } from "yaml";
 import { sampleRule, type Cnf } from "../../dev/world/index.js";
 import { ADMIN_USER, userFromInfo } from "../../dev/control-plane/control-plane.js";
 import { pollUntil } from "../../dev/control-plane/api.js";
-import { RULE_API_VERSION, RULE_GROUP } from "../../shared/rules/index.js";
+import { RULE_API_VERSION, RULE_GROUP } from "../../shared/kinds/index.js";
 import type { CnfPlan } from "../../shared/sync/index.js";
 import { SyncWorld } from "./sync-harness.js";
 import { adminKubeConfig, clusterInfo, newNamespace, userKubeConfig } from "./support/cluster.js";

@@ -20,7 +20,7 @@ import {
   ruleKey,
   type ExampleRule,
   type RuleKindName,
-} from "../../shared/rules/index.js";
+} from "../../shared/kinds/index.js";
 import type { CnfPlan } from "../../shared/sync/index.js";
 import { SyncWorld } from "./sync-harness.js";
 

@@ -26,7 +26,7 @@ import {
   ruleResource,
   type KubeClient,
 } from "../../shared/kube/index.js";
-import { RULE_GROUP, requireKind } from "../../shared/rules/index.js";
+import { RULE_GROUP, requireKind } from "../../shared/kinds/index.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import { ruleKinds } from "../../shared/admission/index.js";

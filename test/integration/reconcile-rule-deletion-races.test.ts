@@ -4,7 +4,7 @@
 // left behind blocks the policy or zone it used.
 import { jest } from "@jest/globals";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
-import { requireKind } from "../../shared/rules/index.js";
+import { requireKind } from "../../shared/kinds/index.js";
 import type { Cnf, CnfPod } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";
 import { actingBefore } from "./support/acting-before.js";

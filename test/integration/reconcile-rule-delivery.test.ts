@@ -1,7 +1,7 @@
 // How reconcile-rule behaves under the delivery layer's habits: the same event many times, the
 // same event twice at once, events in the wrong dependency order; and what one event costs.
 import { jest } from "@jest/globals";
-import { requireKind } from "../../shared/rules/index.js";
+import { requireKind } from "../../shared/kinds/index.js";
 import type { Outcome } from "../../shared/core/outcome.js";
 import type { Cnf } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";

@@ -5,7 +5,7 @@
 import { jest } from "@jest/globals";
 import { Watch } from "@kubernetes/client-node";
 import { ruleResource } from "../../shared/kube/index.js";
-import { RULE_GROUP, RULE_VERSION, requireKind } from "../../shared/rules/index.js";
+import { RULE_GROUP, RULE_VERSION, requireKind } from "../../shared/kinds/index.js";
 import type { Cnf } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";
 import { adminKubeConfig } from "./support/cluster.js";

@@ -3,7 +3,7 @@
 // ways real ones do, and a CNF password that never reaches a log line or a status.
 import { jest } from "@jest/globals";
 import request from "supertest";
-import { RULE_API_VERSION, RULE_KIND_NAMES } from "../../shared/rules/index.js";
+import { RULE_API_VERSION, RULE_KIND_NAMES } from "../../shared/kinds/index.js";
 import {
   createFunctionApp,
   createLogger,

@@ -1,7 +1,7 @@
 // Every rule kind, with its manifests/samples spec, through its life on a two-pod CNF: created,
 // re-delivered unchanged (zero CNF writes, zero restarts, no status write), updated, deleted.
 import { jest } from "@jest/globals";
-import { RULE_KIND_NAMES, requireKind } from "../../shared/rules/index.js";
+import { RULE_KIND_NAMES, requireKind } from "../../shared/kinds/index.js";
 import { sampleRule, type Cnf } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";
 

@@ -2,7 +2,7 @@
 // Here every sample rule of manifests/samples (at least one of every kind) lives on a two-pod CNF.
 // "Controller down": no event is delivered. "Up": one event per rule, as a resync sends them.
 import { jest } from "@jest/globals";
-import { requireKind } from "../../shared/rules/index.js";
+import { requireKind } from "../../shared/kinds/index.js";
 import { holdingsOf, sampleRules, type Cnf } from "../../dev/world/index.js";
 import { SyncWorld } from "./sync-harness.js";
 

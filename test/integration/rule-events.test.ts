@@ -7,7 +7,7 @@ import { sampleRule, type Cnf, type CnfPod } from "../../dev/world/index.js";
 import { createReconcileRule } from "../../functions/reconcile-rule/index.js";
 import { CORE_EVENTS, EventRequests } from "./support/events.js";
 import type { KubeClient, ResourceType } from "../../shared/kube/index.js";
-import { requireKind } from "../../shared/rules/index.js";
+import { requireKind } from "../../shared/kinds/index.js";
 import { SyncWorld } from "./sync-harness.js";
 import { intercepting } from "./support/acting-before.js";
 

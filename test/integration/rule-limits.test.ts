@@ -6,7 +6,7 @@
 import { jest } from "@jest/globals";
 import { pollUntil } from "../../dev/control-plane/api.js";
 import type { Cnf } from "../../dev/world/index.js";
-import { ALL_RULE_KINDS, RULE_GROUP, requireKind } from "../../shared/rules/index.js";
+import { ALL_RULE_KINDS, RULE_GROUP, requireKind } from "../../shared/kinds/index.js";
 import { LARGEST_NAMES, largestSpec, oneOver } from "../fixtures/largest-rules.js";
 import { rule, rules } from "./admission-clients.js";
 import { startAdmissionHarness, type AdmissionHarness } from "./admission-harness.js";

@@ -2,7 +2,7 @@
 // digits, _), so "http-rule" reaches it as "http_rule", and references map the same way. The
 // simulator keeps upstream's UCI validation, so a name sent unmapped would be refused.
 import type { Cnf } from "../../dev/world/index.js";
-import { requireKind } from "../../shared/rules/index.js";
+import { requireKind } from "../../shared/kinds/index.js";
 import { PRUNE_ANNOTATION } from "../../shared/sync/index.js";
 import { SyncWorld } from "./sync-harness.js";
 

@@ -16,7 +16,7 @@ import {
   requireKind,
   type RuleCondition,
   type RuleStatus,
-} from "../../shared/rules/index.js";
+} from "../../shared/kinds/index.js";
 import type { CallCounters } from "../../shared/core/context.js";
 import type { EventFunction, HandlerContext } from "../../shared/runtime/function.js";
 import type { Outcome } from "../../shared/core/outcome.js";

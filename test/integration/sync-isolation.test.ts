@@ -6,7 +6,7 @@
 // guards that keep it so.
 import request from "supertest";
 import { sampleRule, type Cnf } from "../../dev/world/index.js";
-import { RULE_API_VERSION } from "../../shared/rules/index.js";
+import { RULE_API_VERSION } from "../../shared/kinds/index.js";
 import { createFunctionApp, createLogger, Runtime } from "../../shared/runtime/index.js";
 import { SyncWorld } from "./sync-harness.js";
 

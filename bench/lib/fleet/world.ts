@@ -16,7 +16,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { startControlPlane, type ControlPlane } from "../../../dev/control-plane/control-plane.js";
 import { CnfFleet, type Cnf } from "../../../dev/world/index.js";
 import { createKubeClient, type KubeClient } from "../../../shared/kube/index.js";
-import { PURPOSE_LABEL } from "../../../shared/rules/index.js";
+import { PURPOSE_LABEL } from "../../../shared/kinds/index.js";
 import { startConnector } from "../../soak/fleet.js";
 import {
   DIST_SERVER,

@@ -14,7 +14,7 @@ import {
   PURPOSE_LABEL,
   parseNfnNetworkAnnotation,
   requireKind,
-} from "../../../shared/rules/index.js";
+} from "../../../shared/kinds/index.js";
 import type { BenchContext } from "../context.js";
 import {
   CHANGED_RULE,

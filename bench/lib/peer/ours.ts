@@ -12,7 +12,7 @@ import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { stringify } from "yaml";
 import { CnfFleet } from "../../../dev/world/index.js";
-import { PURPOSE_LABEL } from "../../../shared/rules/index.js";
+import { PURPOSE_LABEL } from "../../../shared/kinds/index.js";
 import { metricSum, startConnector } from "../../soak/fleet.js";
 import { freePort, spawnFunctionServer } from "../child.js";
 import type { BenchContext } from "../context.js";

@@ -5,7 +5,7 @@
  * Mwan3 is the family both controllers implement the same way (one object per CR, restart of
  * mwan3 after each change upstream) and the one where order matters: a rule needs its policy.
  */
-import { PURPOSE_LABEL, RULE_API_VERSION } from "../../../shared/rules/index.js";
+import { PURPOSE_LABEL, RULE_API_VERSION } from "../../../shared/kinds/index.js";
 
 export interface PeerRule {
   readonly kind: "Mwan3Policy" | "Mwan3Rule";

@@ -39,7 +39,7 @@ import {
 } from "../../../dev/world/index.js";
 import { KubeConfig } from "@kubernetes/client-node";
 import { createKubeClient } from "../../../shared/kube/index.js";
-import { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL } from "../../../shared/rules/index.js";
+import { NFN_NETWORK_ANNOTATION, PURPOSE_LABEL } from "../../../shared/kinds/index.js";
 import { metricSum } from "../../soak/fleet.js";
 import { REPO_ROOT, freePort } from "../child.js";
 import type { BenchContext } from "../context.js";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { ALL_RULE_KINDS } from "../../../shared/rules/index.js";
+import { ALL_RULE_KINDS } from "../../../shared/kinds/index.js";
 import { BUCKET_LABEL } from "../../../shared/admission/rbac.js";
 import {
   RULE_DELETES_WEBHOOK_NAME,

@@ -5,7 +5,7 @@
  */
 import { expectedHoldings, peerRules, CHANGED_RULE } from "../../../bench/lib/peer/rules.js";
 import { medianOutcome, type Outcome } from "../../../bench/lib/peer/scenarios.js";
-import { requireKind } from "../../../shared/rules/index.js";
+import { requireKind } from "../../../shared/kinds/index.js";
 
 const UPSTREAM_MWAN3_RULE_REQUIRED = [
   "dest_ip",

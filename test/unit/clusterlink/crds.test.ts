@@ -1,7 +1,7 @@
 // The ClusterLink CRDs carry upstream's kinds, fields and defaults, so ClusterLink's own
 // manifests apply unchanged, plus the columns and name limit an operator reads.
-import { buildCrd, CLUSTERLINK_CRDS } from "../../../shared/rules/crd.js";
-import type { SchemaNode } from "../../../shared/rules/structural-schema.js";
+import { buildCrd, CLUSTERLINK_CRDS } from "../../../shared/kinds/crds.js";
+import type { SchemaNode } from "../../../shared/kinds/structural-schema.js";
 
 interface Version {
   subresources?: { status?: object };

@@ -8,7 +8,7 @@ import type { LeaseDecision } from "../../../shared/clusterlink/plan-lease.js";
 import type { PeerReading } from "../../../shared/clusterlink/plan-sources.js";
 import type { Service } from "../../../shared/core/objects.js";
 import { dns1035LabelProblem } from "../../../shared/core/labels.js";
-import { importNameProblem } from "../../../shared/rules/clusterlink-kinds.js";
+import { importNameProblem } from "../../../shared/kinds/clusterlink.js";
 
 const CL = "clusterlink-system";
 const md5 = (s: string): string => createHash("md5").update(s).digest("hex");

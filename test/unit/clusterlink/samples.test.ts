@@ -1,6 +1,6 @@
 // manifests/samples/clusterlink: one sample of every ClusterLink kind, telling one story (two
 // Peers, an Export, an Import of it from both, the policies), each one the functions and the
-// webhook accept as it is. The CRD schemas accept them too: test/unit/rules/crd.test.ts, and the
+// webhook accept as it is. The CRD schemas accept them too: test/unit/kinds/crds.test.ts, and the
 // real API server with strict field validation: test/integration/crd-schemas.test.ts.
 import { planAdmission } from "../../../shared/admission/plan-admission.js";
 import { EMPTY_SNAPSHOT } from "../../../shared/admission/snapshot.js";
@@ -13,7 +13,7 @@ import {
   peerSpecSchema,
 } from "../../../shared/clusterlink/index.js";
 import { requestOf } from "../admission/fixtures.js";
-import { CLUSTERLINK_SAMPLES, type YamlDoc } from "../rules/yaml-docs.js";
+import { CLUSTERLINK_SAMPLES, type YamlDoc } from "../kinds/yaml-docs.js";
 
 const SPEC_SCHEMAS = {
   Peer: peerSpecSchema,

@@ -10,7 +10,7 @@ import {
   exampleRules,
   parseNfnNetworkAnnotation,
   requireKind,
-} from "../../../shared/rules/index.js";
+} from "../../../shared/kinds/index.js";
 
 const RULES = exampleRules(3 * ALL_RULE_KINDS.length);
 const networks = parseNfnNetworkAnnotation(

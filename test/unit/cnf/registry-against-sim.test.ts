@@ -1,6 +1,6 @@
 /**
  * The registry's CR -> CNF conversion meets the CNF's own validation: every sample rule in
- * manifests/samples, converted by shared/rules and written with shared/cnf, is accepted by the
+ * manifests/samples, converted by shared/kinds and written with shared/cnf, is accepted by the
  * simulator, reads back equal (so an unchanged rule causes no write), and deletes cleanly in
  * reverse dependency order.
  */
@@ -15,7 +15,7 @@ import {
   sortForApply,
   sortForDelete,
   type RuleKindName,
-} from "../../../shared/rules/index.js";
+} from "../../../shared/kinds/index.js";
 
 interface SampleRule {
   readonly kind: RuleKindName;

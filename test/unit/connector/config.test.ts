@@ -10,7 +10,7 @@ import {
   routeEnvName,
 } from "../../../connector/config.js";
 import { FUNCTION_CATALOG } from "../../../functions/catalog.js";
-import { RULE_KIND_NAMES } from "../../../shared/rules/index.js";
+import { RULE_KIND_NAMES } from "../../../shared/kinds/index.js";
 import { DEFAULT_PORT } from "../../../shared/runtime/select.js";
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");

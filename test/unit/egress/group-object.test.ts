@@ -9,7 +9,7 @@ import {
   memberLabelKey,
 } from "../../../shared/egress/member-index.js";
 import { planEgressGroup, type EgressGroupPlanInput } from "../../../shared/egress/plan-group.js";
-import { egressGroupSchema } from "../../../shared/rules/index.js";
+import { egressGroupSchema } from "../../../shared/kinds/index.js";
 import { egress, pod } from "./fixtures.js";
 
 const input: EgressGroupPlanInput = {

@@ -18,7 +18,7 @@ import {
   type ObservedPolicy,
 } from "../../../shared/netpol/index.js";
 import type { RefPod, RefPolicy } from "../../../dev/netpol-oracle/reference.js";
-import type { EndpointSpec } from "../../../shared/rules/netpol-kinds.js";
+import type { EndpointSpec } from "../../../shared/kinds/netpol.js";
 import { namespace, pod, policy } from "./fixtures.js";
 
 const netpolPod = (raw: RefPod, uid = ""): NetpolPod => {

@@ -11,7 +11,7 @@ import {
   peerSetBytesAtMost,
   tableBytes,
 } from "../../../shared/netpol/index.js";
-import type { PeerSetSpec } from "../../../shared/rules/netpol-kinds.js";
+import type { PeerSetSpec } from "../../../shared/kinds/netpol.js";
 import type { RefWorld } from "../../../dev/netpol-oracle/reference.js";
 import { namespace, pod, policy } from "./fixtures.js";
 import { MemoryNetpolStore } from "./memory-store.js";

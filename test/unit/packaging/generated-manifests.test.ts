@@ -17,7 +17,7 @@ import {
   renderReconcileRuleRbac,
 } from "../../../scripts/manifests/rbac.js";
 import { workTree } from "../../../scripts/manifests/write.js";
-import { ALL_RULE_KINDS, RULE_API_VERSION, RULE_GROUP } from "../../../shared/rules/index.js";
+import { ALL_RULE_KINDS, RULE_API_VERSION, RULE_GROUP } from "../../../shared/kinds/index.js";
 import { at, type Doc } from "./repo-files.js";
 
 const tree = workTree();

@@ -6,7 +6,7 @@
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { Service } from "kubernetes-models/v1/Service";
 import { cnfEndpointConfig } from "../../../shared/cnf/endpoint.js";
-import { PURPOSE_LABEL } from "../../../shared/rules/index.js";
+import { PURPOSE_LABEL } from "../../../shared/kinds/index.js";
 import { DEMO_PEERS } from "../../../dev/demo/clusterlink.js";
 import { parseSimArgs } from "../../../dev/peer-gateway-sim/cli.js";
 import { at, ofKind, readText, yamlDocs, type Doc } from "./repo-files.js";

@@ -3,7 +3,7 @@
 // has an identity, and no role grants wildcards or secrets. The roles' sufficiency and tightness
 // are proved against the real API server in test/integration/rbac.test.ts.
 import { ALL_FUNCTIONS } from "../../../functions/all.js";
-import { ALL_RULE_KINDS, RULE_GROUP } from "../../../shared/rules/index.js";
+import { ALL_RULE_KINDS, RULE_GROUP } from "../../../shared/kinds/index.js";
 import { at, docsOfFolder, ofKind, readText, yamlDocs, type Doc } from "./repo-files.js";
 
 interface Rule {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { done, permanent, retryLater } from "../../../shared/core/outcome.js";
-import type { RuleStatus } from "../../../shared/rules/index.js";
+import type { RuleStatus } from "../../../shared/kinds/index.js";
 import {
   CNF_EVENT_REASONS,
   RULE_EVENT_REASONS,

@@ -1,5 +1,5 @@
 import type { KubeObject } from "../../../shared/core/objects.js";
-import { RULE_API_VERSION } from "../../../shared/rules/index.js";
+import { RULE_API_VERSION } from "../../../shared/kinds/index.js";
 import type { CnfObservation } from "../../../shared/sync/observed.js";
 import { parseRuleObject } from "../../../shared/sync/observed.js";
 import {

@@ -1,5 +1,5 @@
 import { sampleDocuments, sampleFiles } from "../../../dev/world/samples.js";
-import { networkMapOfDeployment, requireKind, type RuleCr } from "../../../shared/rules/index.js";
+import { networkMapOfDeployment, requireKind, type RuleCr } from "../../../shared/kinds/index.js";
 import { holdingsOf, planRuleTarget } from "../../../shared/sync/plan-targets.js";
 import { planPodWrites } from "../../../shared/sync/plan-writes.js";
 

@@ -3,7 +3,7 @@ import {
   egressGroupSchema,
   egressSchema,
   egressSpecSchema,
-} from "../../../shared/rules/index.js";
+} from "../../../shared/kinds/index.js";
 
 const egress = (spec: Record<string, unknown>) => ({
   apiVersion: "crd.antrea.io/v1beta1",

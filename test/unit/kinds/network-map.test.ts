@@ -3,7 +3,7 @@ import {
   RuleError,
   networkMapOfDeployment,
   parseNfnNetworkAnnotation,
-} from "../../../shared/rules/index.js";
+} from "../../../shared/kinds/index.js";
 
 // The seed's CNF Deployment annotation, verbatim (multi-line, with its spacing).
 const SEED_ANNOTATION = `{ "type": "ovn4nfv", "interface": [

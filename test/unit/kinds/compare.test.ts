@@ -4,7 +4,7 @@ import {
   requireKind,
   type CnfObject,
   type RuleKindName,
-} from "../../../shared/rules/index.js";
+} from "../../../shared/kinds/index.js";
 import { MANIFEST_SAMPLES } from "./yaml-docs.js";
 
 const networks = parseNfnNetworkAnnotation(

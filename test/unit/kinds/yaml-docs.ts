@@ -27,7 +27,7 @@ export function yamlDocsOfDir(dir: string): YamlDoc[] {
 }
 
 export const SEED_SAMPLES = yamlDocsOfFile(
-  path.join(REPO_ROOT, "test/unit/rules/fixtures/seed-samples.yaml"),
+  path.join(REPO_ROOT, "test/unit/kinds/fixtures/seed-samples.yaml"),
 );
 export const MANIFEST_SAMPLES = yamlDocsOfDir(path.join(REPO_ROOT, "manifests/samples"));
 /** manifests/samples/clusterlink: one sample of every ClusterLink kind (not applied by the demo). */

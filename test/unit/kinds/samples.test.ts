@@ -4,7 +4,7 @@ import {
   byKind,
   egressSchema,
   requireKind,
-} from "../../../shared/rules/index.js";
+} from "../../../shared/kinds/index.js";
 import { MANIFEST_SAMPLES, SEED_SAMPLES, type YamlDoc } from "./yaml-docs.js";
 
 const ruleDocs = (docs: readonly YamlDoc[]): YamlDoc[] =>

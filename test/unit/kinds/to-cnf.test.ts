@@ -6,8 +6,8 @@ import {
   requireKind,
   type CnfObject,
   type RuleKindName,
-} from "../../../shared/rules/index.js";
-import { parseNfnNetworkAnnotation } from "../../../shared/rules/index.js";
+} from "../../../shared/kinds/index.js";
+import { parseNfnNetworkAnnotation } from "../../../shared/kinds/index.js";
 
 const networks = parseNfnNetworkAnnotation(
   JSON.stringify({

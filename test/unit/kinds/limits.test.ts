@@ -7,8 +7,8 @@ import {
   RULE_KIND_NAMES,
   RULE_SPEC_MAX_BYTES,
   requireKind,
-} from "../../../shared/rules/index.js";
-import { structuralSchemaOf, type SchemaNode } from "../../../shared/rules/structural-schema.js";
+} from "../../../shared/kinds/index.js";
+import { structuralSchemaOf, type SchemaNode } from "../../../shared/kinds/structural-schema.js";
 import { LARGEST_NAMES, largestSpec, oneOver, text } from "../../fixtures/largest-rules.js";
 
 function unboundedStrings(node: unknown, path: string): string[] {

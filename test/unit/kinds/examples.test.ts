@@ -11,7 +11,7 @@ import {
   type ExampleRef,
   type RuleKindEntry,
   type RuleKindName,
-} from "../../../shared/rules/index.js";
+} from "../../../shared/kinds/index.js";
 
 const kinds = ALL_RULE_KINDS.map((entry) => [entry.kind, entry] as const);
 const INDICES = [0, 1, 7, 255, 256, 999];

@@ -13,7 +13,7 @@ import {
   sortForApply,
   sortForDelete,
   type RuleKindName,
-} from "../../../shared/rules/index.js";
+} from "../../../shared/kinds/index.js";
 
 // Upstream facts (reference sdewan-upstream.md 1.1, 2.3, 3.2, 3.3), one row per kind.
 const UPSTREAM: readonly [RuleKindName, string, string, string, string | null][] = [

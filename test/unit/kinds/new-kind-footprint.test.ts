@@ -2,7 +2,7 @@
 // prints the same report). The work tree is scanned for every kind's name and plural: apart from
 // the kind's own file, the registry, generated manifests, its sample and the two tests that
 // demand a case per kind, no file may keep a list of kinds, and product code outside
-// shared/rules names none. The classifier itself is checked on made-up files first.
+// shared/kinds names none. The classifier itself is checked on made-up files first.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import {
@@ -19,7 +19,7 @@ import {
   type FileFootprint,
 } from "../../../scripts/kind-footprint.js";
 import { GENERATED } from "../../../scripts/manifests/index.js";
-import { ALL_RULE_KINDS } from "../../../shared/rules/index.js";
+import { ALL_RULE_KINDS } from "../../../shared/kinds/index.js";
 
 const found = footprint(workTreeFiles(), (file) =>
   readFileSync(path.join(REPO_ROOT, file), "utf8"),
@@ -56,13 +56,13 @@ describe("the classifier", () => {
       classify("shared/sync/x.ts", `// e.g. ${names[0]}\n/** ${names[1]} */\nconst a = 1;`),
     ).toBe("example");
     expect(withoutComments(`a // ${names[0]}\nb`)).toBe("a \nb");
-    expect(classify("shared/rules/examples.ts", code)).toBe("example");
+    expect(classify("shared/kinds/examples.ts", code)).toBe("example");
   });
 
   it("knows the kind's own file, the registry, generated files and samples", () => {
     const list = names.join(" ");
-    expect(classify("shared/rules/kinds/new.ts", list)).toBe("kind-file");
-    expect(classify("shared/rules/registry.ts", list)).toBe("registry");
+    expect(classify("shared/kinds/rules/new.ts", list)).toBe("kind-file");
+    expect(classify("shared/kinds/registry.ts", list)).toBe("registry");
     expect(classify("manifests/rbac/reconcile-rule.yaml", list)).toBe("generated");
     expect(classify("manifests/samples/new.yaml", list)).toBe("sample");
     expect(problems([{ file: "x.ts", role: "hand-list", kinds: many }])).toContain(
@@ -80,7 +80,7 @@ describe("a new rule kind's footprint in this work tree", () => {
     const generated = new Set(GENERATED.flatMap((s) => [...s.render().keys()]));
     expect(filesOf("generated").every((f) => generated.has(f))).toBe(true);
     expect(filesOf("registry").every((f) => f in REGISTRY_FILES)).toBe(true);
-    expect(filesOf("kind-file").every((f) => f.startsWith("shared/rules/kinds/"))).toBe(true);
+    expect(filesOf("kind-file").every((f) => f.startsWith("shared/kinds/rules/"))).toBe(true);
     expect(filesOf("per-kind-test").sort()).toEqual(Object.keys(PER_KIND_TESTS).sort());
     expect(filesOf("case-table-test").sort()).toEqual(Object.keys(CASE_TABLE_TESTS).sort());
     expect(filesOf("hand-list")).toEqual([]);

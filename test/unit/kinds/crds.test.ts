@@ -6,13 +6,13 @@ import {
   ALL_CRD_DEFINITIONS,
   GENERATED_HEADER,
   renderCrdFiles,
-} from "../../../shared/rules/crd.js";
+} from "../../../shared/kinds/crds.js";
 import {
   CrdSchemaError,
   structuralSchemaOf,
   type SchemaNode,
-} from "../../../shared/rules/structural-schema.js";
-import { ALL_RULE_KINDS, RULE_GROUP } from "../../../shared/rules/index.js";
+} from "../../../shared/kinds/structural-schema.js";
+import { ALL_RULE_KINDS, RULE_GROUP } from "../../../shared/kinds/index.js";
 import { CLUSTERLINK_SAMPLES, MANIFEST_SAMPLES, REPO_ROOT, SEED_SAMPLES } from "./yaml-docs.js";
 import {
   compileObjects,

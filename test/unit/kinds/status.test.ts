@@ -2,7 +2,7 @@ import {
   RULE_CONDITION_TYPES,
   requireKind,
   ruleStatusSchema,
-} from "../../../shared/rules/index.js";
+} from "../../../shared/kinds/index.js";
 
 const now = "2026-03-01T10:00:00Z";
 

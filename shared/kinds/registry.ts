@@ -1,19 +1,19 @@
 /**
- * The registry: every rule kind in apply order, and lookups. Nothing outside shared/rules
+ * The registry: every rule kind in apply order, and lookups. Nothing outside shared/kinds
  * switches on a kind name; it looks the entry up here and reads data or calls its functions.
  */
 import { UnknownRuleKindError } from "./errors.js";
 import { RULE_KIND_NAMES, type RuleKindEntry, type RuleKindName } from "./entry.js";
-import { cnfService } from "./kinds/cnf-service.js";
+import { cnfService } from "./rules/cnf-service.js";
 import {
   firewallDnat,
   firewallForwarding,
   firewallRule,
   firewallSnat,
   firewallZone,
-} from "./kinds/firewall.js";
-import { ipsecHost, ipsecProposal, ipsecSite } from "./kinds/ipsec.js";
-import { mwan3Policy, mwan3Rule } from "./kinds/mwan3.js";
+} from "./rules/firewall.js";
+import { ipsecHost, ipsecProposal, ipsecSite } from "./rules/ipsec.js";
+import { mwan3Policy, mwan3Rule } from "./rules/mwan3.js";
 
 const ENTRIES: readonly RuleKindEntry[] = [
   mwan3Policy,

@@ -1,9 +1,11 @@
 /**
- * shared/rules: the one registry of SDEWAN rule kinds (batch.sdewan.akraino.org/v1alpha1): per
- * kind, as data and pure functions, its schemas, names, finalizer, CNF collection and service,
- * references and apply order, CR -> CNF conversion and comparison. Also the Egress, EgressGroup,
- * netpol and ClusterLink schemas and every CRD generated from them (crd.ts). No I/O: callers read
- * objects, then ask the registry what they mean. Example: docs/code-notes.md (shared/rules).
+ * shared/kinds: the schema of every kind we define or read, and the CRDs generated from them
+ * (crds.ts, converted by structural-schema.ts): Egress and EgressGroup (egress.ts), the netpol
+ * tables (netpol.ts), ClusterLink (clusterlink.ts), and the one registry of SDEWAN rule kinds
+ * (batch.sdewan.akraino.org/v1alpha1; registry.ts, each kind in rules/): per kind, as data and
+ * pure functions, its schemas, names, finalizer, CNF collection and service, references and
+ * apply order, CR -> CNF conversion and comparison. No I/O: callers read objects, then ask
+ * what they mean. Example: docs/code-notes.md (shared/kinds).
  */
 export {
   RULE_GROUP,
@@ -26,7 +28,7 @@ export {
   type RuleStatus,
 } from "./common.js";
 export { ruleKey, type RuleKey } from "./rule-key.js";
-export { FIELD_LIMITS } from "./kinds/fields.js";
+export { FIELD_LIMITS } from "./rules/fields.js";
 export {
   RuleError,
   InvalidRuleSpecError,
@@ -92,16 +94,16 @@ export {
   exampleRules,
   type ExampleRule,
 } from "./examples.js";
-export type { Mwan3PolicySpec, Mwan3RuleSpec } from "./kinds/mwan3.js";
+export type { Mwan3PolicySpec, Mwan3RuleSpec } from "./rules/mwan3.js";
 export type {
   FirewallZoneSpec,
   FirewallSnatSpec,
   FirewallDnatSpec,
   FirewallForwardingSpec,
   FirewallRuleSpec,
-} from "./kinds/firewall.js";
-export type { IpsecProposalSpec, IpsecSiteSpec, IpsecHostSpec } from "./kinds/ipsec.js";
-export type { CnfServiceSpec } from "./kinds/cnf-service.js";
+} from "./rules/firewall.js";
+export type { IpsecProposalSpec, IpsecSiteSpec, IpsecHostSpec } from "./rules/ipsec.js";
+export type { CnfServiceSpec } from "./rules/cnf-service.js";
 export {
   EGRESS_API_GROUP,
   EGRESS_VERSION,
@@ -129,5 +131,5 @@ export {
   type EgressGroup,
   type EgressGroupMember,
   type EgressGroupStatus,
-} from "./egress-kinds.js";
-export * from "./netpol-kinds.js";
+} from "./egress.js";
+export * from "./netpol.js";

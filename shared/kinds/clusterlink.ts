@@ -3,7 +3,7 @@
  * and PrivilegedAccessPolicy, with upstream's field names and defaults (reference
  * egress-clusterlink-mizar.md B.1), so existing ClusterLink manifests apply unchanged.
  *
- * They live here, beside the egress kinds, because the CRD generator (crd.ts) builds every CRD
+ * They live here, beside the egress kinds, because the CRD generator (crds.ts) builds every CRD
  * from this layer; shared/clusterlink re-exports them and owns what they mean.
  *
  * Status goes beyond upstream where the design proposal asked: observedGeneration and the
@@ -13,7 +13,7 @@ import * as z from "zod";
 import { compileLabelSelector, type CompiledSelector } from "../core/label-selector.js";
 import { DNS1035_LABEL_PATTERN, dns1035LabelProblem } from "../core/labels.js";
 import { conditionTimingFields } from "./common.js";
-import { labelSelectorSchema } from "./egress-kinds.js";
+import { labelSelectorSchema } from "./egress.js";
 
 export {
   CLUSTERLINK_GROUP,

@@ -20,7 +20,7 @@ import {
   egressGroupStatusSchema,
   egressSpecSchema,
   egressStatusSchema,
-} from "./egress-kinds.js";
+} from "./egress.js";
 import {
   NETPOL_API_GROUP,
   NETPOL_ENDPOINT_KIND,
@@ -32,7 +32,7 @@ import {
   endpointStatusSchema,
   peerSetSpecSchema,
   peerSetStatusSchema,
-} from "./netpol-kinds.js";
+} from "./netpol.js";
 import {
   accessPolicySpecSchema,
   CLUSTERLINK_GROUP,
@@ -46,7 +46,7 @@ import {
   peerSpecSchema,
   peerStatusSchema,
   type ClusterLinkKind,
-} from "./clusterlink-kinds.js";
+} from "./clusterlink.js";
 import { ALL_RULE_KINDS } from "./registry.js";
 import { structuralSchemaOf, type SchemaNode } from "./structural-schema.js";
 
