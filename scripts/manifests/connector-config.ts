@@ -38,7 +38,7 @@ export const PLAIN_NAMESPACE = "sdewan-system";
 
 /**
  * The plain Kubernetes install: each function is a Deployment behind a Service of its name on
- * port 80 (manifests/plain/functions.yaml). `<name>.<namespace>.svc` resolves whatever the
+ * port 80 (manifests/functions/functions.yaml). `<name>.<namespace>.svc` resolves whatever the
  * cluster's DNS domain is.
  */
 export const PLAIN_TARGET: ConnectorTarget = {
