@@ -78,7 +78,10 @@ describe("CNF client: transient failures, retry and typed errors", () => {
 
   it("times out a hanging request, retries, and succeeds", async () => {
     sim.failNext({ kind: "hang", collection: "firewall/zones" });
-    expect(await client({ timeoutMs: 100 }).list(zones)).toEqual([]);
+    // A second per attempt and a budget that leaves room for a retry: the attempt after the
+    // hang must not race a short timeout on a busy CI worker (100 ms flaked there).
+    const retry = { retries: 2, minDelayMs: 1, maxDelayMs: 2, budgetMs: 5_000 };
+    expect(await client({ timeoutMs: 1_000, retry }).list(zones)).toEqual([]);
     expect(zoneRequests().map((r) => r.status)).toEqual([null, 200]);
   });
 
