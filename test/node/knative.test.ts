@@ -215,6 +215,18 @@ async function functionLog(fn: string): Promise<Attempt[]> {
   return attempts;
 }
 
+/** What each of `fns` handled from `from` to `to`: function, event type, object, outcome. */
+async function handledBetween(fns: readonly string[], from: number, to: number): Promise<string[]> {
+  const handled: string[] = [];
+  for (const fn of fns) {
+    for (const a of await functionLog(fn)) {
+      if (a.at < from || a.at > to) continue;
+      handled.push(`${fn} ${a.eventType ?? "?"} ${a.object ?? "(all)"} ${a.outcome}`);
+    }
+  }
+  return handled;
+}
+
 /** The deliveries `fn` handled for objects whose description starts with `object`. */
 async function functionAttempts(fn: string, object: string): Promise<Attempt[]> {
   return (await functionLog(fn)).filter((a) => a.object?.startsWith(object) === true);
@@ -376,75 +388,86 @@ describe("Knative Eventing on a real node", () => {
       JSON.stringify({ spec: { delivery: { retry: 3, backoffDelay: "PT1S" } } }),
     ]);
     await until("Trigger reconcile-rule Ready", () => allReady(SYSTEM, "triggers"), 60_000);
-    // Both CNF pods answer 503 to every firewall rule request (their readiness stays: a CNF that
-    // is up and failing, not one without ready pods, which is answered 202 and spends no retry).
-    const pods = await readyPods(world, NS, CNF);
-    await simOnEach(pods, "create", "faults", {
-      kind: "status",
-      status: 503,
-      collection: "firewall/rules",
-      count: 100_000,
-    });
-    const t = Date.now();
-    await createFirewallRule("outage", 3000);
-    const dead = await waitForDeadLetter("FirewallRule", "outage", 120_000);
-    measured(
-      `outage: rule created -> its event dead-lettered (knativeerrorcode ${dead.code}): ${seconds(Date.now() - t)}`,
-    );
-    expect(dead.code).toBe("503");
-    // What the filter did with each 503 + Retry-After of the first event (one CloudEvent id).
-    const attempts = await functionAttempts("reconcile-rule", `FirewallRule ${NS}/outage`);
-    const first = attempts.filter((a) => a.correlationId === attempts[0]?.correlationId);
-    const gaps = first.slice(1).map((a, i) => a.at - (first[i]?.at ?? a.at));
-    const retryAfter = first[0]?.retryAfterSeconds ?? 0;
-    measured(
-      `outage: first event delivered ${first.length} times (retry 3), answers ${first.map((a) => a.outcome).join(", ")}, Retry-After ${retryAfter} s, gaps ${gaps.map((g) => `${(g / 1000).toFixed(1)} s`).join(", ")}`,
-    );
-    expect(first).toHaveLength(4);
-    expect(retryAfter).toBeGreaterThanOrEqual(5);
-    // The Broker retried on its own backoff, not after the Retry-After the function asked for.
-    expect(gaps.filter((g) => g >= retryAfter * 1000)).toEqual([]);
-    expect(await rulesNotInSync(world, NS, (n) => n === "outage")).toMatch(/not in sync/);
+    try {
+      // Both CNF pods answer 503 to every firewall rule request (their readiness stays: a CNF that
+      // is up and failing, not one without ready pods, which is answered 202 and spends no retry).
+      const pods = await readyPods(world, NS, CNF);
+      await simOnEach(pods, "create", "faults", {
+        kind: "status",
+        status: 503,
+        collection: "firewall/rules",
+        count: 100_000,
+      });
+      const t = Date.now();
+      await createFirewallRule("outage", 3000);
+      const dead = await waitForDeadLetter("FirewallRule", "outage", 120_000);
+      measured(
+        `outage: rule created -> its event dead-lettered (knativeerrorcode ${dead.code}): ${seconds(Date.now() - t)}`,
+      );
+      expect(dead.code).toBe("503");
+      // What the filter did with each 503 + Retry-After of the first event (one CloudEvent id).
+      const attempts = await functionAttempts("reconcile-rule", `FirewallRule ${NS}/outage`);
+      const first = attempts.filter((a) => a.correlationId === attempts[0]?.correlationId);
+      const gaps = first.slice(1).map((a, i) => a.at - (first[i]?.at ?? a.at));
+      const retryAfter = first[0]?.retryAfterSeconds ?? 0;
+      measured(
+        `outage: first event delivered ${first.length} times (retry 3), answers ${first.map((a) => a.outcome).join(", ")}, Retry-After ${retryAfter} s, gaps ${gaps.map((g) => `${(g / 1000).toFixed(1)} s`).join(", ")}`,
+      );
+      expect(first).toHaveLength(4);
+      expect(retryAfter).toBeGreaterThanOrEqual(5);
+      // The Broker retried on its own backoff, not after the Retry-After the function asked for.
+      expect(gaps.filter((g) => g >= retryAfter * 1000)).toEqual([]);
+      expect(await rulesNotInSync(world, NS, (n) => n === "outage")).toMatch(/not in sync/);
 
-    // The CNF back; the event is spent. The resync heals: the real PingSource's schedule brought
-    // in from every 5 minutes to every 10 seconds for this test (the same adapter and Triggers).
-    await simOnEach(pods, "delete", "faults");
-    const healing = Date.now();
-    await setResyncSchedule("*/10 * * * * *");
-    await waitFor(
-      "outage rule healed by the resync",
-      async () =>
-        (await rulesNotInSync(world, NS, (n) => n === "outage")) ??
-        (await cnfPodsPending(world, NS, CNF, onCnf + 1)),
-      180_000,
-      500,
-    );
-    const healed = Date.now();
-    onCnf += 1;
-    // What healed it: on-deployment-ready's resync, the PingSource's event through the Broker,
-    // not a late redelivery of the rule's own event to reconcile-rule.
-    const ping = (await functionLog("on-deployment-ready")).find(
-      (a) => a.eventType === "dev.knative.sources.ping" && a.at >= healing,
-    );
-    expect(ping?.at).toBeLessThanOrEqual(healed);
-    const redelivered = (
-      await functionAttempts("reconcile-rule", `FirewallRule ${NS}/outage`)
-    ).filter((a) => a.at >= healing && a.at < (ping?.at ?? healed));
-    expect(redelivered).toEqual([]);
-    measured(`outage over -> healed by the PingSource resync: ${seconds(healed - healing)}`);
-    // Back to the shipped schedule and budget for the scenarios after this one.
-    await setResyncSchedule("*/5 * * * *");
-    await world.kubectl([
-      "-n",
-      SYSTEM,
-      "patch",
-      "trigger",
-      "reconcile-rule",
-      "--type=merge",
-      "-p",
-      JSON.stringify({ spec: { delivery: { retry: 14, backoffDelay: "PT8S" } } }),
-    ]);
-    await until("Trigger reconcile-rule Ready", () => allReady(SYSTEM, "triggers"), 60_000);
+      // The CNF back; the event is spent. The resync heals: the real PingSource's schedule brought
+      // in from every 5 minutes to every 10 seconds for this test (the same adapter and Triggers).
+      await simOnEach(pods, "delete", "faults");
+      const healing = Date.now();
+      await setResyncSchedule("*/10 * * * * *");
+      await waitFor(
+        "outage rule healed by the resync",
+        async () =>
+          (await rulesNotInSync(world, NS, (n) => n === "outage")) ??
+          (await cnfPodsPending(world, NS, CNF, onCnf + 1)),
+        180_000,
+        500,
+      );
+      const healed = Date.now();
+      onCnf += 1;
+      // What healed it: on-deployment-ready's resync, the PingSource's event through the Broker,
+      // not a late redelivery of the rule's own event to reconcile-rule.
+      const ping = (await functionLog("on-deployment-ready")).find(
+        (a) => a.eventType === "dev.knative.sources.ping" && a.at >= healing,
+      );
+      if (ping === undefined || ping.at > healed) {
+        // Say what healed it instead, so a failure names the path (function, event type, object).
+        const handled = await handledBetween(
+          ["on-deployment-ready", "reconcile-rule"],
+          healing,
+          healed,
+        );
+        throw new Error(`healed without a resync ping in between; handled: ${handled.join("; ")}`);
+      }
+      const redelivered = (
+        await functionAttempts("reconcile-rule", `FirewallRule ${NS}/outage`)
+      ).filter((a) => a.at >= healing && a.at < (ping?.at ?? healed));
+      expect(redelivered).toEqual([]);
+      measured(`outage over -> healed by the PingSource resync: ${seconds(healed - healing)}`);
+    } finally {
+      // Back to the shipped schedule and budget for the scenarios after this one.
+      await setResyncSchedule("*/5 * * * *");
+      await world.kubectl([
+        "-n",
+        SYSTEM,
+        "patch",
+        "trigger",
+        "reconcile-rule",
+        "--type=merge",
+        "-p",
+        JSON.stringify({ spec: { delivery: { retry: 14, backoffDelay: "PT8S" } } }),
+      ]);
+      await until("Trigger reconcile-rule Ready", () => allReady(SYSTEM, "triggers"), 60_000);
+    }
   }, 600_000);
 
   it("a burst of 300 rules converges behind the real Trigger backoff, nothing dead-lettered", async () => {
