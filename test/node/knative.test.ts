@@ -4,7 +4,13 @@
 // (manifests/knative-deployments, docs/deploy.md), and every event of the scenarios goes through
 // Knative's own objects: ApiServerSource and PingSource adapters, the Broker's ingress, channel and
 // filter, the Triggers' retries and dead letter. The scenarios run in order on one install.
-import { isWrite, parseExposition } from "../../dev/demo/at-rest.js";
+import {
+  type AuditedRequest,
+  auditLogPath,
+  isWrite,
+  parseExposition,
+  readAudit,
+} from "../../dev/demo/at-rest.js";
 import {
   applyFixtures,
   applySamples,
@@ -185,6 +191,35 @@ async function waitForDeadLetter(
   return found as DeadLetter;
 }
 
+/**
+ * Waits until every event about FirewallRule `name` has been dead-lettered: its creation's and the
+ * echo of each write our functions made to it (the finalizer, the status), each of which the Broker
+ * delivers with a retry budget of its own. Until then a late delivery may still apply the rule.
+ */
+async function waitForEveryEventSpent(name: string, timeoutMs: number): Promise<number> {
+  let spent = 0;
+  await waitFor(
+    `every event of FirewallRule ${name} dead-lettered`,
+    async () => {
+      const { requests } = await readAudit(auditLogPath(world.auditDir), 0);
+      const writes = requests.filter(
+        (r) =>
+          isWrite(r) &&
+          r.user.startsWith("sdewan-") &&
+          r.resource.startsWith("firewallrules") &&
+          r.object === `${NS}/${name}`,
+      ).length;
+      spent = (await deadLetters()).filter(
+        (l) => l.kind === "FirewallRule" && l.name === name,
+      ).length;
+      return spent >= 1 + writes ? undefined : `${spent} of ${1 + writes} events dead-lettered`;
+    },
+    timeoutMs,
+    500,
+  );
+  return spent;
+}
+
 interface Attempt {
   correlationId: string;
   /** When it arrived: the line is written as the answer goes out, durationMs after. */
@@ -244,6 +279,20 @@ async function eventsByOutcome(fn: string): Promise<Map<string, number>> {
     counts.set(outcome, (counts.get(outcome) ?? 0) + sample.value);
   }
   return counts;
+}
+
+/** The three most frequent requests (identity, verb, resource), with their counts. */
+function mostRequested(requests: readonly AuditedRequest[]): string {
+  const counts = new Map<string, number>();
+  for (const r of requests) {
+    const key = `${r.user} ${r.verb} ${r.resource}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([key, n]) => `${key} ${n}`)
+    .join(", ");
 }
 
 async function setResyncSchedule(schedule: string): Promise<void> {
@@ -418,6 +467,11 @@ describe("Knative Eventing on a real node", () => {
       // The Broker retried on its own backoff, not after the Retry-After the function asked for.
       expect(gaps.filter((g) => g >= retryAfter * 1000)).toEqual([]);
       expect(await rulesNotInSync(world, NS, (n) => n === "outage")).toMatch(/not in sync/);
+      const spent = await waitForEveryEventSpent("outage", 120_000);
+      measured(
+        `outage: its creation and the echoes of our writes to it, ${spent} events, all dead-lettered: ${seconds(Date.now() - t)}`,
+      );
+      expect(await rulesNotInSync(world, NS, (n) => n === "outage")).toMatch(/not in sync/);
 
       // The CNF back; the event is spent. The resync heals: the real PingSource's schedule brought
       // in from every 5 minutes to every 10 seconds for this test (the same adapter and Triggers).
@@ -510,7 +564,7 @@ spec: {src: lan1, src_port: "${1000 + i}", proto: tcp, target: REJECT}
     const byUser = new Map<string, number>();
     for (const r of requests) byUser.set(r.user, (byUser.get(r.user) ?? 0) + 1);
     measured(
-      `at rest 60 s: ${requests.length} API requests by our identities (${[...byUser].map(([u, n]) => `${u} ${n}`).join(", ")}), writes ${requests.filter(isWrite).length}`,
+      `at rest 60 s: ${requests.length} API requests by our identities (${[...byUser].map(([u, n]) => `${u} ${n}`).join(", ")}), writes ${requests.filter(isWrite).length}; most: ${mostRequested(requests)}`,
     );
     expect(requests.filter(isWrite)).toEqual([]);
     // The heartbeat PingSource (every second) reaches clusterlink-peer-health through the Broker.
