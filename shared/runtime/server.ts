@@ -51,8 +51,22 @@ const ABORTED_REPLY_GRACE_MS = 1_000;
 /** node:http as CommonJS: its ESM facade would load undici at start (see shared/kube/transport). */
 const { createServer: createHttpServer } = process.getBuiltinModule("node:http");
 
+/**
+ * How long an idle keep-alive connection stays open: longer than the callers keep theirs idle (Go's
+ * http.Transport, used by Knative's dispatchers, OpenFaaS and the API server: 90 s). Node's 5 s
+ * default closes sockets a caller is about to reuse, and a POST on one fails before it is sent.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
+
+/** Both servers' keep-alive settings; headersTimeout must exceed keepAliveTimeout (Node's rule). */
+function keptAlive<T extends Server>(server: T): T {
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1_000;
+  return server;
+}
+
 export function createServer(app: FunctionApp, tls?: TlsOptions): Server {
-  if (tls === undefined) return createHttpServer(app);
+  if (tls === undefined) return keptAlive(createHttpServer(app));
   const material =
     "certFile" in tls
       ? { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) }
@@ -61,7 +75,7 @@ export function createServer(app: FunctionApp, tls?: TlsOptions): Server {
     tls.clientCaFile === undefined
       ? {}
       : { requestCert: true, rejectUnauthorized: false, ca: readFileSync(tls.clientCaFile) };
-  return createHttpsServer({ ...material, ...clients }, app);
+  return keptAlive(createHttpsServer({ ...material, ...clients }, app));
 }
 
 export async function startServer(

@@ -414,6 +414,23 @@ describe("Knative Eventing on a real node", () => {
     measured(
       `event -> function (rule created -> reconcile-rule reads it), Knative Broker: ${percentiles(latencies)}`,
     );
+    // Where the slowest one waited: the deliveries reconcile-rule answered for it, and what the
+    // Broker's filter logged about deliveries that never reached a function.
+    const slowest = latencies.indexOf(Math.max(...latencies));
+    const attempts = await functionAttempts(
+      "reconcile-rule",
+      `FirewallRule ${NS}/latency-${String(slowest).padStart(2, "0")}`,
+    );
+    const filterLog = await world.kubectl([
+      "-n",
+      KNATIVE_NAMESPACE,
+      "logs",
+      "deployment/mt-broker-filter",
+    ]);
+    const failedSends = filterLog.split("\n").filter((l) => /"level":"(error|warn)"/.test(l));
+    measured(
+      `event -> function, slowest (latency-${slowest}): reconcile-rule answered ${attempts.map((a) => a.outcome).join(", ") || "nothing"}; the filter logged ${failedSends.length} errors/warnings${failedSends.length > 0 ? `, last: ${failedSends.at(-1)?.slice(0, 400)}` : ""}`,
+    );
     onCnf += 20;
     await waitFor(
       "latency rules on both pods",

@@ -160,3 +160,29 @@ describe("graceful shutdown: stop accepting, finish in-flight, then close", () =
     agent.destroy();
   });
 });
+
+describe("keep-alive: an idle connection outlives the callers' own idle timeout", () => {
+  it("advertises and keeps a keep-alive timeout longer than Go's 90 s, so a reused socket is open", async () => {
+    const { runtime } = capturingRuntime();
+    const running = await startServer(createFunctionApp(gatedFunction().fn, runtime), runtime, {
+      port: 0,
+      host: "127.0.0.1",
+    });
+    const agent = new Agent({ keepAlive: true });
+    const keepAlive = await new Promise<string | undefined>((resolve, reject) => {
+      const req = httpRequest(`${running.url}/_/health`, { agent });
+      req.on("response", (res) => {
+        res.resume();
+        resolve(String(res.headers["keep-alive"]));
+      });
+      req.on("error", reject);
+      req.end();
+    }).finally(() => agent.destroy());
+    await running.close();
+
+    // Knative's dispatchers, OpenFaaS and the API server reuse a connection idle up to 90 s; a
+    // server that closes it sooner races their next POST (Node's default: timeout=5).
+    expect(Number(/timeout=(\d+)/.exec(keepAlive ?? "")?.[1])).toBeGreaterThan(90);
+    expect(running.server.headersTimeout).toBeGreaterThan(running.server.keepAliveTimeout);
+  });
+});
