@@ -40,14 +40,8 @@ go_tool_source_commit commit "$tools_archive"
 out_dir="$(go_tool_cache_dir "faas-cli-${commit:0:12}")"
 bin="$out_dir/faas-cli"
 if [[ $print_only == 1 ]]; then echo "$bin"; exit 0; fi
-go_tool_exit_if_cached "$bin" "$bin"
-
-GO="${GO:-go}"
-if ! command -v "$GO" >/dev/null; then
-  unavailable "'$GO' not found: install Go 1.24 or newer (faas-cli's go.mod), or set FAAS_CLI"
-fi
-go_tool_environment -mod=vendor
-go_tool_lock "$out_dir" "$bin" "$bin"
+go_tool_cached_or_lock "$out_dir" "$bin" unavailable \
+  "install Go 1.24 or newer (faas-cli's go.mod), or set FAAS_CLI" -mod=vendor go_tool_have "$bin"
 rm -f "$out_dir/UNAVAILABLE"
 
 work="$out_dir/src"

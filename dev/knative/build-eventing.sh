@@ -57,11 +57,9 @@ if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
 
 binaries=()
 for entry in "${commands[@]}"; do binaries+=("$out_dir/bin/${entry%%:*}"); done
-go_tool_exit_if_cached "$out_dir" "${binaries[@]}"
-go_tool_find_go 1.25 "set GO to a Go binary"
-go_tool_environment -mod=vendor
 export GOPROXY=off
-go_tool_lock "$out_dir" "$out_dir" "${binaries[@]}"
+go_tool_cached_or_lock "$out_dir" "$out_dir" go_tool_fail \
+  "install Go 1.25 or newer, or set GO to a Go binary" -mod=vendor go_tool_have "${binaries[@]}"
 rm -f "$out_dir/UNAVAILABLE"
 
 src="$out_dir/knative-eventing"

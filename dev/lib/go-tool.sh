@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# The steps every Go-tool bootstrap shares, sourced by dev/control-plane/build.sh, dev/node/build.sh,
-# dev/faas-cli/build.sh, dev/knative/build.sh, dev/kustomize/build.sh and
-# dev/upstream-ctrlr/build.sh. Each script keeps its own interface (options,
+# The steps every Go-tool bootstrap shares, sourced by each dev/*/build*.sh that builds with Go
+# (control-plane, node, faas-cli, knative, kustomize, openfaas, upstream-ctrlr, netpol-oracle).
+# Each script keeps its own interface (options,
 # environment overrides, cache directory, what it prints, why it may skip); this file is how:
 #
 #   go_tool_init <label>                         log lines start "[<label> build]"
@@ -11,11 +11,9 @@
 #   go_tool_use_env_binary <VAR>                 $VAR names a binary: check it, print it, exit 0
 #   go_mod_require <var> <go.mod> <module> <what>   sets <var> to the version go.mod requires
 #   go_tool_cache_dir <name>                     ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/<name>
-#   go_tool_exit_if_cached <result> <binary>...  unless --force: every binary there -> print, exit 0
-#   go_tool_find_go <Go version> <alternative>   $GO (default "go") or exit 1 saying what to do
-#   go_tool_environment [GOFLAGS...]             GOTOOLCHAIN=local, CGO_ENABLED=0, GOFLAGS, -p
-#   go_tool_lock <dir> <result> <binary>...      one build per cache dir; exit 0 if the other
-#                                                process built it meanwhile
+#   go_tool_cached_or_lock <dir> <result> <without Go> <hint> <GOFLAGS> <check> [args...]
+#                                                the cache, else Go and <dir>'s build lock: below
+#   go_tool_fail <reason>                        logs <reason>, exits 1 (a <without Go> handler)
 #   go_tool_elapsed                              "1m05s" since the lock was taken
 #   go_tool_count_deps <module dir> <package>    how many packages the build may compile
 #   go_tool_find_archive <archive name>         sets $tools_archive to the archive's path, or to ""
@@ -158,22 +156,9 @@ go_tool_have() {
   for binary in "$@"; do [[ -x "$binary" ]] || return 1; done
 }
 
-go_tool_exit_if_cached() {
-  local result="$1"
-  shift
-  if [[ $force == 0 ]] && go_tool_have "$@"; then
-    log "cached: $result"
-    echo "$result"
-    exit 0
-  fi
-}
-
-go_tool_find_go() {
-  GO="${GO:-go}"
-  if ! command -v "$GO" >/dev/null; then
-    log "'$GO' not found: install Go $1 or newer, or $2"
-    exit 1
-  fi
+go_tool_fail() {
+  log "$1"
+  exit 1
 }
 
 go_tool_environment() {
@@ -198,10 +183,25 @@ go_tool_with_heartbeat() {
   return "$status"
 }
 
-go_tool_lock() {
-  local dir="$1" result="$2"
-  shift 2
-  go_tool_lock_then "$dir" "$result" go_tool_have "$@"
+# go_tool_cached_or_lock <dir> <result> <without Go> <hint> <GOFLAGS> <check> [args...]: every
+# build's way in. Unless --force, `<check> [args...]` (go_tool_have <binaries>, or the script's own
+# test with its source stamps) succeeding means the cache holds the build: print <result>, exit 0.
+# Else $GO (default "go") must be there, or `<without Go> "'go' not found: <hint>"` runs
+# (go_tool_fail, or the script's own go_tool_unavailable wrapper); then the Go environment
+# (go_tool_environment <GOFLAGS>) and <dir>'s build lock, under which the check runs again.
+go_tool_cached_or_lock() {
+  local dir="$1" result="$2" without_go="$3" hint="$4" goflags="$5"
+  shift 5
+  if [[ $force == 0 ]] && "$@"; then
+    log "cached: $result"
+    echo "$result"
+    exit 0
+  fi
+  GO="${GO:-go}"
+  if ! command -v "$GO" >/dev/null; then "$without_go" "'$GO' not found: $hint"; fi
+  # shellcheck disable=SC2086 # GOFLAGS words, as go_tool_environment takes them
+  go_tool_environment $goflags
+  go_tool_lock_then "$dir" "$result" "$@"
 }
 
 # Takes <dir>'s build lock (waiting, with a heartbeat, while another build holds it), then, unless

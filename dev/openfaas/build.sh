@@ -56,19 +56,8 @@ render_src="$here/render"
 stamp="$out_dir/render.sha256"
 sources_sum() { cat "$render_src/handlers_sdewan.go" "$render_src/main.go" | sha256sum | cut -c1-64; }
 up_to_date() { go_tool_have "$bin" && [[ -f "$stamp" && "$(cat "$stamp")" == "$(sources_sum)" ]]; }
-if [[ $force == 0 ]] && up_to_date; then
-  log "cached: $bin"
-  echo "$bin"
-  exit 0
-fi
-
-GO="${GO:-go}"
-if ! command -v "$GO" >/dev/null; then
-  unavailable "'$GO' not found: install Go 1.26 or newer (faas-netes's go.mod), or set OPENFAAS_RENDER"
-fi
-go_tool_environment -mod=vendor
-# Locked, the check again: the renderer's sources stamp, which go_tool_lock's check does not know.
-go_tool_lock_then "$out_dir" "$bin" up_to_date
+go_tool_cached_or_lock "$out_dir" "$bin" unavailable \
+  "install Go 1.26 or newer (faas-netes's go.mod), or set OPENFAAS_RENDER" -mod=vendor up_to_date
 rm -f "$out_dir/UNAVAILABLE"
 
 src="$out_dir/src"

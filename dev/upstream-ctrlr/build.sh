@@ -46,29 +46,8 @@ if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
 
 manager="$out_dir/manager"
 have_all() { go_tool_have "$manager" && [[ -d "$out_dir/crds" ]]; }
-if [[ $force == 0 ]] && have_all; then
-  log "cached: $out_dir"
-  echo "$out_dir"
-  exit 0
-fi
-
-GO="${GO:-go}"
-if ! command -v "$GO" >/dev/null; then
-  unavailable "'$GO' not found: install Go 1.18 or newer (the controller's go.mod)"
-fi
-go_tool_environment -mod=readonly
-mkdir -p "$out_dir"
-exec 9>"$out_dir/.build.lock"
-if ! flock -n 9; then
-  log "another build holds $out_dir/.build.lock; waiting for it"
-  flock 9
-fi
-if [[ $force == 0 ]] && have_all; then
-  log "cached (built by another process): $out_dir"
-  echo "$out_dir"
-  exit 0
-fi
-go_tool_start=$SECONDS
+go_tool_cached_or_lock "$out_dir" "$out_dir" unavailable \
+  "install Go 1.18 or newer (the controller's go.mod)" -mod=readonly have_all
 rm -f "$out_dir/UNAVAILABLE"
 
 work="$out_dir/src"
