@@ -266,30 +266,45 @@ function toResult<T>(
   return { ok: false, issues, message: new InvalidRuleSpecError(kind, issues).message };
 }
 
+/**
+ * `build`, run on the first call only. The derived schemas are built when first used: a
+ * function process serving one kind's CRs leaves the other kinds' unbuilt (issue 28 item 5).
+ */
+function once<T>(build: () => T): () => T {
+  let built: { readonly value: T } | undefined;
+  return () => (built ??= { value: build() }).value;
+}
+
 export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
   def: RuleKindDefinition<Spec>,
 ): RuleKindEntry {
   const singular = def.kind.toLowerCase();
   // The whole-spec cap (RULE_SPEC_MAX_BYTES) on top of the kind's own field limits.
-  const specSchema: z.ZodType<Spec> = def.specSchema.superRefine((spec, ctx) => {
-    const problem = specSizeProblem(spec);
-    if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
-  });
-  const crSchema = z.object({
-    apiVersion: z.literal(RULE_API_VERSION),
-    kind: z.literal(def.kind),
-    metadata: ruleMetadataSchema.superRefine((meta, ctx) => {
-      const problem = nameProblem(def.nameRule, meta.name);
-      if (problem !== null) ctx.addIssue({ code: "custom", path: ["name"], message: problem });
+  const specSchema = once((): z.ZodType<Spec> =>
+    def.specSchema.superRefine((spec, ctx) => {
+      const problem = specSizeProblem(spec);
+      if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
     }),
-    spec: specSchema,
-    status: ruleStatusSchema.optional(),
-  }) as unknown as z.ZodType<RuleCr>;
-  const replySchema = cnfReplySchema(def.cnf.shape);
+  );
+  const crSchema = once(
+    () =>
+      z.object({
+        apiVersion: z.literal(RULE_API_VERSION),
+        kind: z.literal(def.kind),
+        metadata: ruleMetadataSchema.superRefine((meta, ctx) => {
+          const problem = nameProblem(def.nameRule, meta.name);
+          if (problem !== null) ctx.addIssue({ code: "custom", path: ["name"], message: problem });
+        }),
+        spec: specSchema(),
+        status: ruleStatusSchema.optional(),
+      }) as unknown as z.ZodType<RuleCr>,
+  );
   const shape = def.cnf.shape;
+  const replySchema = once(() => cnfReplySchema(shape));
+  const listSchema = once(() => cnfListReplySchema(def.cnf.collection, shape));
 
   const specOrThrow = (spec: unknown): Spec => {
-    const parsed = specSchema.safeParse(spec, PARSE_OPTIONS);
+    const parsed = specSchema().safeParse(spec, PARSE_OPTIONS);
     if (parsed.success) return parsed.data;
     throw new InvalidRuleSpecError(def.kind, issuesFromZod(parsed.error, "spec"));
   };
@@ -303,19 +318,27 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
     shortNames: def.shortNames,
     finalizer: def.finalizer,
     description: def.description,
-    specSchema,
-    crSchema,
+    get specSchema() {
+      return specSchema();
+    },
+    get crSchema() {
+      return crSchema();
+    },
     cnf: { ...def.cnf, path: `sdewan/${def.cnf.module}/v1/${def.cnf.collection}` },
-    cnfObjectSchema: replySchema,
-    cnfListSchema: cnfListReplySchema(def.cnf.collection, shape),
+    get cnfObjectSchema() {
+      return replySchema();
+    },
+    get cnfListSchema() {
+      return listSchema();
+    },
     dependsOn: def.dependsOn,
     applyRank: def.applyRank,
     nameRule: def.nameRule,
     example: def.example,
     carriesKeys: def.secrets !== undefined,
     checkName: (name) => nameProblem(def.nameRule, name),
-    parseSpec: (spec) => toResult(specSchema.safeParse(spec, PARSE_OPTIONS), "spec", def.kind),
-    parseCr: (raw) => toResult(crSchema.safeParse(raw, PARSE_OPTIONS), "", def.kind),
+    parseSpec: (spec) => toResult(specSchema().safeParse(spec, PARSE_OPTIONS), "spec", def.kind),
+    parseCr: (raw) => toResult(crSchema().safeParse(raw, PARSE_OPTIONS), "", def.kind),
     references: (spec) => def.references(specOrThrow(spec)),
     networks: (spec) => (def.networks === undefined ? [] : def.networks(specOrThrow(spec))),
     secretValues: (spec) => {
