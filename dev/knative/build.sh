@@ -30,20 +30,8 @@ source "$here/../lib/go-tool.sh"
 go_tool_init knative
 go_tool_parse_args --print-path 2,22 "$@"
 
-unavailable() {
-  go_tool_unavailable "$out_dir" "$out_dir" "$1" \
-    "the Knative adapter and validator cannot be built here; their tests skip with this reason."
-}
-
-go_tool_find_archive knative-eventing-adapters-src.tar.xz
-if [[ -z "$tools_archive" ]]; then
-  out_dir="$(go_tool_cache_dir knative-eventing-no-source)"
-  if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
-  unavailable "$tools_missing"
-fi
-go_tool_source_commit commit "$tools_archive"
-out_dir="$(go_tool_cache_dir "knative-eventing-${commit:0:12}")"
-if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
+go_tool_from_archive knative-eventing-adapters-src.tar.xz knative-eventing "" \
+  "the Knative adapter and validator cannot be built here; their tests skip with this reason."
 
 adapter="$out_dir/apiserver_receive_adapter"
 mtping="$out_dir/mtping"
@@ -56,8 +44,8 @@ have_all() {
   go_tool_have "$mtping" || return 1
   [[ ! -f "$validator_src" ]] || { go_tool_have "$validator" && cmp -s "$validator_src" "$validator_stamp"; }
 }
-go_tool_cached_or_lock "$out_dir" "$out_dir" unavailable "install Go 1.25 or newer (kn-min/go.mod)" \
-  -mod=vendor have_all
+go_tool_cached_or_lock "$out_dir" "$out_dir" go_tool_archive_unavailable \
+  "install Go 1.25 or newer (kn-min/go.mod)" -mod=vendor have_all
 rm -f "$out_dir/UNAVAILABLE"
 
 src="$out_dir/kn-min"

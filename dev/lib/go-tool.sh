@@ -18,6 +18,10 @@
 #   go_tool_count_deps <module dir> <package>    how many packages the build may compile
 #   go_tool_find_archive <archive name>         sets $tools_archive to the archive's path, or to ""
 #                                                with $tools_missing saying where it looked
+#   go_tool_from_archive <archive name> <cache prefix> <result file> <what then>
+#                                                a build from a vendored archive: sets $commit,
+#                                                $out_dir and $tool_result (below)
+#   go_tool_archive_unavailable <reason>         go_tool_unavailable for that build
 #   go_tool_in_ci                                true when CI=true or CI=1 (.ci/run sets it)
 #   go_tool_unavailable <dir> <result> <reason> <what then>
 #                                                nothing can be built here: outside CI record the
@@ -106,6 +110,35 @@ go_tool_find_archive() {
     fi
   done
   tools_missing="$name not found in $repo/../shared/tools nor /work/shared/tools (set SDEWAN_TOOLS_DIR)"
+}
+
+# go_tool_from_archive <archive name> <cache prefix> <result file> <what then>: where a build from
+# a vendored archive goes. Sets $tools_archive, $commit (go_tool_source_commit), $out_dir
+# (<cache>/<prefix>-<commit, 12 hex>) and $tool_result (<out_dir>/<result file>, or <out_dir> when
+# the file is ""); with the print option, prints $tool_result and exits 0. No archive: the
+# <prefix>-no-source directory and go_tool_archive_unavailable, which says <what then>.
+go_tool_from_archive() {
+  local archive="$1" prefix="$2" file="$3"
+  go_tool_unavailable_then="$4"
+  go_tool_find_archive "$archive"
+  if [[ -z "$tools_archive" ]]; then
+    go_tool_result_paths "$prefix-no-source" "$file"
+    go_tool_archive_unavailable "$tools_missing"
+  fi
+  go_tool_source_commit commit "$tools_archive"
+  go_tool_result_paths "$prefix-${commit:0:12}" "$file"
+}
+
+go_tool_result_paths() {
+  out_dir="$(go_tool_cache_dir "$1")"
+  tool_result="$out_dir${2:+/$2}"
+  if [[ $print_only == 1 ]]; then echo "$tool_result"; exit 0; fi
+}
+
+# go_tool_archive_unavailable <reason>: go_tool_unavailable for the build go_tool_from_archive set
+# up (also the <without Go> handler of its go_tool_cached_or_lock).
+go_tool_archive_unavailable() {
+  go_tool_unavailable "$out_dir" "$tool_result" "$1" "$go_tool_unavailable_then"
 }
 
 # The same test as test/support/in-ci.ts: CI=true (set by .ci/run) or CI=1.
