@@ -224,7 +224,8 @@ export interface RuleKindDefinition<Spec extends Readonly<Record<string, unknown
   readonly shortNames: readonly string[];
   readonly finalizer: string;
   readonly description: string;
-  readonly specSchema: z.ZodType<Spec>;
+  /** Builds the spec's schema; called once, when the kind is first used. */
+  readonly specSchema: () => z.ZodType<Spec>;
   readonly cnf: Omit<CnfCollection, "path">;
   readonly dependsOn: readonly RuleKindName[];
   readonly applyRank: number;
@@ -267,8 +268,8 @@ function toResult<T>(
 }
 
 /**
- * `build`, run on the first call only. The derived schemas are built when first used: a
- * function process serving one kind's CRs leaves the other kinds' unbuilt (issue 28 item 5).
+ * `build`, run on the first call only. A kind's schemas are built when first used: a function
+ * process serving one kind's CRs leaves the other kinds' unbuilt (issue 28 item 5).
  */
 function once<T>(build: () => T): () => T {
   let built: { readonly value: T } | undefined;
@@ -279,9 +280,10 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
   def: RuleKindDefinition<Spec>,
 ): RuleKindEntry {
   const singular = def.kind.toLowerCase();
+  const rawSpecSchema = once(def.specSchema);
   // The whole-spec cap (RULE_SPEC_MAX_BYTES) on top of the kind's own field limits.
   const specSchema = once((): z.ZodType<Spec> =>
-    def.specSchema.superRefine((spec, ctx) => {
+    rawSpecSchema().superRefine((spec, ctx) => {
       const problem = specSizeProblem(spec);
       if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
     }),
@@ -343,7 +345,7 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
     networks: (spec) => (def.networks === undefined ? [] : def.networks(specOrThrow(spec))),
     secretValues: (spec) => {
       if (def.secrets === undefined) return [];
-      const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
+      const parsed = rawSpecSchema().safeParse(spec, PARSE_OPTIONS);
       if (!parsed.success) {
         // A spec stored before a rule tightened may still be on the CNF: its plain keys count.
         const raw = (typeof spec === "object" && spec !== null ? spec : {}) as Record<
@@ -360,7 +362,7 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
     secretRefs: (spec) => {
       // Most kinds have none: no parse for them (a resync asks this of every rule).
       if (def.secretRefFields === undefined) return [];
-      const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
+      const parsed = rawSpecSchema().safeParse(spec, PARSE_OPTIONS);
       if (!parsed.success) return [];
       const data = parsed.data as Readonly<Record<string, unknown>>;
       return Object.entries(def.secretRefFields ?? {}).flatMap(([refField, field]) => {
@@ -371,12 +373,12 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
     uniqueNameScope: def.cnfUniqueNames === undefined ? null : def.cnf.module,
     cnfUniqueNames: (spec) => {
       if (def.cnfUniqueNames === undefined) return [];
-      const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
+      const parsed = rawSpecSchema().safeParse(spec, PARSE_OPTIONS);
       return parsed.success ? [...def.cnfUniqueNames(parsed.data)] : [];
     },
     plainSecretFields: (spec) => {
       if (def.secretRefFields === undefined) return [];
-      const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
+      const parsed = rawSpecSchema().safeParse(spec, PARSE_OPTIONS);
       if (!parsed.success) return [];
       const data = parsed.data as Readonly<Record<string, unknown>>;
       return Object.entries(def.secretRefFields ?? {})
