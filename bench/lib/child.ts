@@ -9,6 +9,7 @@ import { createWriteStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -149,4 +150,18 @@ export async function spawnFunctionServer(options: SpawnOptions): Promise<Functi
       return how;
     },
   };
+}
+
+/** Polls `url` every 100 ms until it answers 200 (a server's /_/ready); `what` names it in the error. */
+export async function waitReady(url: string, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await fetch(url).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${what} not ready after ${timeoutMs} ms`);
+    await delay(100);
+  }
 }

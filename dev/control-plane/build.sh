@@ -59,12 +59,9 @@ kube_minor="${BASH_REMATCH[1]}"
 out_dir="$(go_tool_cache_dir "kube-$kube_version-etcd-$etcd_version")"
 if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
 binaries=("$out_dir/kube-apiserver" "$out_dir/etcd")
-go_tool_exit_if_cached "$out_dir" "${binaries[@]}"
-
-go_tool_find_go 1.26 "point KUBEBUILDER_ASSETS at envtest binaries"
-go_tool_environment -mod=readonly
-go_tool_lock "$out_dir" "$out_dir" "${binaries[@]}"
-
+go_tool_cached_or_lock "$out_dir" "$out_dir" go_tool_fail \
+  "install Go 1.26 or newer, or point KUBEBUILDER_ASSETS at envtest binaries" -mod=readonly \
+  go_tool_have "${binaries[@]}"
 
 go_tool_build_step etcd "$etcd_mod" go.etcd.io/etcd/server/v3 "$out_dir/etcd" "-s -w"
 go_tool_build_step kube-apiserver "$kube_mod" k8s.io/kubernetes/cmd/kube-apiserver "$out_dir/kube-apiserver" \

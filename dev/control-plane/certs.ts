@@ -60,13 +60,19 @@ async function openssl(args: readonly string[]): Promise<void> {
 
 const ecKey = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
 
-export async function createCertificateAuthority(
+/**
+ * `openssl req -x509` with a fresh P-256 key into `<dir>/<name>.key` and a two-day certificate
+ * into `<dir>/<name>.crt`; `extra` adds the signer (-CA/-CAkey) and extensions.
+ */
+async function newKeyAndCertificate(
   dir: string,
-  commonName: string,
-): Promise<CertificateAuthority> {
+  name: string,
+  subj: string,
+  extra: readonly string[],
+): Promise<{ certPath: string; keyPath: string }> {
   const config = await minimalConfig(dir);
-  const certPath = path.join(dir, "ca.crt");
-  const keyPath = path.join(dir, "ca.key");
+  const certPath = path.join(dir, `${name}.crt`);
+  const keyPath = path.join(dir, `${name}.key`);
   await openssl([
     "req",
     "-config",
@@ -80,7 +86,17 @@ export async function createCertificateAuthority(
     "-days",
     "2",
     "-subj",
-    subject(commonName),
+    subj,
+    ...extra,
+  ]);
+  return { certPath, keyPath };
+}
+
+export async function createCertificateAuthority(
+  dir: string,
+  commonName: string,
+): Promise<CertificateAuthority> {
+  const { certPath, keyPath } = await newKeyAndCertificate(dir, "ca", subject(commonName), [
     "-addext",
     "basicConstraints=critical,CA:TRUE",
     "-addext",
@@ -94,9 +110,6 @@ export async function issueCertificate(
   dir: string,
   request: CertificateRequest,
 ): Promise<IssuedCertificate> {
-  const config = await minimalConfig(dir);
-  const certPath = path.join(dir, `${request.name}.crt`);
-  const keyPath = path.join(dir, `${request.name}.key`);
   const sans = [
     ...(request.ips ?? []).map((ip) => `IP:${ip}`),
     ...(request.dnsNames ?? []).map((d) => `DNS:${d}`),
@@ -107,26 +120,12 @@ export async function issueCertificate(
     "keyUsage=critical,digitalSignature,keyEncipherment",
     ...(sans.length > 0 ? [`subjectAltName=${sans.join(",")}`] : []),
   ];
-  await openssl([
-    "req",
-    "-config",
-    config,
-    "-x509",
-    ...ecKey,
-    "-keyout",
-    keyPath,
-    "-out",
-    certPath,
-    "-days",
-    "2",
-    "-subj",
+  const { certPath, keyPath } = await newKeyAndCertificate(
+    dir,
+    request.name,
     subject(request.commonName, request.organizations),
-    "-CA",
-    ca.certPath,
-    "-CAkey",
-    ca.keyPath,
-    ...extensions.flatMap((e) => ["-addext", e]),
-  ]);
+    ["-CA", ca.certPath, "-CAkey", ca.keyPath, ...extensions.flatMap((e) => ["-addext", e])],
+  );
   const [certPem, keyPem] = await Promise.all([
     readFile(certPath, "utf8"),
     readFile(keyPath, "utf8"),

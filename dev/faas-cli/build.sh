@@ -24,30 +24,11 @@ go_tool_init faas-cli
 go_tool_parse_args --print-path 2,16 "$@"
 go_tool_use_env_binary FAAS_CLI
 
-unavailable() {
-  go_tool_unavailable "$out_dir" "$bin" "$1" \
-    "faas-cli cannot be built on this machine; its checks skip with this reason. Point FAAS_CLI at a faas-cli binary to run them."
-}
-
-go_tool_find_archive faas-cli-src.tar.xz
-if [[ -z "$tools_archive" ]]; then
-  out_dir="$(go_tool_cache_dir faas-cli-no-source)"
-  bin="$out_dir/faas-cli"
-  if [[ $print_only == 1 ]]; then echo "$bin"; exit 0; fi
-  unavailable "$tools_missing"
-fi
-go_tool_source_commit commit "$tools_archive"
-out_dir="$(go_tool_cache_dir "faas-cli-${commit:0:12}")"
-bin="$out_dir/faas-cli"
-if [[ $print_only == 1 ]]; then echo "$bin"; exit 0; fi
-go_tool_exit_if_cached "$bin" "$bin"
-
-GO="${GO:-go}"
-if ! command -v "$GO" >/dev/null; then
-  unavailable "'$GO' not found: install Go 1.24 or newer (faas-cli's go.mod), or set FAAS_CLI"
-fi
-go_tool_environment -mod=vendor
-go_tool_lock "$out_dir" "$bin" "$bin"
+go_tool_from_archive faas-cli-src.tar.xz faas-cli faas-cli \
+  "faas-cli cannot be built on this machine; its checks skip with this reason. Point FAAS_CLI at a faas-cli binary to run them."
+bin="$tool_result"
+go_tool_cached_or_lock "$out_dir" "$bin" go_tool_archive_unavailable \
+  "install Go 1.24 or newer (faas-cli's go.mod), or set FAAS_CLI" -mod=vendor go_tool_have "$bin"
 rm -f "$out_dir/UNAVAILABLE"
 
 work="$out_dir/src"

@@ -44,24 +44,14 @@ commands=(
   event_display:./cmd/event_display
 )
 
-go_tool_find_archive knative-eventing-src.tar.xz
-if [[ -z "$tools_archive" ]]; then
-  out_dir="$(go_tool_cache_dir knative-eventing-core-no-source)"
-  if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
-  go_tool_unavailable "$out_dir" "$out_dir" "$tools_missing" \
-    "Knative Eventing's core cannot be built here; the tests that install it skip with this reason."
-fi
-go_tool_source_commit commit "$tools_archive"
-out_dir="$(go_tool_cache_dir "knative-eventing-core-${commit:0:12}")"
-if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
+go_tool_from_archive knative-eventing-src.tar.xz knative-eventing-core "" \
+  "Knative Eventing's core cannot be built here; the tests that install it skip with this reason."
 
 binaries=()
 for entry in "${commands[@]}"; do binaries+=("$out_dir/bin/${entry%%:*}"); done
-go_tool_exit_if_cached "$out_dir" "${binaries[@]}"
-go_tool_find_go 1.25 "set GO to a Go binary"
-go_tool_environment -mod=vendor
 export GOPROXY=off
-go_tool_lock "$out_dir" "$out_dir" "${binaries[@]}"
+go_tool_cached_or_lock "$out_dir" "$out_dir" go_tool_fail \
+  "install Go 1.25 or newer, or set GO to a Go binary" -mod=vendor go_tool_have "${binaries[@]}"
 rm -f "$out_dir/UNAVAILABLE"
 
 src="$out_dir/knative-eventing"

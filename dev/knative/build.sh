@@ -30,20 +30,8 @@ source "$here/../lib/go-tool.sh"
 go_tool_init knative
 go_tool_parse_args --print-path 2,22 "$@"
 
-unavailable() {
-  go_tool_unavailable "$out_dir" "$out_dir" "$1" \
-    "the Knative adapter and validator cannot be built here; their tests skip with this reason."
-}
-
-go_tool_find_archive knative-eventing-adapters-src.tar.xz
-if [[ -z "$tools_archive" ]]; then
-  out_dir="$(go_tool_cache_dir knative-eventing-no-source)"
-  if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
-  unavailable "$tools_missing"
-fi
-go_tool_source_commit commit "$tools_archive"
-out_dir="$(go_tool_cache_dir "knative-eventing-${commit:0:12}")"
-if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
+go_tool_from_archive knative-eventing-adapters-src.tar.xz knative-eventing "" \
+  "the Knative adapter and validator cannot be built here; their tests skip with this reason."
 
 adapter="$out_dir/apiserver_receive_adapter"
 mtping="$out_dir/mtping"
@@ -56,19 +44,8 @@ have_all() {
   go_tool_have "$mtping" || return 1
   [[ ! -f "$validator_src" ]] || { go_tool_have "$validator" && cmp -s "$validator_src" "$validator_stamp"; }
 }
-if [[ $force == 0 ]] && have_all; then
-  log "cached: $out_dir"
-  echo "$out_dir"
-  exit 0
-fi
-
-GO="${GO:-go}"
-if ! command -v "$GO" >/dev/null; then
-  unavailable "'$GO' not found: install Go 1.25 or newer (kn-min/go.mod)"
-fi
-go_tool_environment -mod=vendor
-# Locked, the check again: the validator's source stamp, which go_tool_lock's check does not know.
-go_tool_lock_then "$out_dir" "$out_dir" have_all
+go_tool_cached_or_lock "$out_dir" "$out_dir" go_tool_archive_unavailable \
+  "install Go 1.25 or newer (kn-min/go.mod)" -mod=vendor have_all
 rm -f "$out_dir/UNAVAILABLE"
 
 src="$out_dir/kn-min"
@@ -78,23 +55,19 @@ if [[ $force == 1 || ! -f "$src/go.mod" ]]; then
 fi
 still_compiling() { log "still compiling ($(go_tool_elapsed) elapsed)"; }
 
-if [[ $force == 1 ]] || ! go_tool_have "$adapter"; then
-  total="$(go_tool_count_deps "$src" ./cmd/apiserver_receive_adapter)"
-  log "apiserver_receive_adapter: compiling up to $total packages ($(go_tool_elapsed) elapsed)"
-  if ! go_tool_build "$src" ./cmd/apiserver_receive_adapter "$adapter" "-s -w" still_compiling; then
-    log "go build failed. To see why: cd $src && GOFLAGS=-mod=vendor GOTOOLCHAIN=local go build ./cmd/apiserver_receive_adapter"
+# build <output> <package>: unless built already (and no --force)
+build() {
+  if [[ $force == 0 ]] && go_tool_have "$1"; then return; fi
+  local total
+  total="$(go_tool_count_deps "$src" "$2")"
+  log "$(basename "$1"): compiling up to $total packages ($(go_tool_elapsed) elapsed)"
+  if ! go_tool_build "$src" "$2" "$1" "-s -w" still_compiling; then
+    log "go build failed. To see why: cd $src && GOFLAGS=-mod=vendor GOTOOLCHAIN=local go build $2"
     exit 1
   fi
-fi
-
-if [[ $force == 1 ]] || ! go_tool_have "$mtping"; then
-  total="$(go_tool_count_deps "$src" ./cmd/mtping)"
-  log "mtping: compiling up to $total packages ($(go_tool_elapsed) elapsed)"
-  if ! go_tool_build "$src" ./cmd/mtping "$mtping" "-s -w" still_compiling; then
-    log "go build failed. To see why: cd $src && GOFLAGS=-mod=vendor GOTOOLCHAIN=local go build ./cmd/mtping"
-    exit 1
-  fi
-fi
+}
+build "$adapter" ./cmd/apiserver_receive_adapter
+build "$mtping" ./cmd/mtping
 
 if [[ -f "$validator_src" ]] &&
   { [[ $force == 1 ]] || ! go_tool_have "$validator" || ! cmp -s "$validator_src" "$validator_stamp"; }; then

@@ -23,11 +23,8 @@ go_mod_require version "$mod/go.mod" sigs.k8s.io/kustomize/kustomize/v5 kustomiz
 out_dir="$(go_tool_cache_dir "kustomize-$version")"
 bin="$out_dir/kustomize"
 if [[ $print_only == 1 ]]; then echo "$bin"; exit 0; fi
-go_tool_exit_if_cached "$bin" "$bin"
-
-go_tool_find_go 1.24 "set KUSTOMIZE"
-go_tool_environment -mod=readonly
-go_tool_lock "$out_dir" "$bin" "$bin"
+go_tool_cached_or_lock "$out_dir" "$bin" go_tool_fail "install Go 1.24 or newer, or set KUSTOMIZE" \
+  -mod=readonly go_tool_have "$bin"
 
 log "kustomize $version: downloading modules and compiling ($(go_tool_elapsed) elapsed)"
 still_building() { log "still building ($(go_tool_elapsed) elapsed)"; }

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# The steps every Go-tool bootstrap shares, sourced by dev/control-plane/build.sh, dev/node/build.sh,
-# dev/faas-cli/build.sh, dev/knative/build.sh, dev/kustomize/build.sh and
-# dev/upstream-ctrlr/build.sh. Each script keeps its own interface (options,
+# The steps every Go-tool bootstrap shares, sourced by each dev/*/build*.sh that builds with Go
+# (control-plane, node, faas-cli, knative, kustomize, openfaas, upstream-ctrlr, netpol-oracle).
+# Each script keeps its own interface (options,
 # environment overrides, cache directory, what it prints, why it may skip); this file is how:
 #
 #   go_tool_init <label>                         log lines start "[<label> build]"
@@ -11,15 +11,17 @@
 #   go_tool_use_env_binary <VAR>                 $VAR names a binary: check it, print it, exit 0
 #   go_mod_require <var> <go.mod> <module> <what>   sets <var> to the version go.mod requires
 #   go_tool_cache_dir <name>                     ${XDG_CACHE_HOME:-~/.cache}/sdewan-functions/<name>
-#   go_tool_exit_if_cached <result> <binary>...  unless --force: every binary there -> print, exit 0
-#   go_tool_find_go <Go version> <alternative>   $GO (default "go") or exit 1 saying what to do
-#   go_tool_environment [GOFLAGS...]             GOTOOLCHAIN=local, CGO_ENABLED=0, GOFLAGS, -p
-#   go_tool_lock <dir> <result> <binary>...      one build per cache dir; exit 0 if the other
-#                                                process built it meanwhile
+#   go_tool_cached_or_lock <dir> <result> <without Go> <hint> <GOFLAGS> <check> [args...]
+#                                                the cache, else Go and <dir>'s build lock: below
+#   go_tool_fail <reason>                        logs <reason>, exits 1 (a <without Go> handler)
 #   go_tool_elapsed                              "1m05s" since the lock was taken
 #   go_tool_count_deps <module dir> <package>    how many packages the build may compile
 #   go_tool_find_archive <archive name>         sets $tools_archive to the archive's path, or to ""
 #                                                with $tools_missing saying where it looked
+#   go_tool_from_archive <archive name> <cache prefix> <result file> <what then>
+#                                                a build from a vendored archive: sets $commit,
+#                                                $out_dir and $tool_result (below)
+#   go_tool_archive_unavailable <reason>         go_tool_unavailable for that build
 #   go_tool_in_ci                                true when CI=true or CI=1 (.ci/run sets it)
 #   go_tool_unavailable <dir> <result> <reason> <what then>
 #                                                nothing can be built here: outside CI record the
@@ -110,6 +112,35 @@ go_tool_find_archive() {
   tools_missing="$name not found in $repo/../shared/tools nor /work/shared/tools (set SDEWAN_TOOLS_DIR)"
 }
 
+# go_tool_from_archive <archive name> <cache prefix> <result file> <what then>: where a build from
+# a vendored archive goes. Sets $tools_archive, $commit (go_tool_source_commit), $out_dir
+# (<cache>/<prefix>-<commit, 12 hex>) and $tool_result (<out_dir>/<result file>, or <out_dir> when
+# the file is ""); with the print option, prints $tool_result and exits 0. No archive: the
+# <prefix>-no-source directory and go_tool_archive_unavailable, which says <what then>.
+go_tool_from_archive() {
+  local archive="$1" prefix="$2" file="$3"
+  go_tool_unavailable_then="$4"
+  go_tool_find_archive "$archive"
+  if [[ -z "$tools_archive" ]]; then
+    go_tool_result_paths "$prefix-no-source" "$file"
+    go_tool_archive_unavailable "$tools_missing"
+  fi
+  go_tool_source_commit commit "$tools_archive"
+  go_tool_result_paths "$prefix-${commit:0:12}" "$file"
+}
+
+go_tool_result_paths() {
+  out_dir="$(go_tool_cache_dir "$1")"
+  tool_result="$out_dir${2:+/$2}"
+  if [[ $print_only == 1 ]]; then echo "$tool_result"; exit 0; fi
+}
+
+# go_tool_archive_unavailable <reason>: go_tool_unavailable for the build go_tool_from_archive set
+# up (also the <without Go> handler of its go_tool_cached_or_lock).
+go_tool_archive_unavailable() {
+  go_tool_unavailable "$out_dir" "$tool_result" "$1" "$go_tool_unavailable_then"
+}
+
 # The same test as test/support/in-ci.ts: CI=true (set by .ci/run) or CI=1.
 go_tool_in_ci() {
   [[ "${CI:-}" == true || "${CI:-}" == 1 ]]
@@ -158,22 +189,9 @@ go_tool_have() {
   for binary in "$@"; do [[ -x "$binary" ]] || return 1; done
 }
 
-go_tool_exit_if_cached() {
-  local result="$1"
-  shift
-  if [[ $force == 0 ]] && go_tool_have "$@"; then
-    log "cached: $result"
-    echo "$result"
-    exit 0
-  fi
-}
-
-go_tool_find_go() {
-  GO="${GO:-go}"
-  if ! command -v "$GO" >/dev/null; then
-    log "'$GO' not found: install Go $1 or newer, or $2"
-    exit 1
-  fi
+go_tool_fail() {
+  log "$1"
+  exit 1
 }
 
 go_tool_environment() {
@@ -198,10 +216,25 @@ go_tool_with_heartbeat() {
   return "$status"
 }
 
-go_tool_lock() {
-  local dir="$1" result="$2"
-  shift 2
-  go_tool_lock_then "$dir" "$result" go_tool_have "$@"
+# go_tool_cached_or_lock <dir> <result> <without Go> <hint> <GOFLAGS> <check> [args...]: every
+# build's way in. Unless --force, `<check> [args...]` (go_tool_have <binaries>, or the script's own
+# test with its source stamps) succeeding means the cache holds the build: print <result>, exit 0.
+# Else $GO (default "go") must be there, or `<without Go> "'go' not found: <hint>"` runs
+# (go_tool_fail, or the script's own go_tool_unavailable wrapper); then the Go environment
+# (go_tool_environment <GOFLAGS>) and <dir>'s build lock, under which the check runs again.
+go_tool_cached_or_lock() {
+  local dir="$1" result="$2" without_go="$3" hint="$4" goflags="$5"
+  shift 5
+  if [[ $force == 0 ]] && "$@"; then
+    log "cached: $result"
+    echo "$result"
+    exit 0
+  fi
+  GO="${GO:-go}"
+  if ! command -v "$GO" >/dev/null; then "$without_go" "'$GO' not found: $hint"; fi
+  # shellcheck disable=SC2086 # GOFLAGS words, as go_tool_environment takes them
+  go_tool_environment $goflags
+  go_tool_lock_then "$dir" "$result" "$@"
 }
 
 # Takes <dir>'s build lock (waiting, with a heartbeat, while another build holds it), then, unless

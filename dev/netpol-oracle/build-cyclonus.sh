@@ -14,49 +14,27 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-force=0
-print_path=0
-for arg in "$@"; do
-  case "$arg" in
-    --force) force=1 ;;
-    --print-path) print_path=1 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "build-cyclonus.sh: unknown argument: $arg" >&2; exit 2 ;;
-  esac
-done
-
-log() { printf '[cyclonus build] %s\n' "$*" >&2; }
-
-if [[ -n "${NETPOL_CYCLONUS:-}" ]]; then
-  if [[ ! -x "$NETPOL_CYCLONUS" ]]; then log "NETPOL_CYCLONUS=$NETPOL_CYCLONUS is not executable"; exit 1; fi
-  echo "$NETPOL_CYCLONUS"
-  exit 0
-fi
+# shellcheck source=../lib/go-tool.sh
+source "$here/../lib/go-tool.sh"
+go_tool_init cyclonus
+go_tool_parse_args --print-path 2,13 "$@"
+go_tool_use_env_binary NETPOL_CYCLONUS
 
 mod="$here/cyclonus"
-version="$(awk '$1 == "github.com/mattfenwick/cyclonus" { print $2 }' "$mod/go.mod")"
-if [[ -z "$version" ]]; then log "cannot read the cyclonus version from $mod/go.mod"; exit 1; fi
+go_mod_require version "$mod/go.mod" github.com/mattfenwick/cyclonus cyclonus
 source_hash="$(cat "$mod/go.mod" "$mod/go.sum" "$mod"/*.go | sha256sum | cut -c1-12)"
-out_dir="${XDG_CACHE_HOME:-$HOME/.cache}/sdewan-functions/netpol-cyclonus-$version-$source_hash"
+out_dir="$(go_tool_cache_dir "netpol-cyclonus-$version-$source_hash")"
 bin="$out_dir/netpol-cyclonus"
 command_bin="$out_dir/cyclonus"
-if [[ $print_path == 1 ]]; then echo "$bin"; exit 0; fi
-if [[ $force == 0 && -x "$bin" && -x "$command_bin" ]]; then log "cached: $bin"; echo "$bin"; exit 0; fi
-
-GO="${GO:-go}"
-if ! command -v "$GO" >/dev/null; then log "'$GO' not found: install Go 1.22 or newer, or set NETPOL_CYCLONUS"; exit 1; fi
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=readonly -buildvcs=false"
-
-mkdir -p "$out_dir"
-exec 9>"$out_dir/.build.lock"
-flock 9
-if [[ $force == 0 && -x "$bin" && -x "$command_bin" ]]; then log "cached (built by another process): $bin"; echo "$bin"; exit 0; fi
+if [[ $print_only == 1 ]]; then echo "$bin"; exit 0; fi
+go_tool_cached_or_lock "$out_dir" "$bin" go_tool_fail "install Go 1.22 or newer, or set NETPOL_CYCLONUS" \
+  -mod=readonly go_tool_have "$bin" "$command_bin"
 
 log "cyclonus $version: downloading modules and compiling"
-(cd "$mod" && "$GO" build -p "${GO_BUILD_PARALLEL:-2}" -trimpath -ldflags "-s -w" -o "$bin.tmp" .)
+(cd "$mod" && "$GO" build -p "$go_tool_parallel" -trimpath -ldflags "-s -w" -o "$bin.tmp" .)
 mv "$bin.tmp" "$bin"
 log "cyclonus $version: the cyclonus command"
-(cd "$mod" && "$GO" build -p "${GO_BUILD_PARALLEL:-2}" -trimpath -ldflags "-s -w" -o "$command_bin.tmp" github.com/mattfenwick/cyclonus/cmd/cyclonus)
+(cd "$mod" && "$GO" build -p "$go_tool_parallel" -trimpath -ldflags "-s -w" -o "$command_bin.tmp" github.com/mattfenwick/cyclonus/cmd/cyclonus)
 mv "$command_bin.tmp" "$command_bin"
 log "built: $bin, $command_bin"
 echo "$bin"

@@ -35,11 +35,8 @@ if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
 kube_commands=(kubelet kube-proxy kube-scheduler kube-controller-manager kubectl)
 binaries=()
 for c in "${kube_commands[@]}" agnhost coredns registry crane; do binaries+=("$out_dir/$c"); done
-go_tool_exit_if_cached "$out_dir" "${binaries[@]}"
-
-go_tool_find_go 1.26 "install Go 1.26 or newer"
-go_tool_environment -mod=readonly
-go_tool_lock "$out_dir" "$out_dir" "${binaries[@]}"
+go_tool_cached_or_lock "$out_dir" "$out_dir" go_tool_fail "install Go 1.26 or newer" -mod=readonly \
+  go_tool_have "${binaries[@]}"
 
 # build <label> <module dir> <package> <ldflags>: skips what an interrupted run already built
 build() {

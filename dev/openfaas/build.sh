@@ -34,41 +34,17 @@ go_tool_init openfaas
 go_tool_parse_args --print-path 2,27 "$@"
 go_tool_use_env_binary OPENFAAS_RENDER
 
-unavailable() {
-  go_tool_unavailable "$out_dir" "$bin" "$1" \
-    "the OpenFaaS CE renderer cannot be built here; its tests skip with this reason. Point OPENFAAS_RENDER at a built renderer to run them."
-}
-
-go_tool_find_archive openfaas-ce-src.tar.xz
-if [[ -z "$tools_archive" ]]; then
-  out_dir="$(go_tool_cache_dir openfaas-ce-no-source)"
-  bin="$out_dir/sdewan-openfaas-render"
-  if [[ $print_only == 1 ]]; then echo "$bin"; exit 0; fi
-  unavailable "$tools_missing"
-fi
-go_tool_source_commit commit "$tools_archive"
-out_dir="$(go_tool_cache_dir "openfaas-ce-${commit:0:12}")"
-bin="$out_dir/sdewan-openfaas-render"
-if [[ $print_only == 1 ]]; then echo "$bin"; exit 0; fi
+go_tool_from_archive openfaas-ce-src.tar.xz openfaas-ce sdewan-openfaas-render \
+  "the OpenFaaS CE renderer cannot be built here; its tests skip with this reason. Point OPENFAAS_RENDER at a built renderer to run them."
+bin="$tool_result"
 
 # The renderer's sources as last built: a change to them rebuilds it.
 render_src="$here/render"
 stamp="$out_dir/render.sha256"
 sources_sum() { cat "$render_src/handlers_sdewan.go" "$render_src/main.go" | sha256sum | cut -c1-64; }
 up_to_date() { go_tool_have "$bin" && [[ -f "$stamp" && "$(cat "$stamp")" == "$(sources_sum)" ]]; }
-if [[ $force == 0 ]] && up_to_date; then
-  log "cached: $bin"
-  echo "$bin"
-  exit 0
-fi
-
-GO="${GO:-go}"
-if ! command -v "$GO" >/dev/null; then
-  unavailable "'$GO' not found: install Go 1.26 or newer (faas-netes's go.mod), or set OPENFAAS_RENDER"
-fi
-go_tool_environment -mod=vendor
-# Locked, the check again: the renderer's sources stamp, which go_tool_lock's check does not know.
-go_tool_lock_then "$out_dir" "$bin" up_to_date
+go_tool_cached_or_lock "$out_dir" "$bin" go_tool_archive_unavailable \
+  "install Go 1.26 or newer (faas-netes's go.mod), or set OPENFAAS_RENDER" -mod=vendor up_to_date
 rm -f "$out_dir/UNAVAILABLE"
 
 src="$out_dir/src"

@@ -29,46 +29,13 @@ source "$here/../lib/go-tool.sh"
 go_tool_init upstream-ctrlr
 go_tool_parse_args --print-path 2,22 "$@"
 
-unavailable() {
-  go_tool_unavailable "$out_dir" "$out_dir" "$1" \
-    "the upstream controller cannot be built here; the bench's upstream rows say this reason."
-}
-
-go_tool_find_archive sdewan-upstream-crd-ctrlr-src.tar.xz
-if [[ -z "$tools_archive" ]]; then
-  out_dir="$(go_tool_cache_dir sdewan-upstream-crd-ctrlr-no-source)"
-  if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
-  unavailable "$tools_missing"
-fi
-go_tool_source_commit commit "$tools_archive"
-out_dir="$(go_tool_cache_dir "sdewan-upstream-crd-ctrlr-${commit:0:12}")"
-if [[ $print_only == 1 ]]; then echo "$out_dir"; exit 0; fi
+go_tool_from_archive sdewan-upstream-crd-ctrlr-src.tar.xz sdewan-upstream-crd-ctrlr "" \
+  "the upstream controller cannot be built here; the bench's upstream rows say this reason."
 
 manager="$out_dir/manager"
 have_all() { go_tool_have "$manager" && [[ -d "$out_dir/crds" ]]; }
-if [[ $force == 0 ]] && have_all; then
-  log "cached: $out_dir"
-  echo "$out_dir"
-  exit 0
-fi
-
-GO="${GO:-go}"
-if ! command -v "$GO" >/dev/null; then
-  unavailable "'$GO' not found: install Go 1.18 or newer (the controller's go.mod)"
-fi
-go_tool_environment -mod=readonly
-mkdir -p "$out_dir"
-exec 9>"$out_dir/.build.lock"
-if ! flock -n 9; then
-  log "another build holds $out_dir/.build.lock; waiting for it"
-  flock 9
-fi
-if [[ $force == 0 ]] && have_all; then
-  log "cached (built by another process): $out_dir"
-  echo "$out_dir"
-  exit 0
-fi
-go_tool_start=$SECONDS
+go_tool_cached_or_lock "$out_dir" "$out_dir" go_tool_archive_unavailable \
+  "install Go 1.18 or newer (the controller's go.mod)" -mod=readonly have_all
 rm -f "$out_dir/UNAVAILABLE"
 
 work="$out_dir/src"
@@ -85,7 +52,7 @@ log "downloading its modules from the Go module proxy ($(go_tool_elapsed) elapse
 download_log="$out_dir/download.log"
 if ! (cd "$mod" && "$GO" mod download) >"$download_log" 2>&1; then
   reason="$(grep -m1 -E 'proxy|403|404|410|dial|timeout|refused' "$download_log" || head -1 "$download_log")"
-  unavailable "the Go module proxy did not serve its dependencies: $reason"
+  go_tool_archive_unavailable "the Go module proxy did not serve its dependencies: $reason"
 fi
 
 still_compiling() { log "still compiling ($(go_tool_elapsed) elapsed)"; }

@@ -224,7 +224,8 @@ export interface RuleKindDefinition<Spec extends Readonly<Record<string, unknown
   readonly shortNames: readonly string[];
   readonly finalizer: string;
   readonly description: string;
-  readonly specSchema: z.ZodType<Spec>;
+  /** Builds the spec's schema; called once, when the kind is first used. */
+  readonly specSchema: () => z.ZodType<Spec>;
   readonly cnf: Omit<CnfCollection, "path">;
   readonly dependsOn: readonly RuleKindName[];
   readonly applyRank: number;
@@ -266,30 +267,46 @@ function toResult<T>(
   return { ok: false, issues, message: new InvalidRuleSpecError(kind, issues).message };
 }
 
+/**
+ * `build`, run on the first call only. A kind's schemas are built when first used: a function
+ * process serving one kind's CRs leaves the other kinds' unbuilt (issue 28 item 5).
+ */
+function once<T>(build: () => T): () => T {
+  let built: { readonly value: T } | undefined;
+  return () => (built ??= { value: build() }).value;
+}
+
 export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
   def: RuleKindDefinition<Spec>,
 ): RuleKindEntry {
   const singular = def.kind.toLowerCase();
+  const rawSpecSchema = once(def.specSchema);
   // The whole-spec cap (RULE_SPEC_MAX_BYTES) on top of the kind's own field limits.
-  const specSchema: z.ZodType<Spec> = def.specSchema.superRefine((spec, ctx) => {
-    const problem = specSizeProblem(spec);
-    if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
-  });
-  const crSchema = z.object({
-    apiVersion: z.literal(RULE_API_VERSION),
-    kind: z.literal(def.kind),
-    metadata: ruleMetadataSchema.superRefine((meta, ctx) => {
-      const problem = nameProblem(def.nameRule, meta.name);
-      if (problem !== null) ctx.addIssue({ code: "custom", path: ["name"], message: problem });
+  const specSchema = once((): z.ZodType<Spec> =>
+    rawSpecSchema().superRefine((spec, ctx) => {
+      const problem = specSizeProblem(spec);
+      if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
     }),
-    spec: specSchema,
-    status: ruleStatusSchema.optional(),
-  }) as unknown as z.ZodType<RuleCr>;
-  const replySchema = cnfReplySchema(def.cnf.shape);
+  );
+  const crSchema = once(
+    () =>
+      z.object({
+        apiVersion: z.literal(RULE_API_VERSION),
+        kind: z.literal(def.kind),
+        metadata: ruleMetadataSchema.superRefine((meta, ctx) => {
+          const problem = nameProblem(def.nameRule, meta.name);
+          if (problem !== null) ctx.addIssue({ code: "custom", path: ["name"], message: problem });
+        }),
+        spec: specSchema(),
+        status: ruleStatusSchema.optional(),
+      }) as unknown as z.ZodType<RuleCr>,
+  );
   const shape = def.cnf.shape;
+  const replySchema = once(() => cnfReplySchema(shape));
+  const listSchema = once(() => cnfListReplySchema(def.cnf.collection, shape));
 
   const specOrThrow = (spec: unknown): Spec => {
-    const parsed = specSchema.safeParse(spec, PARSE_OPTIONS);
+    const parsed = specSchema().safeParse(spec, PARSE_OPTIONS);
     if (parsed.success) return parsed.data;
     throw new InvalidRuleSpecError(def.kind, issuesFromZod(parsed.error, "spec"));
   };
@@ -303,24 +320,32 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
     shortNames: def.shortNames,
     finalizer: def.finalizer,
     description: def.description,
-    specSchema,
-    crSchema,
+    get specSchema() {
+      return specSchema();
+    },
+    get crSchema() {
+      return crSchema();
+    },
     cnf: { ...def.cnf, path: `sdewan/${def.cnf.module}/v1/${def.cnf.collection}` },
-    cnfObjectSchema: replySchema,
-    cnfListSchema: cnfListReplySchema(def.cnf.collection, shape),
+    get cnfObjectSchema() {
+      return replySchema();
+    },
+    get cnfListSchema() {
+      return listSchema();
+    },
     dependsOn: def.dependsOn,
     applyRank: def.applyRank,
     nameRule: def.nameRule,
     example: def.example,
     carriesKeys: def.secrets !== undefined,
     checkName: (name) => nameProblem(def.nameRule, name),
-    parseSpec: (spec) => toResult(specSchema.safeParse(spec, PARSE_OPTIONS), "spec", def.kind),
-    parseCr: (raw) => toResult(crSchema.safeParse(raw, PARSE_OPTIONS), "", def.kind),
+    parseSpec: (spec) => toResult(specSchema().safeParse(spec, PARSE_OPTIONS), "spec", def.kind),
+    parseCr: (raw) => toResult(crSchema().safeParse(raw, PARSE_OPTIONS), "", def.kind),
     references: (spec) => def.references(specOrThrow(spec)),
     networks: (spec) => (def.networks === undefined ? [] : def.networks(specOrThrow(spec))),
     secretValues: (spec) => {
       if (def.secrets === undefined) return [];
-      const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
+      const parsed = rawSpecSchema().safeParse(spec, PARSE_OPTIONS);
       if (!parsed.success) {
         // A spec stored before a rule tightened may still be on the CNF: its plain keys count.
         const raw = (typeof spec === "object" && spec !== null ? spec : {}) as Record<
@@ -337,7 +362,7 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
     secretRefs: (spec) => {
       // Most kinds have none: no parse for them (a resync asks this of every rule).
       if (def.secretRefFields === undefined) return [];
-      const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
+      const parsed = rawSpecSchema().safeParse(spec, PARSE_OPTIONS);
       if (!parsed.success) return [];
       const data = parsed.data as Readonly<Record<string, unknown>>;
       return Object.entries(def.secretRefFields ?? {}).flatMap(([refField, field]) => {
@@ -348,12 +373,12 @@ export function defineRuleKind<Spec extends Readonly<Record<string, unknown>>>(
     uniqueNameScope: def.cnfUniqueNames === undefined ? null : def.cnf.module,
     cnfUniqueNames: (spec) => {
       if (def.cnfUniqueNames === undefined) return [];
-      const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
+      const parsed = rawSpecSchema().safeParse(spec, PARSE_OPTIONS);
       return parsed.success ? [...def.cnfUniqueNames(parsed.data)] : [];
     },
     plainSecretFields: (spec) => {
       if (def.secretRefFields === undefined) return [];
-      const parsed = def.specSchema.safeParse(spec, PARSE_OPTIONS);
+      const parsed = rawSpecSchema().safeParse(spec, PARSE_OPTIONS);
       if (!parsed.success) return [];
       const data = parsed.data as Readonly<Record<string, unknown>>;
       return Object.entries(def.secretRefFields ?? {})

@@ -11,7 +11,6 @@
  */
 import { open, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { setTimeout as delay } from "node:timers/promises";
 import { KubeConfig } from "@kubernetes/client-node";
 import { startControlPlane, type ControlPlane } from "../../../dev/control-plane/control-plane.js";
 import { CnfFleet, type Cnf } from "../../../dev/world/index.js";
@@ -25,6 +24,7 @@ import {
   dockerfileNodeOptions,
   freePort,
   spawnFunctionServer,
+  waitReady,
   type FunctionProcess,
 } from "../child.js";
 import type { BenchContext } from "../context.js";
@@ -218,7 +218,9 @@ export async function startFleetWorld(
       stops.push(() => proc.stop());
       functions.set(fn, proc);
     }
-    for (const proc of functions.values()) await waitReady(`${proc.url}/_/ready`, 120_000);
+    for (const [fn, proc] of functions) {
+      await waitReady(`${proc.url}/_/ready`, `the ${fn} server`, 120_000);
+    }
     const urlOf = (fn: string): string => `${functions.get(fn)?.url ?? ""}/${fn}`;
     const port = await freePort();
     const configFile = path.join(workDir, "connector.yaml");
@@ -248,18 +250,5 @@ export async function startFleetWorld(
   } catch (error) {
     await close();
     throw error;
-  }
-}
-
-async function waitReady(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await fetch(url).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`${url} not ready after ${timeoutMs} ms`);
-    await delay(100);
   }
 }

@@ -9,12 +9,11 @@
  */
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { setTimeout as delay } from "node:timers/promises";
 import { stringify } from "yaml";
 import { CnfFleet } from "../../../dev/world/index.js";
 import { PURPOSE_LABEL } from "../../../shared/kinds/index.js";
 import { metricSum, startConnector } from "../../soak/fleet.js";
-import { freePort, spawnFunctionServer } from "../child.js";
+import { freePort, spawnFunctionServer, waitReady } from "../child.js";
 import type { BenchContext } from "../context.js";
 import { PEER_KINDS, type ListedRule } from "./rules.js";
 import { writeDeploymentStatus, type PeerWorld } from "./world.js";
@@ -54,19 +53,6 @@ export function connectorConfig(options: {
       },
     ],
   });
-}
-
-async function waitReady(url: string, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await fetch(url).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`${what} not ready after ${timeoutMs} ms`);
-    await delay(100);
-  }
 }
 
 export async function startOurWorld(ctx: BenchContext, purpose: string): Promise<PeerWorld> {

@@ -14,20 +14,21 @@ const port = (description: string) =>
     .refine((p) => Number(p) >= 1 && Number(p) <= 65534, { message: "must be between 1 and 65534" })
     .describe(description);
 
-export const cnfServiceSpecSchema = z
-  .strictObject({
-    fullname: bounded(FIELD_LIMITS.kubeName)
-      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
-        message: "must be a DNS name such as httpd-svc.default.svc.cluster.local",
-      })
-      .describe(
-        "DNS name of the target Service, e.g. httpd-svc.default.svc.cluster.local; the CNF resolves it.",
-      ),
-    port: port("Port the CNF exposes; requests to it are forwarded to the Service (1-65534)."),
-    dport: port("Port of the target Service (1-65534)."),
-  })
-  .describe("Forwards a CNF port to an in-cluster Service.");
-export type CnfServiceSpec = z.infer<typeof cnfServiceSpecSchema>;
+const cnfServiceSpecSchema = () =>
+  z
+    .strictObject({
+      fullname: bounded(FIELD_LIMITS.kubeName)
+        .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, {
+          message: "must be a DNS name such as httpd-svc.default.svc.cluster.local",
+        })
+        .describe(
+          "DNS name of the target Service, e.g. httpd-svc.default.svc.cluster.local; the CNF resolves it.",
+        ),
+      port: port("Port the CNF exposes; requests to it are forwarded to the Service (1-65534)."),
+      dport: port("Port of the target Service (1-65534)."),
+    })
+    .describe("Forwards a CNF port to an in-cluster Service.");
+export type CnfServiceSpec = z.infer<ReturnType<typeof cnfServiceSpecSchema>>;
 
 const cnfServiceShape: CnfShape = { scalars: ["fullname", "port", "dport"] };
 

@@ -37,10 +37,8 @@ const zoneRef = (description: string) => zoneName(description).optional();
 const requiredZone = (description: string) => zoneName(description).min(1);
 /** IPv4 address or IPv4/prefix, as the CNF checks it (it takes no IPv6 here). */
 const ipv4 = (description: string) => ipv4OrCidr().optional().describe(description);
-const family = z
-  .enum(["ipv4", "ipv6", "any"])
-  .optional()
-  .describe("Address family: ipv4, ipv6 or any.");
+const family = () =>
+  z.enum(["ipv4", "ipv6", "any"]).optional().describe("Address family: ipv4, ipv6 or any.");
 const verdict = (description: string) =>
   z
     .enum(["ACCEPT", "REJECT", "DROP"])
@@ -67,41 +65,42 @@ function zoneReferences(spec: {
 
 // ---- FirewallZone
 
-export const firewallZoneSpecSchema = z
-  .strictObject({
-    name: opt(
-      "Ignored: the zone is named after metadata.name (at most 11 characters).",
-      FIELD_LIMITS.kubeName,
-    ),
-    network: nameList(
-      "Kubernetes network names in the zone, translated to CNF pod interfaces through the CNF Deployment's k8s.plugin.opnfv.org/nfn-network annotation.",
-    ).min(1),
-    masq: flag('"1" masquerades traffic leaving the zone.'),
-    masq_src: z
-      .array(ipv4OrCidr(true))
-      .optional()
-      .describe("Source IPv4 addresses or subnets to masquerade; a leading ! negates."),
-    masq_dest: z
-      .array(ipv4OrCidr(true))
-      .optional()
-      .describe("Destination IPv4 addresses or subnets to masquerade; a leading ! negates."),
-    masq_allow_invalid: flag('"1" does not drop invalid packets when masquerading.'),
-    mtu_fix: flag('"1" clamps TCP MSS to the path MTU for traffic leaving the zone.'),
-    input: verdict("Default policy for traffic entering the zone"),
-    forward: verdict("Default policy for traffic forwarded within the zone"),
-    output: verdict("Default policy for traffic leaving the zone"),
-    family,
-    subnet: z
-      .array(ipv4OrCidr())
-      .optional()
-      .describe("IPv4 subnets in the zone, in addition to its networks."),
-    extra_src: opt("Extra iptables arguments for source matches."),
-    etra_dest: opt(
-      "Extra iptables arguments for destination matches (key spelled etra_dest, as upstream).",
-    ),
-  })
-  .describe("A firewall zone: a set of CNF interfaces with default policies.");
-export type FirewallZoneSpec = z.infer<typeof firewallZoneSpecSchema>;
+const firewallZoneSpecSchema = () =>
+  z
+    .strictObject({
+      name: opt(
+        "Ignored: the zone is named after metadata.name (at most 11 characters).",
+        FIELD_LIMITS.kubeName,
+      ),
+      network: nameList(
+        "Kubernetes network names in the zone, translated to CNF pod interfaces through the CNF Deployment's k8s.plugin.opnfv.org/nfn-network annotation.",
+      ).min(1),
+      masq: flag('"1" masquerades traffic leaving the zone.'),
+      masq_src: z
+        .array(ipv4OrCidr(true))
+        .optional()
+        .describe("Source IPv4 addresses or subnets to masquerade; a leading ! negates."),
+      masq_dest: z
+        .array(ipv4OrCidr(true))
+        .optional()
+        .describe("Destination IPv4 addresses or subnets to masquerade; a leading ! negates."),
+      masq_allow_invalid: flag('"1" does not drop invalid packets when masquerading.'),
+      mtu_fix: flag('"1" clamps TCP MSS to the path MTU for traffic leaving the zone.'),
+      input: verdict("Default policy for traffic entering the zone"),
+      forward: verdict("Default policy for traffic forwarded within the zone"),
+      output: verdict("Default policy for traffic leaving the zone"),
+      family: family(),
+      subnet: z
+        .array(ipv4OrCidr())
+        .optional()
+        .describe("IPv4 subnets in the zone, in addition to its networks."),
+      extra_src: opt("Extra iptables arguments for source matches."),
+      etra_dest: opt(
+        "Extra iptables arguments for destination matches (key spelled etra_dest, as upstream).",
+      ),
+    })
+    .describe("A firewall zone: a set of CNF interfaces with default policies.");
+export type FirewallZoneSpec = z.infer<ReturnType<typeof firewallZoneSpecSchema>>;
 
 const firewallZoneShape: CnfShape = {
   scalars: [
@@ -154,7 +153,7 @@ export const firewallZone: RuleKindEntry = defineRuleKind<FirewallZoneSpec>({
 
 // ---- FirewallSNAT / FirewallDNAT
 
-const redirectFields = {
+const redirectFields = () => ({
   name: opt("Ignored: the redirect is named after metadata.name.", FIELD_LIMITS.kubeName),
   src: zoneRef("Source zone."),
   src_ip: ipv4("Source IPv4 address or IPv4/prefix to match."),
@@ -176,29 +175,31 @@ const redirectFields = {
     "For DNAT: the internal port to redirect to. For SNAT: the destination port to match. 1-65535.",
   ),
   mark: opt("Firewall mark to match, e.g. 0xFF or !0x10/0x10.", FIELD_LIMITS.token),
-  family,
-};
+  family: family(),
+});
 
-export const firewallSnatSpecSchema = z
-  .strictObject({
-    ...redirectFields,
-    src_dip: ipv4OrCidr()
-      .min(1)
-      .describe("The IPv4 address to rewrite the source to (required for SNAT)."),
-    dest: requiredZone("Destination zone (required for SNAT)."),
-    target: z.literal("SNAT").optional().describe("Always SNAT; set by the controller."),
-  })
-  .describe("Source NAT: rewrites the source address of traffic towards dest.");
-export type FirewallSnatSpec = z.infer<typeof firewallSnatSpecSchema>;
+const firewallSnatSpecSchema = () =>
+  z
+    .strictObject({
+      ...redirectFields(),
+      src_dip: ipv4OrCidr()
+        .min(1)
+        .describe("The IPv4 address to rewrite the source to (required for SNAT)."),
+      dest: requiredZone("Destination zone (required for SNAT)."),
+      target: z.literal("SNAT").optional().describe("Always SNAT; set by the controller."),
+    })
+    .describe("Source NAT: rewrites the source address of traffic towards dest.");
+export type FirewallSnatSpec = z.infer<ReturnType<typeof firewallSnatSpecSchema>>;
 
-export const firewallDnatSpecSchema = z
-  .strictObject({
-    ...redirectFields,
-    src: requiredZone("Source zone (required for DNAT)."),
-    target: z.literal("DNAT").optional().describe("Always DNAT; set by the controller."),
-  })
-  .describe("Destination NAT (port forwarding): redirects traffic arriving from src.");
-export type FirewallDnatSpec = z.infer<typeof firewallDnatSpecSchema>;
+const firewallDnatSpecSchema = () =>
+  z
+    .strictObject({
+      ...redirectFields(),
+      src: requiredZone("Source zone (required for DNAT)."),
+      target: z.literal("DNAT").optional().describe("Always DNAT; set by the controller."),
+    })
+    .describe("Destination NAT (port forwarding): redirects traffic arriving from src.");
+export type FirewallDnatSpec = z.infer<ReturnType<typeof firewallDnatSpecSchema>>;
 
 const redirectShape: CnfShape = {
   scalars: [
@@ -282,15 +283,16 @@ export const firewallDnat: RuleKindEntry = redirectKind<FirewallDnatSpec>("DNAT"
 
 // ---- FirewallForwarding
 
-export const firewallForwardingSpecSchema = z
-  .strictObject({
-    name: opt("Ignored: the forwarding is named after metadata.name.", FIELD_LIMITS.kubeName),
-    src: requiredZone("Zone traffic comes from."),
-    dest: requiredZone("Zone traffic may be forwarded to."),
-    family,
-  })
-  .describe("Allows forwarding from one zone to another.");
-export type FirewallForwardingSpec = z.infer<typeof firewallForwardingSpecSchema>;
+const firewallForwardingSpecSchema = () =>
+  z
+    .strictObject({
+      name: opt("Ignored: the forwarding is named after metadata.name.", FIELD_LIMITS.kubeName),
+      src: requiredZone("Zone traffic comes from."),
+      dest: requiredZone("Zone traffic may be forwarded to."),
+      family: family(),
+    })
+    .describe("Allows forwarding from one zone to another.");
+export type FirewallForwardingSpec = z.infer<ReturnType<typeof firewallForwardingSpecSchema>>;
 
 const forwardingShape: CnfShape = { scalars: ["src", "dest", "family"] };
 
@@ -317,44 +319,45 @@ export const firewallForwarding: RuleKindEntry = defineRuleKind<FirewallForwardi
 
 // ---- FirewallRule
 
-export const firewallRuleSpecSchema = z
-  .strictObject({
-    name: opt("Ignored: the rule is named after metadata.name.", FIELD_LIMITS.kubeName),
-    src: zoneRef("Source zone."),
-    src_ip: ipv4("Source IPv4 address or IPv4/prefix to match."),
-    src_mac: macAddress().optional().describe("Source MAC address to match."),
-    src_port: port("Source port to match, 1-65535 (the CNF takes no ranges)."),
-    proto: opt("Protocol(s) to match, e.g. tcp, udp, icmp, all.", FIELD_LIMITS.token),
-    icmp_type: z
-      .array(bounded(FIELD_LIMITS.token).min(1))
-      .optional()
-      .describe("ICMP type names to match (iptables names)."),
-    dest: zoneRef("Destination zone."),
-    dest_ip: ipv4("Destination IPv4 address or IPv4/prefix to match."),
-    dest_port: port("Destination port to match, 1-65535 (the CNF takes no ranges)."),
-    mark: opt("Firewall mark to match.", FIELD_LIMITS.token),
-    target: z
-      .enum(["ACCEPT", "REJECT", "DROP", "MARK", "NOTRACK"])
-      .optional()
-      .describe(
-        "What to do with matching traffic: ACCEPT, REJECT, DROP, MARK (needs set_mark or set_xmark) or NOTRACK.",
-      ),
-    set_mark: opt("With target MARK: the mark to set.", FIELD_LIMITS.token),
-    set_xmark: opt("With target MARK: the mark to XOR.", FIELD_LIMITS.token),
-    family,
-    extra: opt("Extra iptables arguments."),
-  })
-  .superRefine((spec, ctx) => {
-    if (spec.target === "MARK" && !spec.set_mark && !spec.set_xmark) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["target"],
-        message: "target MARK needs set_mark or set_xmark",
-      });
-    }
-  })
-  .describe("A firewall traffic rule.");
-export type FirewallRuleSpec = z.infer<typeof firewallRuleSpecSchema>;
+const firewallRuleSpecSchema = () =>
+  z
+    .strictObject({
+      name: opt("Ignored: the rule is named after metadata.name.", FIELD_LIMITS.kubeName),
+      src: zoneRef("Source zone."),
+      src_ip: ipv4("Source IPv4 address or IPv4/prefix to match."),
+      src_mac: macAddress().optional().describe("Source MAC address to match."),
+      src_port: port("Source port to match, 1-65535 (the CNF takes no ranges)."),
+      proto: opt("Protocol(s) to match, e.g. tcp, udp, icmp, all.", FIELD_LIMITS.token),
+      icmp_type: z
+        .array(bounded(FIELD_LIMITS.token).min(1))
+        .optional()
+        .describe("ICMP type names to match (iptables names)."),
+      dest: zoneRef("Destination zone."),
+      dest_ip: ipv4("Destination IPv4 address or IPv4/prefix to match."),
+      dest_port: port("Destination port to match, 1-65535 (the CNF takes no ranges)."),
+      mark: opt("Firewall mark to match.", FIELD_LIMITS.token),
+      target: z
+        .enum(["ACCEPT", "REJECT", "DROP", "MARK", "NOTRACK"])
+        .optional()
+        .describe(
+          "What to do with matching traffic: ACCEPT, REJECT, DROP, MARK (needs set_mark or set_xmark) or NOTRACK.",
+        ),
+      set_mark: opt("With target MARK: the mark to set.", FIELD_LIMITS.token),
+      set_xmark: opt("With target MARK: the mark to XOR.", FIELD_LIMITS.token),
+      family: family(),
+      extra: opt("Extra iptables arguments."),
+    })
+    .superRefine((spec, ctx) => {
+      if (spec.target === "MARK" && !spec.set_mark && !spec.set_xmark) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["target"],
+          message: "target MARK needs set_mark or set_xmark",
+        });
+      }
+    })
+    .describe("A firewall traffic rule.");
+export type FirewallRuleSpec = z.infer<ReturnType<typeof firewallRuleSpecSchema>>;
 
 const firewallRuleShape: CnfShape = {
   scalars: [

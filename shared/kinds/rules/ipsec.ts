@@ -25,25 +25,26 @@ import {
 } from "./fields.js";
 
 /** An IpsecProposal name as referenced: it can never be longer than a proposal name may be. */
-const proposalName = bounded(IPSEC_NAME_MAX).min(1);
+const proposalName = () => bounded(IPSEC_NAME_MAX).min(1);
 
 // ---- IpsecProposal
 
-export const ipsecProposalSpecSchema = z
-  .strictObject({
-    name: opt("Ignored: the proposal is named after metadata.name.", FIELD_LIMITS.kubeName),
-    encryption_algorithm: req(
-      "strongSwan encryption algorithm, e.g. aes128, aes256, aes128gcm16.",
-      FIELD_LIMITS.token,
-    ),
-    hash_algorithm: req("strongSwan integrity algorithm, e.g. sha1, sha256.", FIELD_LIMITS.token),
-    dh_group: req(
-      "strongSwan Diffie-Hellman group, e.g. modp2048, ecp256, curve25519.",
-      FIELD_LIMITS.token,
-    ),
-  })
-  .describe("An IPsec crypto proposal, referenced by name from IpsecSite and IpsecHost.");
-export type IpsecProposalSpec = z.infer<typeof ipsecProposalSpecSchema>;
+const ipsecProposalSpecSchema = () =>
+  z
+    .strictObject({
+      name: opt("Ignored: the proposal is named after metadata.name.", FIELD_LIMITS.kubeName),
+      encryption_algorithm: req(
+        "strongSwan encryption algorithm, e.g. aes128, aes256, aes128gcm16.",
+        FIELD_LIMITS.token,
+      ),
+      hash_algorithm: req("strongSwan integrity algorithm, e.g. sha1, sha256.", FIELD_LIMITS.token),
+      dh_group: req(
+        "strongSwan Diffie-Hellman group, e.g. modp2048, ecp256, curve25519.",
+        FIELD_LIMITS.token,
+      ),
+    })
+    .describe("An IPsec crypto proposal, referenced by name from IpsecSite and IpsecHost.");
+export type IpsecProposalSpec = z.infer<ReturnType<typeof ipsecProposalSpecSchema>>;
 
 const proposalShape: CnfShape = { scalars: ["encryption_algorithm", "hash_algorithm", "dh_group"] };
 
@@ -80,7 +81,7 @@ export const ipsecProposal: RuleKindEntry = defineRuleKind<IpsecProposalSpec>({
 
 // ---- Connections
 
-const connectionCommon = {
+const connectionCommon = () => ({
   name: bounded(IPSEC_NAME_MAX)
     .regex(/^[A-Za-z0-9_]+$/, {
       message: "must be letters, digits and _ only (a UCI section name on the CNF)",
@@ -109,34 +110,36 @@ const connectionCommon = {
     .describe("yes or no: add remote firewall rules."),
   crypto_proposal: nameList(
     "IpsecProposal names for this connection (child SA), in order of preference.",
-    proposalName,
+    proposalName(),
   ).optional(),
   mark: opt("Mark for the connection's traffic.", FIELD_LIMITS.token),
   if_id: opt(
     "XFRM interface id. Accepted for compatibility; the CNF ignores it, so it is not sent.",
     FIELD_LIMITS.token,
   ),
-};
+});
 
-export const ipsecSiteConnectionSchema = z
-  .strictObject({
-    ...connectionCommon,
-    local_subnet: subnetList()
-      .min(1)
-      .describe(
-        "Local IPv4/IPv6 subnets or addresses, comma separated, e.g. 172.12.0.0/24,10.239.160.22.",
-      ),
-  })
-  .describe("One IPsec connection of a site.");
+const ipsecSiteConnectionSchema = () =>
+  z
+    .strictObject({
+      ...connectionCommon(),
+      local_subnet: subnetList()
+        .min(1)
+        .describe(
+          "Local IPv4/IPv6 subnets or addresses, comma separated, e.g. 172.12.0.0/24,10.239.160.22.",
+        ),
+    })
+    .describe("One IPsec connection of a site.");
 
-export const ipsecHostConnectionSchema = z
-  .strictObject({
-    ...connectionCommon,
-    local_sourceip: sourceIpList()
-      .optional()
-      .describe("Local virtual IP, usually %config to ask the peer for one."),
-  })
-  .describe("One IPsec connection of a host.");
+const ipsecHostConnectionSchema = () =>
+  z
+    .strictObject({
+      ...connectionCommon(),
+      local_sourceip: sourceIpList()
+        .optional()
+        .describe("Local virtual IP, usually %config to ask the peer for one."),
+    })
+    .describe("One IPsec connection of a host.");
 
 // ---- Remotes (IpsecSite, IpsecHost)
 
@@ -158,7 +161,10 @@ function remoteFields<C extends z.ZodType<{ name: string }>>(connection: C) {
     ),
     local_identifier: opt("Local IKE identity."),
     remote_identifier: opt("Remote IKE identity."),
-    crypto_proposal: nameList("IpsecProposal names for IKE, in order of preference.", proposalName),
+    crypto_proposal: nameList(
+      "IpsecProposal names for IKE, in order of preference.",
+      proposalName(),
+    ),
     force_crypto_proposal: flag('"1" accepts only the listed proposals.'),
     local_public_cert: opt(
       "Local public certificate (PEM) for pubkey authentication.",
@@ -260,17 +266,19 @@ function checkAuthentication(spec: RemoteAuth, ctx: z.RefinementCtx): void {
   }
 }
 
-export const ipsecSiteSpecSchema = z
-  .strictObject(remoteFields(ipsecSiteConnectionSchema))
-  .superRefine(checkAuthentication)
-  .describe("An IPsec site (hub side): a peer and the connections offered to it.");
-export type IpsecSiteSpec = z.infer<typeof ipsecSiteSpecSchema>;
+const ipsecSiteSpecSchema = () =>
+  z
+    .strictObject(remoteFields(ipsecSiteConnectionSchema()))
+    .superRefine(checkAuthentication)
+    .describe("An IPsec site (hub side): a peer and the connections offered to it.");
+export type IpsecSiteSpec = z.infer<ReturnType<typeof ipsecSiteSpecSchema>>;
 
-export const ipsecHostSpecSchema = z
-  .strictObject(remoteFields(ipsecHostConnectionSchema))
-  .superRefine(checkAuthentication)
-  .describe("An IPsec host (edge side): a peer gateway and the connections to it.");
-export type IpsecHostSpec = z.infer<typeof ipsecHostSpecSchema>;
+const ipsecHostSpecSchema = () =>
+  z
+    .strictObject(remoteFields(ipsecHostConnectionSchema()))
+    .superRefine(checkAuthentication)
+    .describe("An IPsec host (edge side): a peer gateway and the connections to it.");
+export type IpsecHostSpec = z.infer<ReturnType<typeof ipsecHostSpecSchema>>;
 
 const connectionShape: CnfShape = {
   scalars: [

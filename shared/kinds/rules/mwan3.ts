@@ -26,52 +26,54 @@ export const MWAN3_WEIGHT_MAX = 1000;
 
 const RULE_FINALIZER = "rule.finalizers.sdewan.akraino.org";
 
-export const mwan3PolicyMemberSchema = z
-  .strictObject({
-    network: bounded(FIELD_LIMITS.kubeName)
-      .min(1)
-      .describe(
-        "Kubernetes network name, translated to the CNF pod interface through the CNF Deployment's k8s.plugin.opnfv.org/nfn-network annotation.",
-      ),
-    metric: z
-      .int()
-      .min(1)
-      .max(MWAN3_METRIC_MAX)
-      .describe(
-        `Priority of this member; lower metric is used first. Integer 1-${MWAN3_METRIC_MAX}, as mwan3 takes it.`,
-      ),
-    weight: z
-      .int()
-      .min(1)
-      .max(MWAN3_WEIGHT_MAX)
-      .describe(
-        `Share of traffic among members of equal metric. Integer 1-${MWAN3_WEIGHT_MAX}, as mwan3 takes it.`,
-      ),
-  })
-  .describe("One interface of the policy.");
+const mwan3PolicyMemberSchema = () =>
+  z
+    .strictObject({
+      network: bounded(FIELD_LIMITS.kubeName)
+        .min(1)
+        .describe(
+          "Kubernetes network name, translated to the CNF pod interface through the CNF Deployment's k8s.plugin.opnfv.org/nfn-network annotation.",
+        ),
+      metric: z
+        .int()
+        .min(1)
+        .max(MWAN3_METRIC_MAX)
+        .describe(
+          `Priority of this member; lower metric is used first. Integer 1-${MWAN3_METRIC_MAX}, as mwan3 takes it.`,
+        ),
+      weight: z
+        .int()
+        .min(1)
+        .max(MWAN3_WEIGHT_MAX)
+        .describe(
+          `Share of traffic among members of equal metric. Integer 1-${MWAN3_WEIGHT_MAX}, as mwan3 takes it.`,
+        ),
+    })
+    .describe("One interface of the policy.");
 
-export const mwan3PolicySpecSchema = z
-  .strictObject({
-    members: z
-      .array(mwan3PolicyMemberSchema)
-      .min(1)
-      .superRefine((members, ctx) => {
-        const seen = new Set<string>();
-        members.forEach((m, i) => {
-          if (seen.has(m.network)) {
-            ctx.addIssue({
-              code: "custom",
-              path: [i, "network"],
-              message: `network ${m.network} is used in more than one member`,
-            });
-          }
-          seen.add(m.network);
-        });
-      })
-      .describe("Interfaces the policy balances over; one member per network."),
-  })
-  .describe("An mwan3 policy: how traffic is spread over the CNF's interfaces.");
-export type Mwan3PolicySpec = z.infer<typeof mwan3PolicySpecSchema>;
+const mwan3PolicySpecSchema = () =>
+  z
+    .strictObject({
+      members: z
+        .array(mwan3PolicyMemberSchema())
+        .min(1)
+        .superRefine((members, ctx) => {
+          const seen = new Set<string>();
+          members.forEach((m, i) => {
+            if (seen.has(m.network)) {
+              ctx.addIssue({
+                code: "custom",
+                path: [i, "network"],
+                message: `network ${m.network} is used in more than one member`,
+              });
+            }
+            seen.add(m.network);
+          });
+        })
+        .describe("Interfaces the policy balances over; one member per network."),
+    })
+    .describe("An mwan3 policy: how traffic is spread over the CNF's interfaces.");
+export type Mwan3PolicySpec = z.infer<ReturnType<typeof mwan3PolicySpecSchema>>;
 
 const mwan3MemberShape: CnfShape = { scalars: ["interface", "metric", "weight"] };
 const mwan3PolicyShape: CnfShape = {
@@ -127,30 +129,31 @@ export const mwan3Policy: RuleKindEntry = defineRuleKind<Mwan3PolicySpec>({
 
 const ipv4 = (description: string) => ipv4OrCidr().optional().describe(description);
 
-export const mwan3RuleSpecSchema = z
-  .strictObject({
-    policy: bounded(MWAN3_NAME_MAX)
-      .min(1)
-      .describe(
-        "Name of the Mwan3Policy (in the same namespace, same sdewanPurpose) that matching traffic uses.",
-      ),
-    src_ip: ipv4("Source IPv4 address or IPv4/prefix."),
-    src_port: port("Source port, 1-65535 (no ranges)."),
-    dest_ip: ipv4("Destination IPv4 address or IPv4/prefix."),
-    dest_port: port("Destination port, 1-65535 (no ranges)."),
-    proto: z
-      .enum(["tcp", "udp", "icmp", "all"])
-      .optional()
-      .describe("Protocol: tcp, udp, icmp or all."),
-    family: z
-      .enum(["ipv4", "ipv6", "all"])
-      .optional()
-      .describe("Address family: ipv4, ipv6 or all."),
-    sticky: flag('"1" keeps a connection on the interface it started on; "0" does not.'),
-    timeout: positiveIntText("Sticky timeout in seconds, an integer > 0."),
-  })
-  .describe("An mwan3 rule: which traffic uses which policy.");
-export type Mwan3RuleSpec = z.infer<typeof mwan3RuleSpecSchema>;
+const mwan3RuleSpecSchema = () =>
+  z
+    .strictObject({
+      policy: bounded(MWAN3_NAME_MAX)
+        .min(1)
+        .describe(
+          "Name of the Mwan3Policy (in the same namespace, same sdewanPurpose) that matching traffic uses.",
+        ),
+      src_ip: ipv4("Source IPv4 address or IPv4/prefix."),
+      src_port: port("Source port, 1-65535 (no ranges)."),
+      dest_ip: ipv4("Destination IPv4 address or IPv4/prefix."),
+      dest_port: port("Destination port, 1-65535 (no ranges)."),
+      proto: z
+        .enum(["tcp", "udp", "icmp", "all"])
+        .optional()
+        .describe("Protocol: tcp, udp, icmp or all."),
+      family: z
+        .enum(["ipv4", "ipv6", "all"])
+        .optional()
+        .describe("Address family: ipv4, ipv6 or all."),
+      sticky: flag('"1" keeps a connection on the interface it started on; "0" does not.'),
+      timeout: positiveIntText("Sticky timeout in seconds, an integer > 0."),
+    })
+    .describe("An mwan3 rule: which traffic uses which policy.");
+export type Mwan3RuleSpec = z.infer<ReturnType<typeof mwan3RuleSpecSchema>>;
 
 const mwan3RuleShape: CnfShape = {
   scalars: [
