@@ -41,6 +41,8 @@ const NODE_BUILTINS = "^(node:)?(?!(util|crypto)$)[a-z_/]+$";
 const CAPABILITY_IO = {
   sync: [
     "index",
+    "store",
+    "kube-store",
     "sync",
     "resync",
     "observe",

@@ -34,7 +34,9 @@ export {
 } from "./prune-ledger.js";
 export { PRUNE_ANNOTATION } from "./plan-prune.js";
 export { syncCnfEvent, syncRuleEvent } from "./on-event.js";
-export type { CnfEventContext } from "./on-event.js";
+export type { CnfEventContext, SyncEntryContext } from "./on-event.js";
+export { kubeSyncStore } from "./kube-store.js";
+export type { SyncStore } from "./store.js";
 export { processOwnWrites } from "./own-writes.js";
 export {
   DEFAULT_CNF_CREDENTIALS_SECRET,

@@ -24,7 +24,6 @@ import {
   type EntryContext,
   type EventRecorder,
   type EventRegarding,
-  type KubeClient,
 } from "../kube/index.js";
 import { RULE_API_VERSION, requireKind, ruleKey, type RuleKey } from "../kinds/index.js";
 import type { CallCounters, Log } from "../core/context.js";
@@ -85,16 +84,19 @@ import { processOwnWrites } from "./own-writes.js";
 import type { CnfLeaseSettings } from "./cnf-lease.js";
 import { messageOf } from "../core/error-message.js";
 import type { CnfRuleCount } from "./sync-counts.js";
+import type { SyncStore } from "./store.js";
 
 export type { CnfRuleCount } from "./sync-counts.js";
 
 /** How many rules' API writes (claims, statuses) are in flight at once. */
 const STATUS_WRITE_CONCURRENCY = 32;
 
-/** Everything sync needs from the outside world for one event. */
-/** rule sync's context: an EntryContext (kube, log, now, events) and what sync needs besides. */
-export interface SyncContext extends EntryContext {
-  readonly kube: KubeClient;
+/**
+ * rule sync's context: an EntryContext's log, now and events, the API reached only through the
+ * SyncStore the entry builds from its client (on-event.ts), and what sync needs besides.
+ */
+export interface SyncContext extends Omit<EntryContext, "kube"> {
+  readonly store: SyncStore;
   readonly env: Env;
   readonly calls: CallCounters;
   readonly signal: AbortSignal;
@@ -269,7 +271,7 @@ async function claimRules(
         if (rule.target === undefined || !willWrite) return rule;
         let ready = rule;
         if (needsClaim(rule.observed, willWrite)) {
-          const claim = await claimRule(ctx.kube, rule.identity, {
+          const claim = await claimRule(ctx.store, rule.identity, {
             ...rule.meta,
             echoBasis: rule.echoBasis,
           });
@@ -284,7 +286,7 @@ async function claimRules(
         // No inSync=true for an earlier generation while this one is written (issue 17).
         const applying = planApplying(rule.observed, ctx.now());
         if (applying !== null) {
-          const version = await markApplying(ctx.kube, rule.identity, rule.oldStatus, applying, {
+          const version = await markApplying(ctx.store, rule.identity, rule.oldStatus, applying, {
             echoBasis: rule.echoBasis,
             resourceVersion: ready.meta.resourceVersion,
           });
@@ -322,7 +324,7 @@ async function claimFailed(
   const { failure } = claim;
   const plan = (observed: ObservedRule) => planClaimFailure(observed, failure, ctx.now());
   const { outcome, after, decision } = await applyRuleDecision(
-    ctx.kube,
+    ctx.store,
     rule.identity,
     rule.oldStatus,
     plan(rule.observed),
@@ -342,7 +344,7 @@ async function reportFinalizerFailure(
   if (failure === undefined) return applied;
   const plan = (observed: ObservedRule) => planClaimFailure(observed, failure, ctx.now());
   const reported = await applyRuleDecision(
-    ctx.kube,
+    ctx.store,
     rule.identity,
     rule.oldStatus,
     plan(rule.observed),
@@ -362,10 +364,10 @@ export async function syncRules(
   const mode = request.restartMode ?? "now";
   const found = request.observation.situation.kind === "found";
   const willWrite = found && request.observation.pods.ready.length > 0;
-  const reader = new SecretReader(outer.kube);
+  const reader = new SecretReader(outer.store);
   // Every key the CNF could echo, before its first call: every text from here is redacted.
   const keys = await cnfKeys(
-    outer.kube,
+    outer.store,
     reader,
     request.observation,
     request.rules,
@@ -419,7 +421,7 @@ export async function syncRules(
             now,
           });
         const applied = await applyRuleDecision(
-          ctx.kube,
+          ctx.store,
           rule.identity,
           rule.oldStatus,
           plan(rule.observed),
@@ -489,7 +491,7 @@ async function syncOvertaken(
       const type = ruleResource(requireKind(d.rule.identity.kind));
       const key = { namespace: d.rule.identity.namespace, name: d.rule.identity.name };
       try {
-        return await ctx.kube.patchStatus(
+        return await ctx.store.patchRuleStatus(
           type,
           key,
           statusMergePatch(stale.observed.status, correction),
@@ -632,7 +634,7 @@ async function stillUsedBy(
   );
   const found = await Promise.all(
     blocked.map(async (rule) => {
-      const referrers = await observeReferrers(ctx.kube, {
+      const referrers = await observeReferrers(ctx.store, {
         ...rule.identity,
         purpose: rule.purpose,
       });
@@ -665,7 +667,7 @@ async function settleRacedWrites(
     .map((d) => d.rule.identity);
   let readBack = new Map<RuleKey, RuleAfterWrite>();
   try {
-    if (unanswered.length > 0) readBack = await readRulesAfterWrite(ctx.kube, unanswered);
+    if (unanswered.length > 0) readBack = await readRulesAfterWrite(ctx.store, unanswered);
   } catch (error) {
     if (!isKubeError(error)) throw error;
     // Unknown fates: the writes stand, as they did before this check existed; resync rechecks.
