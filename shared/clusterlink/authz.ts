@@ -9,14 +9,7 @@ import * as z from "zod";
 import type { Log } from "../core/context.js";
 import { isDnsSubdomain } from "../core/labels.js";
 import type { KubeObject } from "../core/objects.js";
-import {
-  clusterLinkResource,
-  isKubeError,
-  raced,
-  PODS,
-  type EventRecorder,
-  type KubeClient,
-} from "../kube/index.js";
+import { isKubeError, raced, type EventRecorder, type KubeClient } from "../kube/index.js";
 import { clusterLinkStatusSchema } from "../kinds/clusterlink.js";
 import { observeExport, observeImport } from "./observed.js";
 import { compilePolicy, type AccessDecision, type LivePolicy } from "./plan-access.js";
@@ -34,6 +27,8 @@ import {
 } from "./plan-authz.js";
 import { planPolicyStatus } from "./plan-policy-status.js";
 import { recordClusterLinkEvents } from "./record-events.js";
+import type { ClusterLinkStore } from "./store.js";
+import { kubeClusterLinkStore } from "./kube-store.js";
 
 const objectRef = z.strictObject({ name: z.string().min(1), namespace: z.string().min(1) });
 
@@ -83,12 +78,6 @@ export interface AuthzOptions {
   readonly events?: EventRecorder;
 }
 
-const PEERS = clusterLinkResource("Peer");
-const EXPORTS = clusterLinkResource("Export");
-const IMPORTS = clusterLinkResource("Import");
-const ACCESS_POLICIES = clusterLinkResource("AccessPolicy");
-const PRIVILEGED = clusterLinkResource("PrivilegedAccessPolicy");
-
 const badRequest = (error: z.ZodError): JsonReply => {
   const message = error.issues
     .map((i) => `${i.path.map(String).join(".") || "body"}: ${i.message}`)
@@ -106,10 +95,10 @@ interface ReadPolicy {
   readonly object: KubeObject;
 }
 
-async function readPolicies(kube: KubeClient, namespace: string): Promise<ReadPolicy[]> {
+async function readPolicies(store: ClusterLinkStore, namespace: string): Promise<ReadPolicy[]> {
   const [privileged, namespaced] = await Promise.all([
-    kube.list(PRIVILEGED),
-    kube.list(ACCESS_POLICIES, { namespace }),
+    store.listPrivilegedAccessPolicies(),
+    store.listAccessPolicies({ namespace }),
   ]);
   const read = (object: KubeObject, isPrivileged: boolean): ReadPolicy => {
     const ns = object.metadata.namespace ?? "";
@@ -122,7 +111,7 @@ async function readPolicies(kube: KubeClient, namespace: string): Promise<ReadPo
 
 /** PolicyValid on every policy read whose validity changed, and its Event; best-effort. */
 async function reportPolicies(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   policies: readonly ReadPolicy[],
   options: AuthzOptions,
   log: Log,
@@ -138,10 +127,12 @@ async function reportPolicies(
         options.now,
       );
       if (plan.write === null) return;
-      const type = live.privileged ? PRIVILEGED : ACCESS_POLICIES;
+      const patchStatus = live.privileged
+        ? store.patchPrivilegedAccessPolicyStatus
+        : store.patchAccessPolicyStatus;
       const key = { name: meta.name, namespace: live.namespace };
       try {
-        await kube.patchStatus(type, key, plan.write, {
+        await patchStatus(key, plan.write, {
           ...(meta.resourceVersion === undefined ? {} : { resourceVersion: meta.resourceVersion }),
         });
       } catch (error) {
@@ -168,18 +159,18 @@ const decisionBody = (decision: AccessDecision): Record<string, unknown> => ({
 });
 
 async function peerView(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   name: string,
   clNamespace: string,
 ): Promise<PeerView | undefined> {
   if (!isDnsSubdomain(name)) return undefined;
-  const object = await kube.get(PEERS, { namespace: clNamespace, name });
+  const object = await store.getPeer({ namespace: clNamespace, name });
   return object === undefined ? undefined : peerViewOf(object);
 }
 
 async function decideIngress(
   request: z.infer<typeof ingressRequestSchema>,
-  kube: KubeClient,
+  store: ClusterLinkStore,
   options: AuthzOptions,
   log: Log,
 ): Promise<JsonReply> {
@@ -187,9 +178,9 @@ async function decideIngress(
   if ("status" in who) return refusal(who);
   const exportRef = request.export;
   const [peer, exported, policies] = await Promise.all([
-    peerView(kube, who.peer, options.clNamespace),
-    kube.get(EXPORTS, exportRef),
-    readPolicies(kube, exportRef.namespace),
+    peerView(store, who.peer, options.clNamespace),
+    store.getExport(exportRef),
+    readPolicies(store, exportRef.namespace),
   ]);
   const decision = planIngress({
     clNamespace: options.clNamespace,
@@ -200,7 +191,7 @@ async function decideIngress(
     client: request.source,
     policies: policies.map((p) => p.live),
   });
-  await reportPolicies(kube, policies, options, log);
+  await reportPolicies(store, policies, options, log);
   const subject = { peer: who.peer, export: `${exportRef.namespace}/${exportRef.name}` };
   log.debug({ ...decision, ...subject }, "ingress access decided");
   return {
@@ -211,7 +202,7 @@ async function decideIngress(
 
 async function decideEgress(
   request: z.infer<typeof egressRequestSchema>,
-  kube: KubeClient,
+  store: ClusterLinkStore,
   options: AuthzOptions,
   log: Log,
 ): Promise<JsonReply> {
@@ -220,16 +211,16 @@ async function decideEgress(
   const importRef = request.import;
   const ip = request.client.ip;
   const [imported, pods, policies] = await Promise.all([
-    kube.get(IMPORTS, importRef),
-    kube.list(PODS, { fieldSelector: `status.podIP=${ip}` }),
-    readPolicies(kube, importRef.namespace),
+    store.getImport(importRef),
+    store.listPods({ fieldSelector: `status.podIP=${ip}` }),
+    readPolicies(store, importRef.namespace),
   ]);
   const observed = imported === undefined ? undefined : observeImport(imported);
   const importSpec = observed?.spec.ok === true ? observed.spec.value : undefined;
   const names = [...new Set((importSpec?.sources ?? []).map((s) => s.peer))];
   const peers = new Map(
     await Promise.all(
-      names.map(async (name) => [name, await peerView(kube, name, options.clNamespace)] as const),
+      names.map(async (name) => [name, await peerView(store, name, options.clNamespace)] as const),
     ),
   );
   const client = clientOf(pods, ip);
@@ -241,7 +232,7 @@ async function decideEgress(
     peers,
     policies: policies.map((p) => p.live),
   });
-  await reportPolicies(kube, policies, options, log);
+  await reportPolicies(store, policies, options, log);
   const subject = {
     import: `${importRef.namespace}/${importRef.name}`,
     client: client.ok ? client.pod : ip,
@@ -270,16 +261,17 @@ export async function decideAccessRequest(
   options: AuthzOptions,
 ): Promise<JsonReply> {
   const egress = typeof body === "object" && body !== null && "import" in body;
+  const store = kubeClusterLinkStore(kube);
   try {
     if (egress) {
       const parsed = egressRequestSchema.safeParse(body);
       return parsed.success
-        ? await decideEgress(parsed.data, kube, options, log)
+        ? await decideEgress(parsed.data, store, options, log)
         : badRequest(parsed.error);
     }
     const parsed = ingressRequestSchema.safeParse(body);
     return parsed.success
-      ? await decideIngress(parsed.data, kube, options, log)
+      ? await decideIngress(parsed.data, store, options, log)
       : badRequest(parsed.error);
   } catch (error) {
     if (isKubeError(error))

@@ -17,6 +17,7 @@ import {
 } from "./apply-import-event.js";
 import type { ImportEventOptions } from "./apply-import.js";
 import { LeaseRaceError } from "./lease-by-port.js";
+import { kubeClusterLinkStore } from "./kube-store.js";
 
 /** clusterlink-import's context: the API, the log, the clock, and its own settings. */
 export type ImportEventContext = EntryContext & Omit<ImportEventOptions, "now" | "events">;
@@ -26,9 +27,10 @@ export async function syncImportEvent(
   ctx: ImportEventContext,
 ): Promise<Outcome> {
   const { kube, log, now, ...settings } = ctx;
+  const store = kubeClusterLinkStore(kube);
   const withLog: RoundOptions = { ...settings, now: now(), log };
   try {
-    if (event.type === "resync") return await onResync(kube, withLog);
+    if (event.type === "resync") return await onResync(store, withLog);
     const { kind, namespace, name } = event.ref;
     if (kind !== "Import" && kind !== "Service" && kind !== "EndpointSlice" && kind !== "Peer") {
       return malformed(
@@ -44,7 +46,7 @@ export async function syncImportEvent(
       EndpointSlice: onEndpointSliceEvent,
       Peer: onPeerEvent,
     } as const;
-    const outcome = await handlers[kind](kube, ref, withLog);
+    const outcome = await handlers[kind](store, ref, withLog);
     log.debug({ kind, namespace, name, outcome: outcome.kind }, "imports reconciled");
     return outcome;
   } catch (error) {

@@ -17,7 +17,6 @@ import {
 } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
-  clusterLinkResource,
   eachObject,
   isKubeError,
   kubeFailureOutcome,
@@ -25,7 +24,6 @@ import {
   readOptions,
   type EventRecorder,
   type EventRegarding,
-  type KubeClient,
   type KubeObject,
 } from "../kube/index.js";
 import { planClusterLinkEvents } from "./plan-events.js";
@@ -40,8 +38,8 @@ import {
   type HeartbeatMemory,
 } from "./plan-peer-health.js";
 import { planStatus, reconcileConditions, type WantedCondition } from "./plan-status.js";
-
-const PEERS = clusterLinkResource("Peer");
+import type { ClusterLinkStore } from "./store.js";
+import { kubeClusterLinkStore } from "./kube-store.js";
 
 export interface PeerEventOptions {
   readonly now: string;
@@ -91,14 +89,14 @@ function labelsPatch(
  * is dropped and the next tick goes on.
  */
 async function patchAsRead(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   peer: KubeObject,
   status: Record<string, unknown>,
 ): Promise<boolean> {
   const key = { namespace: peer.metadata.namespace ?? "", name: peer.metadata.name };
   const resourceVersion = peer.metadata.resourceVersion;
   try {
-    await kube.patchStatus(PEERS, key, status, resourceVersion ? { resourceVersion } : {});
+    await store.patchPeerStatus(key, status, resourceVersion ? { resourceVersion } : {});
     return true;
   } catch (error) {
     if (isKubeError(error, "conflict")) return false;
@@ -114,7 +112,7 @@ function withoutNulls(value: unknown): unknown {
 }
 
 async function writeStatus(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   peer: KubeObject,
   conditions: readonly WantedCondition[],
   extra: Record<string, unknown>,
@@ -131,7 +129,7 @@ async function writeStatus(
   if (plan.write === null && !extraChanged) return false;
   const status = { ...(plan.write ?? {}), ...extra };
   const key = { namespace: peer.metadata.namespace ?? "", name: peer.metadata.name };
-  if (!(await patchAsRead(kube, peer, status))) return false;
+  if (!(await patchAsRead(store, peer, status))) return false;
   await recordClusterLinkEvents(
     options.events,
     { kind: "Peer", ...key, uid: peer.metadata.uid ?? "" },
@@ -141,7 +139,7 @@ async function writeStatus(
 }
 
 async function checkPeer(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   peer: KubeObject,
   tls: PeerTls,
   options: PeerEventOptions,
@@ -163,7 +161,7 @@ async function checkPeer(
       });
   const m = plan.memory;
   await writeStatus(
-    kube,
+    store,
     peer,
     [plan.condition, ...ready],
     {
@@ -184,7 +182,7 @@ type Reachability = { readonly peer: string; readonly reachable: boolean };
  * not due this tick, as their status has them.
  */
 async function checkAll(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   peers: readonly KubeObject[],
   tls: PeerTls,
   options: PeerEventOptions,
@@ -192,7 +190,7 @@ async function checkAll(
 ): Promise<Outcome[]> {
   const { log, held, complete } = tick;
   const seen = new Map<string, boolean>();
-  const checked = await eachObject(peers, (p) => checkPeer(kube, p, tls, options, seen), {
+  const checked = await eachObject(peers, (p) => checkPeer(store, p, tls, options, seen), {
     regarding: peerRegarding,
     log,
     events: options.events,
@@ -204,7 +202,7 @@ async function checkAll(
 }
 
 async function ignorePeer(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   peer: KubeObject,
   options: PeerEventOptions,
 ): Promise<Outcome> {
@@ -214,7 +212,7 @@ async function ignorePeer(
     reason: "OutsideClusterLinkNamespace",
     message,
   });
-  await writeStatus(kube, peer, conditions, {}, options);
+  await writeStatus(store, peer, conditions, {}, options);
   return done(`Peer ${peer.metadata.namespace ?? ""}/${peer.metadata.name} ignored: ${message}`);
 }
 
@@ -241,7 +239,7 @@ function heartbeatCurrent(peer: KubeObject): boolean {
 
 /** The Peers this event concerns, and why the others were left alone. */
 async function peersOf(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   event: IntakeEvent,
   options: PeerEventOptions,
 ): Promise<{
@@ -253,7 +251,7 @@ async function peersOf(
   const cadence = options.cadence ?? DEFAULT_HEARTBEAT_CADENCE;
   if (event.type === "resync") {
     // Every second: from the watch cache (a stale Peer only loses its write to the precondition).
-    const all = await kube.list(PEERS, {
+    const all = await store.listPeers({
       namespace: options.clNamespace,
       ...readOptions("cached"),
     });
@@ -271,7 +269,7 @@ async function peersOf(
       ? { peers: due, held }
       : { peers: due, held, skipped: `${waiting.length} unreachable Peer(s) not due this tick` };
   }
-  const peer = await kube.get(PEERS, { namespace: event.ref.namespace, name: event.ref.name });
+  const peer = await store.getPeer({ namespace: event.ref.namespace, name: event.ref.name });
   if (peer === undefined || peer.metadata.deletionTimestamp !== undefined) {
     return { peers: [], held: [] };
   }
@@ -287,7 +285,7 @@ async function peersOf(
 
 /** The client identity, or the retry to answer after every Peer says why there is none. */
 async function readTls(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   peers: readonly KubeObject[],
   options: PeerEventOptions,
 ): Promise<{ readonly tls: PeerTls } | { readonly retry: Outcome }> {
@@ -303,7 +301,7 @@ async function readTls(
       reason: invalid ? "TlsMaterialInvalid" : "TlsMaterialMissing",
       message,
     });
-    await Promise.all(peers.map((p) => writeStatus(kube, p, conditions, {}, options)));
+    await Promise.all(peers.map((p) => writeStatus(store, p, conditions, {}, options)));
     return { retry: retryLater(message, 30) };
   }
 }
@@ -324,6 +322,7 @@ export type PeerEventContext = EntryContext & Omit<PeerEventOptions, "now" | "ev
 
 export async function syncPeerEvent(event: IntakeEvent, ctx: PeerEventContext): Promise<Outcome> {
   const { kube, log, now, ...settings } = ctx;
+  const store = kubeClusterLinkStore(kube);
   const options: PeerEventOptions = { ...settings, now: now() };
   if (event.type === "object" && event.ref.kind !== "Peer") {
     return malformed(
@@ -332,15 +331,15 @@ export async function syncPeerEvent(event: IntakeEvent, ctx: PeerEventContext): 
     );
   }
   try {
-    const { peers, held, skipped } = await peersOf(kube, event, options);
+    const { peers, held, skipped } = await peersOf(store, event, options);
     const complete = event.type === "resync";
     const outside = peers.filter((p) => p.metadata.namespace !== options.clNamespace);
     const inside = peers.filter((p) => p.metadata.namespace === options.clNamespace);
-    const ignored = await Promise.all(outside.map((p) => ignorePeer(kube, p, options)));
+    const ignored = await Promise.all(outside.map((p) => ignorePeer(store, p, options)));
     if (inside.length === 0) return noneProbed(ignored, { held, complete }, skipped, options);
-    const tls = await readTls(kube, inside, options);
+    const tls = await readTls(store, inside, options);
     if ("retry" in tls) return tls.retry;
-    const checked = await checkAll(kube, inside, tls.tls, options, { log, held, complete });
+    const checked = await checkAll(store, inside, tls.tls, options, { log, held, complete });
     log.debug({ peers: inside.length }, "peers heartbeaten");
     return batchOutcome([...ignored, ...checked]);
   } catch (error) {
