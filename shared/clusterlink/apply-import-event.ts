@@ -1,7 +1,7 @@
 /**
  * clusterlink-import's appliers, one per kind of event (on-import-event.ts dispatches): re-read
  * every Import (leases derive from all of them, plan-lease.ts), bring those in scope
- * (plan-scope.ts) to their plan (plan-import.ts), write status only when it changed. A lease is
+ * (plan-import-scope.ts) to their plan (plan-import.ts), write status only when it changed. A lease is
  * written first and re-checked by the next round, so racing instances find out; rounds stop when
  * one leases nothing.
  */
@@ -52,7 +52,7 @@ import {
   serviceFocus,
   sourcesReportChanged,
   type Focus,
-} from "./plan-scope.js";
+} from "./plan-import-scope.js";
 import type { ClusterLinkStore } from "./store.js";
 
 const isMerge = (imp: ObservedImport): boolean => imp.labels[MERGE_LABEL] === "true";

@@ -32,12 +32,11 @@ import {
 import type { LeaseDecision } from "./plan-lease.js";
 import { planSources, type PeerReading } from "./plan-sources.js";
 import { planStatus } from "./plan-status.js";
-import { keyOf, nameBarred, peerNamesOf } from "./plan-scope.js";
+import { keyOf, nameBarred, peerNamesOf } from "./plan-import-scope.js";
 import { peerStatusSchema } from "../kinds/clusterlink.js";
 import type { ClusterLinkStore } from "./store.js";
 
-export { keyOf, leaseClaimOf, peerNamesOf } from "./plan-scope.js";
-
+export { keyOf, leaseClaimOf, peerNamesOf } from "./plan-import-scope.js";
 
 /** Tries of a write whose object changed since it was read, each after a fresh read. */
 const WRITE_ATTEMPTS = 3;

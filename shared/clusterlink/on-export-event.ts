@@ -30,6 +30,7 @@ import { planClusterLinkEvents } from "./plan-events.js";
 import { recordClusterLinkEvents } from "./record-events.js";
 import type { ClusterLinkStore } from "./store.js";
 import { kubeClusterLinkStore } from "./kube-store.js";
+import { exportTriggerFromEvent, needsService, serviceNamespaces } from "./plan-export-scope.js";
 
 export interface ExportEventOptions {
   /** RFC 3339 time for condition transitions. */
@@ -70,9 +71,6 @@ async function settleExport(
   return done(`${ref} stalled (${plan.verdict.reason}), ${written}`);
 }
 
-const needsService = (exp: ObservedExport): boolean =>
-  !(exp.spec.ok && exp.spec.value.host !== undefined && exp.spec.value.host !== "");
-
 /** Re-reads one Export and its Service; conflicts re-read and re-plan. */
 async function syncOneExport(
   store: ClusterLinkStore,
@@ -108,7 +106,7 @@ async function syncAllExports(
   options: ExportEventOptions,
 ): Promise<Outcome> {
   const exports = (await store.listExports(namespace ? { namespace } : {})).map(observeExport);
-  const namespaces = [...new Set(exports.filter(needsService).map((e) => e.namespace))];
+  const namespaces = serviceNamespaces(exports);
   const services = new Map<string, KubeObject & Service>();
   for (const ns of namespaces) {
     for (const svc of await store.listServices({ namespace: ns })) {
@@ -145,21 +143,13 @@ export async function syncExportEvent(
     now: ctx.now(),
     ...(ctx.events ? { events: ctx.events } : {}),
   };
+  const trigger = exportTriggerFromEvent(event);
+  if (trigger.kind === "malformed") return malformed(trigger.code, trigger.reason);
   try {
-    if (event.type === "resync") {
-      return await syncAllExports(store, event.scope.namespace, log, options);
-    }
-    const { kind, namespace, name } = event.ref;
-    if (kind !== "Export" && kind !== "Service") {
-      return malformed(
-        "UnknownKind",
-        `clusterlink-export handles Export and Service events, not ${kind}`,
-      );
-    }
-    if (namespace === "") return malformed("MissingNamespace", `${kind} ${name} has no namespace`);
-    // A Service re-validates the Export named like it: upstream's Export names its Service so.
-    const outcome = await syncOneExport(store, { namespace, name }, options, kind === "Export");
-    log.debug({ kind, namespace, name }, "export verified");
+    if (trigger.kind === "all") return await syncAllExports(store, trigger.namespace, log, options);
+    const { namespace, name, fromExportEvent } = trigger;
+    const outcome = await syncOneExport(store, { namespace, name }, options, fromExportEvent);
+    log.debug({ kind: fromExportEvent ? "Export" : "Service", namespace, name }, "export verified");
     return outcome;
   } catch (error) {
     return kubeFailureOutcome(error, "verifying the Exports", {

@@ -32,14 +32,21 @@ import { CLUSTERLINK_API_VERSION, peerSpecSchema, peerStatusSchema } from "../ki
 import { heartbeat, InvalidPeerTlsError, type PeerTls } from "./heartbeat.js";
 import {
   DEFAULT_HEARTBEAT_CADENCE,
-  heartbeatDue,
   planPeerHealth,
   type HeartbeatCadence,
-  type HeartbeatMemory,
 } from "./plan-peer-health.js";
 import { planStatus, reconcileConditions, type WantedCondition } from "./plan-status.js";
 import type { ClusterLinkStore } from "./store.js";
 import { kubeClusterLinkStore } from "./kube-store.js";
+import {
+  memoryOf,
+  peerTriggerFromEvent,
+  planPeerEventScope,
+  planTickScope,
+  type PeerScope,
+  type PeerTrigger,
+  type Reachability,
+} from "./plan-peer-scope.js";
 
 export interface PeerEventOptions {
   readonly now: string;
@@ -59,18 +66,6 @@ export interface PeerEventOptions {
     peers: readonly { readonly peer: string; readonly reachable: boolean }[],
     complete: boolean,
   ) => void;
-}
-
-function memoryOf(status: unknown): HeartbeatMemory {
-  const parsed = peerStatusSchema.safeParse(status ?? {});
-  const s = parsed.success ? parsed.data : {};
-  const reachable = s.conditions?.find((c) => c.type === "PeerReachable")?.status;
-  return {
-    reachable: reachable === undefined ? undefined : reachable === "True",
-    consecutiveSuccesses: s.consecutiveSuccesses ?? 0,
-    consecutiveFailures: s.consecutiveFailures ?? 0,
-    labels: s.labels,
-  };
 }
 
 /** Removed labels become null: a merge patch would otherwise keep them. */
@@ -174,8 +169,6 @@ async function checkPeer(
   return done(`${ref} ${plan.reachable ? "reachable" : "unreachable"}`);
 }
 
-type Reachability = { readonly peer: string; readonly reachable: boolean };
-
 /**
  * Every Peer heartbeaten at once, each on its own (a Peer whose status cannot be written is
  * reported and skipped); their reachability reported when all are done, with `held`: the Peers
@@ -224,63 +217,22 @@ const peerRegarding = (peer: KubeObject): EventRegarding => ({
   uid: peer.metadata.uid ?? "",
 });
 
-/**
- * Whether a Peer's status already answers for its spec: it was heartbeaten at this generation.
- * Its update events are then our own status writes (or label edits), not a reason to probe.
- */
-function heartbeatCurrent(peer: KubeObject): boolean {
-  const stored = peerStatusSchema.safeParse(peer.status ?? {});
-  if (!stored.success) return false;
-  const generation = peer.metadata.generation ?? 0;
-  const probed = stored.data.conditions?.some((c) => c.type === "PeerReachable") ?? false;
-  const stalled = stored.data.conditions?.some((c) => c.type === "Stalled" && c.status === "True");
-  return stored.data.observedGeneration === generation && (probed || stalled === true);
-}
-
-/** The Peers this event concerns, and why the others were left alone. */
+/** The Peers this event concerns, read and scoped (plan-peer-scope.ts). */
 async function peersOf(
   store: ClusterLinkStore,
-  event: IntakeEvent,
+  trigger: Exclude<PeerTrigger, { kind: "malformed" }>,
   options: PeerEventOptions,
-): Promise<{
-  readonly peers: KubeObject[];
-  /** A tick's Peers that are not due (unreachable, between their 10 s probes), as stored. */
-  readonly held: readonly Reachability[];
-  readonly skipped?: string;
-}> {
-  const cadence = options.cadence ?? DEFAULT_HEARTBEAT_CADENCE;
-  if (event.type === "resync") {
+): Promise<PeerScope> {
+  if (trigger.kind === "tick") {
     // Every second: from the watch cache (a stale Peer only loses its write to the precondition).
     const all = await store.listPeers({
       namespace: options.clNamespace,
       ...readOptions("cached"),
     });
-    const nowMs = Date.parse(options.now);
-    const isDue = (p: KubeObject) => heartbeatDue(memoryOf(p.status).reachable, nowMs, cadence);
-    const due: KubeObject[] = [];
-    const waiting: KubeObject[] = [];
-    for (const p of all) (isDue(p) ? due : waiting).push(p);
-    // A tick reports every Peer: those not due keep the reachability their status says.
-    const held = waiting.map((p) => ({
-      peer: p.metadata.name,
-      reachable: memoryOf(p.status).reachable === true,
-    }));
-    return waiting.length === 0
-      ? { peers: due, held }
-      : { peers: due, held, skipped: `${waiting.length} unreachable Peer(s) not due this tick` };
+    return planTickScope(all, options.now, options.cadence ?? DEFAULT_HEARTBEAT_CADENCE);
   }
-  const peer = await store.getPeer({ namespace: event.ref.namespace, name: event.ref.name });
-  if (peer === undefined || peer.metadata.deletionTimestamp !== undefined) {
-    return { peers: [], held: [] };
-  }
-  if (heartbeatCurrent(peer)) {
-    return {
-      peers: [],
-      held: [],
-      skipped: `Peer ${event.ref.namespace}/${event.ref.name} unchanged since its last heartbeat (the heartbeat tick checks it)`,
-    };
-  }
-  return { peers: [peer], held: [] };
+  const peer = await store.getPeer({ namespace: trigger.namespace, name: trigger.name });
+  return planPeerEventScope(trigger, peer);
 }
 
 /** The client identity, or the retry to answer after every Peer says why there is none. */
@@ -324,15 +276,11 @@ export async function syncPeerEvent(event: IntakeEvent, ctx: PeerEventContext): 
   const { kube, log, now, ...settings } = ctx;
   const store = kubeClusterLinkStore(kube);
   const options: PeerEventOptions = { ...settings, now: now() };
-  if (event.type === "object" && event.ref.kind !== "Peer") {
-    return malformed(
-      "UnknownKind",
-      `clusterlink-peer-health handles Peer events, not ${event.ref.kind}`,
-    );
-  }
+  const trigger = peerTriggerFromEvent(event);
+  if (trigger.kind === "malformed") return malformed(trigger.code, trigger.reason);
   try {
-    const { peers, held, skipped } = await peersOf(store, event, options);
-    const complete = event.type === "resync";
+    const { peers, held, skipped } = await peersOf(store, trigger, options);
+    const complete = trigger.kind === "tick";
     const outside = peers.filter((p) => p.metadata.namespace !== options.clNamespace);
     const inside = peers.filter((p) => p.metadata.namespace === options.clNamespace);
     const ignored = await Promise.all(outside.map((p) => ignorePeer(store, p, options)));

@@ -1,8 +1,9 @@
 /**
- * Which Imports an event concerns (clusterlink-import's scope planner, pure): the keys an Import,
- * Service, EndpointSlice or Peer event brings into focus, which Imports a lease round settles,
+ * Which Imports an event concerns (clusterlink-import's scope planner, pure): the kind the event
+ * names, the keys an Import, Service, EndpointSlice or Peer event brings into focus, which Imports a lease round settles,
  * and what an Import claims of the port leases (plan-lease.ts).
  */
+import type { IntakeEvent } from "../events/types.js";
 import { importNameProblem } from "../kinds/clusterlink.js";
 import { LEASED_PORT_ANNOTATION, systemServiceName, type ImportKey } from "./names.js";
 import type { ObservedImport } from "./observed.js";
@@ -10,6 +11,36 @@ import type { LeaseClaim, LeaseDecision } from "./plan-lease.js";
 import { peersNamedBy, planSources, SOURCES_CONDITION } from "./plan-sources.js";
 
 export const keyOf = (k: ImportKey): string => `${k.namespace}/${k.name}`;
+
+/** The kinds whose events clusterlink-import takes; each has its applier (apply-import-event.ts). */
+export type ImportEventKind = "Import" | "Service" | "EndpointSlice" | "Peer";
+
+/** What the event names, before anything is read. */
+export type ImportTrigger =
+  | { readonly kind: "resync" }
+  | { readonly kind: ImportEventKind; readonly namespace: string; readonly name: string }
+  | {
+      readonly kind: "malformed";
+      readonly code: "UnknownKind" | "MissingNamespace";
+      readonly reason: string;
+    };
+
+export function importTriggerFromEvent(event: IntakeEvent): ImportTrigger {
+  if (event.type === "resync") return { kind: "resync" };
+  const { kind, namespace, name } = event.ref;
+  if (kind !== "Import" && kind !== "Service" && kind !== "EndpointSlice" && kind !== "Peer") {
+    const reason = `clusterlink-import handles Import, Service, EndpointSlice and Peer events, not ${kind}`;
+    return { kind: "malformed", code: "UnknownKind", reason };
+  }
+  if (namespace === "") {
+    return {
+      kind: "malformed",
+      code: "MissingNamespace",
+      reason: `${kind} ${name} has no namespace`,
+    };
+  }
+  return { kind, namespace, name };
+}
 
 /** An Import no Service can be named after claims no port (plan-import.ts: InvalidName). */
 export const nameBarred = (imp: ObservedImport): boolean => importNameProblem(imp.name) !== null;
