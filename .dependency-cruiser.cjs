@@ -56,7 +56,7 @@ const CAPABILITY_IO = {
   admission: ["index", "observe", "dry-run", "kube-reader"],
   egress: ["index", "kube-store"],
   netpol: ["index", "store", "kube-store", "nft", "agent-loop", "agent-store", "agent-sync"],
-  clusterlink: ["index", "store", "kube-store", "lease-by-port", "heartbeat", "authz", "record-events"],
+  clusterlink: ["index", "store", "kube-store", "lease-by-port", "heartbeat", "record-events"],
 };
 const CAPABILITY_IO_PATHS = [
   ...Object.entries(CAPABILITY_IO).map(

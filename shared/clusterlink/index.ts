@@ -21,7 +21,7 @@ export * from "./on-import-event.js";
 export * from "./plan-access.js";
 export * from "./plan-authz.js";
 export * from "./plan-policy-status.js";
-export * from "./authz.js";
+export * from "./on-access-request.js";
 export * from "./plan-peer-health.js";
 export * from "./heartbeat.js";
 export * from "./on-peer-event.js";

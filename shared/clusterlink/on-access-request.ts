@@ -3,13 +3,14 @@
  * the decision of plan-authz.ts / plan-access.ts out, naming what decided. Who asks comes from
  * the connection (`caller`: the verified client certificate), never from the body. A policy that
  * cannot be evaluated gets `PolicyValid False` and a Warning Event (plan-policy-status.ts).
- * The request and reply shapes: docs/code-notes.md (clusterlink/authz.ts); docs/clusterlink.md.
+ * The request and reply shapes: docs/code-notes.md (clusterlink/on-access-request.ts) and
+ * docs/clusterlink.md.
  */
 import * as z from "zod";
 import type { Log } from "../core/context.js";
 import { isDnsSubdomain } from "../core/labels.js";
 import type { KubeObject } from "../core/objects.js";
-import { isKubeError, raced, type EventRecorder, type KubeClient } from "../kube/index.js";
+import { isKubeError, raced, type EntryContext, type EventRecorder } from "../kube/index.js";
 import { clusterLinkStatusSchema } from "../kinds/clusterlink.js";
 import { observeExport, observeImport } from "./observed.js";
 import { compilePolicy, type AccessDecision, type LivePolicy } from "./plan-access.js";
@@ -254,12 +255,15 @@ async function decideEgress(
   };
 }
 
+/** clusterlink-authz's context: the API, the log, the clock, and who asks with its settings. */
+export type AccessRequestContext = EntryContext & Omit<AuthzOptions, "now" | "events">;
+
 export async function decideAccessRequest(
   body: unknown,
-  kube: KubeClient,
-  log: Log,
-  options: AuthzOptions,
+  ctx: AccessRequestContext,
 ): Promise<JsonReply> {
+  const { kube, log, now, ...settings } = ctx;
+  const options: AuthzOptions = { ...settings, now: now() };
   const egress = typeof body === "object" && body !== null && "import" in body;
   const store = kubeClusterLinkStore(kube);
   try {
