@@ -354,18 +354,13 @@ async function reportFinalizerFailure(
   return { ...reported, after: applied.after };
 }
 
-/** Brings `request.rules` in sync on every ready pod of the observed CNF and records the result. */
-export async function syncRules(
+/** The context of one sync: every key the CNF could echo, known before its first call. */
+async function keyedContext(
   outer: SyncContext,
   request: SyncRequest,
-  /** 1, or which pass of applying rules overtaken by a newer generation (syncOvertaken). */
-  pass = 1,
-): Promise<SyncReport> {
-  const mode = request.restartMode ?? "now";
-  const found = request.observation.situation.kind === "found";
-  const willWrite = found && request.observation.pods.ready.length > 0;
-  const reader = new SecretReader(outer.store);
-  // Every key the CNF could echo, before its first call: every text from here is redacted.
+  reader: SecretReader,
+  willWrite: boolean,
+): Promise<KeyedSyncContext> {
   const keys = await cnfKeys(
     outer.store,
     reader,
@@ -373,12 +368,30 @@ export async function syncRules(
     request.rules,
     request.allRulesOfCnf === true || !willWrite,
   );
-  const ctx: KeyedSyncContext = {
-    ...outer,
-    keys,
-    noted: [],
-    log: redactingLog(outer.log, () => keys.current),
-  };
+  // Every text from here is redacted.
+  return { ...outer, keys, noted: [], log: redactingLog(outer.log, () => keys.current) };
+}
+
+/** The rules claimed and the pods' results: what the statuses are decided from. */
+interface PodsSynced {
+  readonly planned: readonly PlannedRule[];
+  readonly unclaimed: readonly RuleReport[];
+  readonly pods: readonly PodSyncResult[];
+  readonly usedBy: ReadonlyMap<string, readonly string[]>;
+}
+
+/**
+ * Claims the rules, then brings every ready pod to their targets; a deletion a pod refused
+ * because an object no rule declares used it is tried again once that is known.
+ */
+async function syncRulesOnPods(
+  ctx: KeyedSyncContext,
+  request: SyncRequest,
+  reader: SecretReader,
+  willWrite: boolean,
+): Promise<PodsSynced> {
+  const mode = request.restartMode ?? "now";
+  const found = request.observation.situation.kind === "found";
   // Secrets named by reference are read only for a CNF that exists (its targets need them).
   const observed = found ? await resolveSecretRefs(reader, request.rules) : request.rules;
   const { claimed: planned, unclaimed } = await claimRules(
@@ -397,15 +410,24 @@ export async function syncRules(
     unblocked.length === 0
       ? firstPass
       : withLaterResults(firstPass, await syncPods(ctx, request, unblocked, mode));
-  const now = ctx.now();
-  const redaction = await keys.settled();
+  return { planned, unclaimed, pods, usedBy };
+}
+
+/** Each claimed rule's status decided from the pods' results and written, a few at a time. */
+async function decideRules(
+  ctx: KeyedSyncContext,
+  request: SyncRequest,
+  synced: PodsSynced,
+  { now, redaction }: { readonly now: string; readonly redaction: KeyMaterial },
+): Promise<DecidedRule[]> {
+  const { planned, pods, usedBy } = synced;
   const limit = pLimit(STATUS_WRITE_CONCURRENCY);
   const readySince = new Map(
     request.observation.pods.ready.flatMap((p) =>
       p.readySince === undefined ? [] : [[p.name, p.readySince] as const],
     ),
   );
-  const decided = await Promise.all(
+  return Promise.all(
     planned.map((rule) =>
       limit(async (): Promise<DecidedRule> => {
         const podResults = podResultsOf(rule, pods, readySince);
@@ -441,11 +463,29 @@ export async function syncRules(
       }),
     ),
   );
+}
+
+/** Brings `request.rules` in sync on every ready pod of the observed CNF and records the result. */
+export async function syncRules(
+  outer: SyncContext,
+  request: SyncRequest,
+  /** 1, or which pass of applying rules overtaken by a newer generation (syncOvertaken). */
+  pass = 1,
+): Promise<SyncReport> {
+  const found = request.observation.situation.kind === "found";
+  const willWrite = found && request.observation.pods.ready.length > 0;
+  const reader = new SecretReader(outer.store);
+  const ctx = await keyedContext(outer, request, reader, willWrite);
+  const synced = await syncRulesOnPods(ctx, request, reader, willWrite);
+  const now = ctx.now();
+  const redaction = await ctx.keys.settled();
+  const decided = await decideRules(ctx, request, synced, { now, redaction });
+  const { pods } = synced;
   await recordEvents(ctx, request, pods, redaction);
   const raced = await settleRacedWrites(ctx, request, decided);
   finishOwnWrites(decided, raced);
   const again = await syncOvertaken(ctx, request, decided, raced, pass);
-  const rules = [...unclaimed, ...again.rules];
+  const rules = [...synced.unclaimed, ...again.rules];
   const allPods = again.pods.length === 0 ? pods : withLaterResults(pods, again.pods);
   return { rules, pods: allPods, outcome: worstOutcome(rules.map((r) => r.outcome)) };
 }
