@@ -5,6 +5,7 @@
  */
 import type { IntakeEvent } from "../events/types.js";
 import type { ObservedExport } from "./observed.js";
+import { namespacedTrigger, type MalformedTrigger } from "./plan-trigger.js";
 
 export type ExportTrigger =
   | { readonly kind: "all"; readonly namespace: string | undefined }
@@ -15,27 +16,14 @@ export type ExportTrigger =
       /** The Export's own event: a verdict against it is permanent (it cannot fix itself). */
       readonly fromExportEvent: boolean;
     }
-  | {
-      readonly kind: "malformed";
-      readonly code: "UnknownKind" | "MissingNamespace";
-      readonly reason: string;
-    };
+  | MalformedTrigger;
 
 export function exportTriggerFromEvent(event: IntakeEvent): ExportTrigger {
   if (event.type === "resync") return { kind: "all", namespace: event.scope.namespace };
-  const { kind, namespace, name } = event.ref;
-  if (kind !== "Export" && kind !== "Service") {
-    const reason = `clusterlink-export handles Export and Service events, not ${kind}`;
-    return { kind: "malformed", code: "UnknownKind", reason };
-  }
-  if (namespace === "") {
-    return {
-      kind: "malformed",
-      code: "MissingNamespace",
-      reason: `${kind} ${name} has no namespace`,
-    };
-  }
-  return { kind: "one", namespace, name, fromExportEvent: kind === "Export" };
+  const named = namespacedTrigger(event.ref, "clusterlink-export", ["Export", "Service"]);
+  if (named.kind === "malformed") return named;
+  const { namespace, name } = named;
+  return { kind: "one", namespace, name, fromExportEvent: named.kind === "Export" };
 }
 
 /** An Export that names a host is checked without a Service. */

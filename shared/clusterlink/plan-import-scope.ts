@@ -8,6 +8,7 @@ import { importNameProblem } from "../kinds/clusterlink.js";
 import { LEASED_PORT_ANNOTATION, systemServiceName, type ImportKey } from "./names.js";
 import type { ObservedImport } from "./observed.js";
 import type { LeaseClaim, LeaseDecision } from "./plan-lease.js";
+import { namespacedTrigger, type MalformedTrigger } from "./plan-trigger.js";
 import { peersNamedBy, planSources, SOURCES_CONDITION } from "./plan-sources.js";
 
 export const keyOf = (k: ImportKey): string => `${k.namespace}/${k.name}`;
@@ -19,27 +20,18 @@ export type ImportEventKind = "Import" | "Service" | "EndpointSlice" | "Peer";
 export type ImportTrigger =
   | { readonly kind: "resync" }
   | { readonly kind: ImportEventKind; readonly namespace: string; readonly name: string }
-  | {
-      readonly kind: "malformed";
-      readonly code: "UnknownKind" | "MissingNamespace";
-      readonly reason: string;
-    };
+  | MalformedTrigger;
+
+const IMPORT_EVENT_KINDS: readonly ImportEventKind[] = [
+  "Import",
+  "Service",
+  "EndpointSlice",
+  "Peer",
+];
 
 export function importTriggerFromEvent(event: IntakeEvent): ImportTrigger {
   if (event.type === "resync") return { kind: "resync" };
-  const { kind, namespace, name } = event.ref;
-  if (kind !== "Import" && kind !== "Service" && kind !== "EndpointSlice" && kind !== "Peer") {
-    const reason = `clusterlink-import handles Import, Service, EndpointSlice and Peer events, not ${kind}`;
-    return { kind: "malformed", code: "UnknownKind", reason };
-  }
-  if (namespace === "") {
-    return {
-      kind: "malformed",
-      code: "MissingNamespace",
-      reason: `${kind} ${name} has no namespace`,
-    };
-  }
-  return { kind, namespace, name };
+  return namespacedTrigger(event.ref, "clusterlink-import", IMPORT_EVENT_KINDS);
 }
 
 /** An Import no Service can be named after claims no port (plan-import.ts: InvalidName). */

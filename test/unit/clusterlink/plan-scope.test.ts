@@ -69,6 +69,21 @@ describe("clusterlink-export's scope", () => {
 });
 
 describe("clusterlink-import's scope", () => {
+  it("an event of another kind is told which kinds the function takes", () => {
+    expect(importTriggerFromEvent(ref("Export", "data", "db"))).toEqual({
+      kind: "malformed",
+      code: "UnknownKind",
+      reason:
+        "clusterlink-import handles Import, Service, EndpointSlice and Peer events, not Export",
+    });
+    expect(exportTriggerFromEvent(ref("Import", "data", "db"))).toMatchObject({
+      reason: "clusterlink-export handles Export and Service events, not Import",
+    });
+    expect(exportTriggerFromEvent(ref("Export", "", "db"))).toMatchObject({
+      reason: "Export db has no namespace",
+    });
+  });
+
   it.each(["Import", "Service", "EndpointSlice", "Peer"])("a %s event names its object", (kind) => {
     expect(importTriggerFromEvent(ref(kind, "data", "db"))).toEqual({
       kind,
