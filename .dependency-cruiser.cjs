@@ -41,6 +41,8 @@ const NODE_BUILTINS = "^(node:)?(?!(util|crypto)$)[a-z_/]+$";
 const CAPABILITY_IO = {
   sync: [
     "index",
+    "store",
+    "kube-store",
     "sync",
     "resync",
     "observe",
@@ -54,7 +56,7 @@ const CAPABILITY_IO = {
   admission: ["index", "observe", "dry-run", "kube-reader"],
   egress: ["index", "kube-store"],
   netpol: ["index", "store", "kube-store", "nft", "agent-loop", "agent-store", "agent-sync"],
-  clusterlink: ["index", "lease-by-port", "heartbeat", "authz", "record-events"],
+  clusterlink: ["index", "store", "kube-store", "lease-by-port", "heartbeat", "record-events"],
 };
 const CAPABILITY_IO_PATHS = [
   ...Object.entries(CAPABILITY_IO).map(

@@ -27,6 +27,29 @@ export default tseslint.config(
     },
   },
   {
+    // One way to the API per capability (docs/overview.md, "One shape"): only its store or
+    // reader, and the dry-run preview's boundary, hold the client.
+    files: ["shared/{sync,egress,netpol,clusterlink,admission}/*.ts"],
+    ignores: [
+      "shared/*/kube-store.ts",
+      "shared/*/kube-reader.ts",
+      "shared/netpol/agent-store.ts",
+      "shared/sync/preview.ts",
+    ],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          paths: ["../kube/index.js", "../kube/client.js"].map((name) => ({
+            name,
+            importNames: ["KubeClient", "createKubeClient", "defaultKubeClient"],
+            message: "Read and write through the capability's store (store.ts, kube-store.ts).",
+          })),
+        },
+      ],
+    },
+  },
+  {
     files: ["test/**/*.ts", "bench/**/*.ts", "dev/**/*.ts"],
     rules: { "@typescript-eslint/explicit-module-boundary-types": "off", complexity: "off" },
   },

@@ -3,7 +3,7 @@
  * attributes; egress: an Import, the local client's IP, the chosen source), allow or deny out,
  * with what decided named. The Peer asking is the one its verified client certificate names
  * (served over HTTPS with TLS_CLIENT_CA_FILE, the fabric CA); CL_AUTHZ_UNVERIFIED=on-behalf-of-peer
- * lets a trusted in-cluster caller name it instead. shared/clusterlink does the work (authz.ts,
+ * lets a trusted in-cluster caller name it instead. shared/clusterlink does the work (on-access-request.ts,
  * plan-authz.ts, plan-access.ts).
  */
 import {
@@ -21,12 +21,14 @@ export function createClusterLinkAuthz(given: Partial<FunctionDeps> = {}): JsonF
     name,
     kind: "json",
     handle: (body, ctx) =>
-      decideAccessRequest(body, deps.kube().withCalls(ctx.calls), ctx.log, {
+      decideAccessRequest(body, {
+        kube: deps.kube().withCalls(ctx.calls),
+        log: ctx.log,
+        now: () => deps.now().toISOString(),
+        events: eventRecorder(deps, name, ctx.calls),
         clNamespace: clusterLinkNamespace(deps.env),
         unverified: unverifiedCallersOf(deps.env),
         caller: ctx.caller,
-        now: deps.now().toISOString(),
-        events: eventRecorder(deps, name, ctx.calls),
       }),
   };
 }

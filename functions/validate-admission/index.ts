@@ -60,7 +60,7 @@ export function createValidateAdmission(given: Partial<ValidateAdmissionDeps> = 
     name: "validate-admission",
     kind: "json",
     maxBodyBytes: ADMISSION_MAX_BODY_BYTES,
-    handle: (body, ctx) => admit(body, reader, ctx, planner),
+    handle: (body, ctx) => admit(body, { ...ctx, reader, planner }),
   };
 }
 

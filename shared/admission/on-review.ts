@@ -12,11 +12,19 @@ import { parseAdmissionReview } from "./review.js";
 import { EMPTY_SNAPSHOT } from "./snapshot.js";
 import { buildAdmissionResponse } from "./verdict.js";
 
+/**
+ * validate-admission's context. Not an EntryContext: admission reads through an AdmissionReader
+ * (made only when a review needs a read), writes nothing and records no Events.
+ */
 export interface AdmitContext {
   readonly log: Log;
   readonly calls: CallCounters;
   /** Cancels a dry run's plan; none when absent. */
   readonly signal?: AbortSignal;
+  /** The reads, made on first use (kube-reader.ts over the function's client). */
+  readonly reader: () => AdmissionReader;
+  /** Adds a dry run's plan to its warnings (dry-run.ts); without it, dry runs get none. */
+  readonly planner?: DryRunPlanner;
 }
 
 export interface AdmissionReply {
@@ -24,13 +32,8 @@ export interface AdmissionReply {
   readonly body: unknown;
 }
 
-export async function admit(
-  body: unknown,
-  reader: () => AdmissionReader,
-  ctx: AdmitContext,
-  /** Adds a dry run's plan to its warnings (dry-run.ts); without it, dry runs get none. */
-  planner?: DryRunPlanner,
-): Promise<AdmissionReply> {
+export async function admit(body: unknown, ctx: AdmitContext): Promise<AdmissionReply> {
+  const { reader, planner } = ctx;
   const parsed = parseAdmissionReview(body);
   if (!parsed.ok) {
     ctx.log.warn({ code: parsed.code, uid: parsed.uid }, parsed.message);

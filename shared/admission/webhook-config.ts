@@ -167,27 +167,112 @@ export interface ValidatingWebhookConfiguration {
   webhooks: ValidatingWebhook[];
 }
 
-export function buildWebhookConfiguration(
-  options: WebhookConfigurationOptions,
-): ValidatingWebhookConfiguration {
-  const common = {
-    sideEffects: "None" as const,
-    matchPolicy: "Equivalent" as const,
+/** What every webhook of the configuration shares. */
+type WebhookCommon = Pick<
+  ValidatingWebhook,
+  | "sideEffects"
+  | "matchPolicy"
+  | "clientConfig"
+  | "admissionReviewVersions"
+  | "timeoutSeconds"
+  | "namespaceSelector"
+>;
+
+function commonOf(options: WebhookConfigurationOptions): WebhookCommon {
+  return {
+    sideEffects: "None",
+    matchPolicy: "Equivalent",
     clientConfig: options.clientConfig,
     admissionReviewVersions: ["v1"],
     timeoutSeconds: Math.min(options.timeoutSeconds ?? 5, 5),
     namespaceSelector: options.namespaceSelector ?? DEFAULT_NAMESPACE_SELECTOR,
   };
-  // Deletes of every rule kind: the bucket policy's webhook and the dry-run plans' webhook.
-  const ruleDeletes = [
+}
+
+const ruleRules = (operations: string[]): ValidatingWebhook["rules"] => [
+  {
+    apiGroups: [RULE_GROUP],
+    apiVersions: [RULE_VERSION],
+    operations,
+    resources: ruleResources(),
+    scope: "Namespaced",
+  },
+];
+
+/** Creates and updates of every rule kind. */
+const rulesWebhook = (common: WebhookCommon): ValidatingWebhook => ({
+  name: RULES_WEBHOOK_NAME,
+  ...common,
+  // Fail closed: a rule admitted without its checks could break the CNF or escape its bucket.
+  failurePolicy: "Fail",
+  matchConditions: [...RULE_WRITE_CONDITIONS],
+  rules: ruleRules(["CREATE", "UPDATE"]),
+});
+
+const cnfWebhook = (common: WebhookCommon): ValidatingWebhook => ({
+  name: CNF_WEBHOOK_NAME,
+  ...common,
+  // Open on outage: operating a CNF (rollback, scaling) must not depend on the webhook.
+  failurePolicy: "Ignore",
+  // Only CNF Deployments; the selector is matched against the old and the new object, so
+  // removing the label on UPDATE is still reviewed.
+  objectSelector: { matchExpressions: [{ key: PURPOSE_LABEL, operator: "Exists" }] },
+  rules: [
     {
-      apiGroups: [RULE_GROUP],
-      apiVersions: [RULE_VERSION],
-      operations: ["DELETE"],
-      resources: ruleResources(),
-      scope: "Namespaced" as const,
+      apiGroups: ["apps"],
+      apiVersions: ["v1"],
+      operations: ["CREATE", "UPDATE"],
+      resources: ["deployments"],
+      scope: "Namespaced",
     },
-  ];
+  ],
+});
+
+const clusterLinkWebhook = (common: WebhookCommon): ValidatingWebhook => ({
+  name: CLUSTERLINK_WEBHOOK_NAME,
+  ...common,
+  // Open on outage: the ClusterLink functions parse every spec again and mark a bad one
+  // Stalled, so the webhook only gives earlier, clearer answers.
+  failurePolicy: "Ignore",
+  rules: [
+    {
+      apiGroups: [CLUSTERLINK_GROUP],
+      apiVersions: [CLUSTERLINK_VERSION],
+      operations: ["CREATE", "UPDATE"],
+      resources: CLUSTERLINK_ADMISSION_KINDS.map(
+        (kind) => CLUSTERLINK_KINDS[kind as ClusterLinkKind].plural,
+      ).sort(),
+      // PrivilegedAccessPolicy is cluster-scoped.
+      scope: "*",
+    },
+  ],
+});
+
+/** Deletes of every rule kind in a bucket: the bucket policy. */
+const ruleDeletesWebhook = (common: WebhookCommon): ValidatingWebhook => ({
+  name: RULE_DELETES_WEBHOOK_NAME,
+  ...common,
+  // Fail closed: the bucket policy is authorization. Its reach is kept small instead (ADR 0010).
+  failurePolicy: "Fail",
+  objectSelector: { matchExpressions: [{ key: BUCKET_LABEL, operator: "Exists" }] },
+  matchConditions: [...RULE_DELETE_CONDITIONS],
+  rules: ruleRules(["DELETE"]),
+});
+
+/** Dry-run deletes of every rule kind: their plans. */
+const ruleDeletePlansWebhook = (common: WebhookCommon): ValidatingWebhook => ({
+  name: RULE_DELETE_PLANS_WEBHOOK_NAME,
+  ...common,
+  // Open on outage: a dry run without its plan is still the dry run the API server gives.
+  failurePolicy: "Ignore",
+  matchConditions: [...RULE_DELETE_PLAN_CONDITIONS],
+  rules: ruleRules(["DELETE"]),
+});
+
+export function buildWebhookConfiguration(
+  options: WebhookConfigurationOptions,
+): ValidatingWebhookConfiguration {
+  const common = commonOf(options);
   return {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "ValidatingWebhookConfiguration",
@@ -200,76 +285,11 @@ export function buildWebhookConfiguration(
       ...(options.annotations ? { annotations: { ...options.annotations } } : {}),
     },
     webhooks: [
-      {
-        name: RULES_WEBHOOK_NAME,
-        ...common,
-        // Fail closed: a rule admitted without its checks could break the CNF or escape its bucket.
-        failurePolicy: "Fail",
-        matchConditions: [...RULE_WRITE_CONDITIONS],
-        rules: [
-          {
-            apiGroups: [RULE_GROUP],
-            apiVersions: [RULE_VERSION],
-            operations: ["CREATE", "UPDATE"],
-            resources: ruleResources(),
-            scope: "Namespaced",
-          },
-        ],
-      },
-      {
-        name: CNF_WEBHOOK_NAME,
-        ...common,
-        // Open on outage: operating a CNF (rollback, scaling) must not depend on the webhook.
-        failurePolicy: "Ignore",
-        // Only CNF Deployments; the selector is matched against the old and the new object, so
-        // removing the label on UPDATE is still reviewed.
-        objectSelector: { matchExpressions: [{ key: PURPOSE_LABEL, operator: "Exists" }] },
-        rules: [
-          {
-            apiGroups: ["apps"],
-            apiVersions: ["v1"],
-            operations: ["CREATE", "UPDATE"],
-            resources: ["deployments"],
-            scope: "Namespaced",
-          },
-        ],
-      },
-      {
-        name: CLUSTERLINK_WEBHOOK_NAME,
-        ...common,
-        // Open on outage: the ClusterLink functions parse every spec again and mark a bad one
-        // Stalled, so the webhook only gives earlier, clearer answers.
-        failurePolicy: "Ignore",
-        rules: [
-          {
-            apiGroups: [CLUSTERLINK_GROUP],
-            apiVersions: [CLUSTERLINK_VERSION],
-            operations: ["CREATE", "UPDATE"],
-            resources: CLUSTERLINK_ADMISSION_KINDS.map(
-              (kind) => CLUSTERLINK_KINDS[kind as ClusterLinkKind].plural,
-            ).sort(),
-            // PrivilegedAccessPolicy is cluster-scoped.
-            scope: "*",
-          },
-        ],
-      },
-      {
-        name: RULE_DELETES_WEBHOOK_NAME,
-        ...common,
-        // Fail closed: the bucket policy is authorization. Its reach is kept small instead (ADR 0010).
-        failurePolicy: "Fail",
-        objectSelector: { matchExpressions: [{ key: BUCKET_LABEL, operator: "Exists" }] },
-        matchConditions: [...RULE_DELETE_CONDITIONS],
-        rules: ruleDeletes,
-      },
-      {
-        name: RULE_DELETE_PLANS_WEBHOOK_NAME,
-        ...common,
-        // Open on outage: a dry run without its plan is still the dry run the API server gives.
-        failurePolicy: "Ignore",
-        matchConditions: [...RULE_DELETE_PLAN_CONDITIONS],
-        rules: ruleDeletes,
-      },
+      rulesWebhook(common),
+      cnfWebhook(common),
+      clusterLinkWebhook(common),
+      ruleDeletesWebhook(common),
+      ruleDeletePlansWebhook(common),
     ],
   };
 }

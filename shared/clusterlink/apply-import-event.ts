@@ -1,7 +1,7 @@
 /**
  * clusterlink-import's appliers, one per kind of event (on-import-event.ts dispatches): re-read
  * every Import (leases derive from all of them, plan-lease.ts), bring those in scope
- * (plan-scope.ts) to their plan (plan-import.ts), write status only when it changed. A lease is
+ * (plan-import-scope.ts) to their plan (plan-import.ts), write status only when it changed. A lease is
  * written first and re-checked by the next round, so racing instances find out; rounds stop when
  * one leases nothing.
  */
@@ -16,7 +16,6 @@ import {
   retryOnConflict,
   SERVICES,
   type EventRegarding,
-  type KubeClient,
   type KubeObject,
 } from "../kube/index.js";
 import { CLUSTERLINK_API_VERSION } from "../kinds/clusterlink.js";
@@ -29,7 +28,6 @@ import {
 } from "./names.js";
 import {
   deleteIfStill,
-  IMPORTS,
   keyOf,
   leaseClaimOf,
   listImports,
@@ -54,7 +52,8 @@ import {
   serviceFocus,
   sourcesReportChanged,
   type Focus,
-} from "./plan-scope.js";
+} from "./plan-import-scope.js";
+import type { ClusterLinkStore } from "./store.js";
 
 const isMerge = (imp: ObservedImport): boolean => imp.labels[MERGE_LABEL] === "true";
 
@@ -76,19 +75,19 @@ const importRegarding = (imp: ObservedImport): EventRegarding => ({
  * why, Stalled (or Reconciling, for what a retry may fix). Re-read: its lease may have been written.
  */
 async function recordSkipped(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   key: ImportKey,
   outcome: Outcome,
   options: RoundOptions,
 ): Promise<void> {
-  const live = await kube.get(IMPORTS, key);
+  const live = await store.getImport(key);
   if (live === undefined || outcome.kind === "done") return;
   const imp = observeImport(live);
   const kind = outcome.kind === "retry" ? "reconciling" : "stalled";
   const wanted = reconcileConditions({ kind, reason: "ReconcileFailed", message: outcome.reason });
   const status = planStatus(imp.status, wanted, imp.generation, options.now);
   if (status.write === null) return;
-  await kube.patchStatus(IMPORTS, imp, status.write, { resourceVersion: imp.resourceVersion });
+  await store.patchImportStatus(imp, status.write, { resourceVersion: imp.resourceVersion });
 }
 
 /**
@@ -97,15 +96,15 @@ async function recordSkipped(
  * reported on itself and left for the next resync.
  */
 async function sweepOrphans(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   imports: readonly ObservedImport[],
   options: RoundOptions,
 ): Promise<Outcome[]> {
   const live = new Set(imports.filter((i) => !i.deleting).map(keyOf));
   const merging = new Set(imports.filter((i) => !i.deleting && isMerge(i)).map(keyOf));
   const [ours, copies] = await Promise.all([
-    kube.list(SERVICES, { labelSelector: { [MANAGED_BY_LABEL]: MANAGED_BY } }),
-    kube.list(ENDPOINT_SLICES, { labelSelector: { [SLICE_MANAGED_BY_LABEL]: MANAGED_BY } }),
+    store.listServices({ labelSelector: { [MANAGED_BY_LABEL]: MANAGED_BY } }),
+    store.listEndpointSlices({ labelSelector: { [SLICE_MANAGED_BY_LABEL]: MANAGED_BY } }),
   ]);
   // Each delete is of the version whose labels were checked (deleteIfStill): a Service relabelled
   // or replaced since the list is decided again, never removed on the list's word.
@@ -122,17 +121,23 @@ async function sweepOrphans(
     return labels[SLICE_MANAGED_BY_LABEL] === MANAGED_BY && !merging.has(keyOf(owner));
   };
   const orphans = [
-    ...ours
-      .filter(orphanService)
-      .map((object) => ({ type: SERVICES, object, still: orphanService })),
-    ...copies
-      .filter(orphanCopy)
-      .map((object) => ({ type: ENDPOINT_SLICES, object, still: orphanCopy })),
+    ...ours.filter(orphanService).map((object) => ({
+      kind: "Service" as const,
+      type: SERVICES,
+      object,
+      still: orphanService,
+    })),
+    ...copies.filter(orphanCopy).map((object) => ({
+      kind: "EndpointSlice" as const,
+      type: ENDPOINT_SLICES,
+      object,
+      still: orphanCopy,
+    })),
   ];
   return eachObject(
     orphans,
-    async ({ type, object, still }) =>
-      (await deleteIfStill(kube, type, object, still))
+    async ({ kind, object, still }) =>
+      (await deleteIfStill(store, kind, object, still))
         ? done("removed")
         : done("not an orphan now"),
     {
@@ -161,14 +166,14 @@ interface RoundResult {
  * itself and skipped (eachObject); a race is the round's, which is run again.
  */
 async function round(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   focus: (imports: readonly ObservedImport[]) => Focus,
   options: RoundOptions,
   settledPorts: Map<string, number>,
 ): Promise<RoundResult> {
   const [imports, peers] = await Promise.all([
-    listImports(kube),
-    listPeers(kube, options.clNamespace),
+    listImports(store),
+    listPeers(store, options.clNamespace),
   ]);
   const claims = imports.map(leaseClaimOf).filter((c): c is LeaseClaim => c !== null);
   const decisions = planLeases(claims);
@@ -182,7 +187,7 @@ async function round(
     async (imp) => {
       const key = keyOf(imp);
       const decision = decisions.get(key);
-      const { outcome } = await settleImport(kube, imp, decision, options, {
+      const { outcome } = await settleImport(store, imp, decision, options, {
         fromOwnEvent: key === focused.own,
         peers,
       });
@@ -196,7 +201,7 @@ async function round(
       log: options.log,
       events: options.events,
       rethrow: raced,
-      onFailure: (imp, outcome) => recordSkipped(kube, imp, outcome, options),
+      onFailure: (imp, outcome) => recordSkipped(store, imp, outcome, options),
     },
   );
   const outcomes = new Map(settling.map((imp, i) => [keyOf(imp), settled[i] ?? done("")]));
@@ -204,7 +209,7 @@ async function round(
 }
 
 async function rounds(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   focus: (imports: readonly ObservedImport[]) => Focus,
   options: RoundOptions,
 ): Promise<Outcome[]> {
@@ -213,7 +218,7 @@ async function rounds(
   const latest = new Map<string, Outcome>();
   for (let n = 1; n <= max; n += 1) {
     const result = await retryOnConflict({ attempts: 5, isRace: raced }, () =>
-      round(kube, focus, options, settledPorts),
+      round(store, focus, options, settledPorts),
     );
     for (const [key, outcome] of result.outcomes) latest.set(key, outcome);
     if (result.leased === 0) return [...latest.values()];
@@ -227,27 +232,27 @@ async function rounds(
  * the full list: this Import may have been the holder.
  */
 export async function onImportEvent(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   ref: ImportKey,
   options: RoundOptions,
 ): Promise<Outcome> {
   const own = keyOf(ref);
-  const live = await kube.get(IMPORTS, ref);
+  const live = await store.getImport(ref);
   if (live !== undefined && live.metadata.deletionTimestamp === undefined) {
-    const settled = await settleByPort(kube, ref, options, { fromOwnEvent: true, read: live });
+    const settled = await settleByPort(store, ref, options, { fromOwnEvent: true, read: live });
     const outcomes = [...(settled.own ? [settled.own] : []), ...settled.others].map(
       (s) => s.outcome,
     );
     return worstOutcome(outcomes);
   }
   const outcomes = await rounds(
-    kube,
+    store,
     (imports) => ({ keys: new Set(imports.filter(portInvalid).map(keyOf)), own: null, all: false }),
     options,
   );
   const [removed, copies] = await Promise.all([
-    removeServicesOf(kube, ref, options.clNamespace),
-    removeCopiesOf(kube, ref),
+    removeServicesOf(store, ref, options.clNamespace),
+    removeCopiesOf(store, ref),
   ]);
   outcomes.push(
     done(`Import ${own} is gone, ${removed} Services and ${copies} EndpointSlice copies removed`),
@@ -261,15 +266,15 @@ export async function onImportEvent(
  * someone else's at its name) needs the full list, to find the Import by its system name.
  */
 export async function onServiceEvent(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   ref: ImportKey,
   options: RoundOptions,
 ): Promise<Outcome> {
-  const svc = await kube.get(SERVICES, ref);
+  const svc = await store.getService(ref);
   const labelled = importOfLabels(svc?.metadata.labels);
   if (labelled === undefined && ref.namespace === options.clNamespace) {
     const outcomes = await rounds(
-      kube,
+      store,
       (imports) => ({
         keys: serviceFocus(imports, ref, labelled, options.clNamespace),
         own: null,
@@ -284,11 +289,11 @@ export async function onServiceEvent(
   const keys = new Map([ref, ...(labelled ? [labelled] : [])].map((k) => [keyOf(k), k]));
   const outcomes: Outcome[] = [];
   for (const key of keys.values()) {
-    const settled = await settleByPort(kube, key, options, { fromOwnEvent: false });
+    const settled = await settleByPort(store, key, options, { fromOwnEvent: false });
     outcomes.push(...[settled.own, ...settled.others].flatMap((x) => (x ? [x.outcome] : [])));
   }
-  if (labelled !== undefined && (await kube.get(IMPORTS, labelled)) === undefined) {
-    const removed = await removeServicesOf(kube, labelled, options.clNamespace);
+  if (labelled !== undefined && (await store.getImport(labelled)) === undefined) {
+    const removed = await removeServicesOf(store, labelled, options.clNamespace);
     outcomes.push(done(`Import ${keyOf(labelled)} is gone, ${removed} Services removed`));
   }
   return outcomes.length === 0
@@ -297,9 +302,9 @@ export async function onServiceEvent(
 }
 
 /** Every Import, then the sweep: an Import that cannot be settled never keeps the sweep from running. */
-export async function onResync(kube: KubeClient, options: RoundOptions): Promise<Outcome> {
-  const outcomes = await rounds(kube, () => ({ keys: new Set(), own: null, all: true }), options);
-  const swept = await sweepOrphans(kube, await listImports(kube), options);
+export async function onResync(store: ClusterLinkStore, options: RoundOptions): Promise<Outcome> {
+  const outcomes = await rounds(store, () => ({ keys: new Set(), own: null, all: true }), options);
+  const swept = await sweepOrphans(store, await listImports(store), options);
   const removed = swept.filter((o) => o.kind === "done" && o.result === "removed").length;
   outcomes.push(...swept.filter((o) => o.kind !== "done"));
   outcomes.push(done(`${removed} orphaned Services and EndpointSlice copies removed`));
@@ -311,21 +316,21 @@ export async function onResync(kube: KubeClient, options: RoundOptions): Promise
  * copy changed or deleted elsewhere: its Import is settled again (or, gone, loses its copies).
  */
 export async function onEndpointSliceEvent(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   ref: ImportKey,
   options: ImportEventOptions,
 ): Promise<Outcome> {
   if (ref.namespace === options.clNamespace) {
-    const merging = await kube.list(IMPORTS, { labelSelector: { [MERGE_LABEL]: "true" } });
+    const merging = await store.listImports({ labelSelector: { [MERGE_LABEL]: "true" } });
     const outcomes: Outcome[] = [];
     for (const imp of merging) {
       const key = { namespace: imp.metadata.namespace ?? "", name: imp.metadata.name };
-      const settled = await settleByPort(kube, key, options, { fromOwnEvent: false, read: imp });
+      const settled = await settleByPort(store, key, options, { fromOwnEvent: false, read: imp });
       if (settled.own !== null) outcomes.push(settled.own.outcome);
     }
     return outcomes.length === 0 ? done("no merge Import to copy to") : worstOutcome(outcomes);
   }
-  const slice = await kube.get(ENDPOINT_SLICES, ref);
+  const slice = await store.getEndpointSlice(ref);
   const labels = slice?.metadata.labels ?? {};
   const owner =
     slice === undefined
@@ -335,9 +340,9 @@ export async function onEndpointSliceEvent(
         : undefined;
   if (owner === undefined) return done(`EndpointSlice ${keyOf(ref)} is not a copy of ours`);
   const key = { namespace: ref.namespace, name: owner };
-  const settled = await settleByPort(kube, key, options, { fromOwnEvent: false });
+  const settled = await settleByPort(store, key, options, { fromOwnEvent: false });
   if (settled.own !== null) return settled.own.outcome;
-  const removed = await removeCopiesOf(kube, key);
+  const removed = await removeCopiesOf(store, key);
   return done(`Import ${keyOf(key)} is gone, ${removed} EndpointSlice copies removed`);
 }
 
@@ -351,7 +356,7 @@ const PEER_EVENT_CONCURRENCY = 8;
  * is settled by its own event, which reads its Peers live); the Peers are read live.
  */
 export async function onPeerEvent(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   ref: ImportKey,
   options: ImportEventOptions,
 ): Promise<Outcome> {
@@ -359,12 +364,12 @@ export async function onPeerEvent(
   if (ref.namespace !== options.clNamespace) {
     return done(`${peer} is outside the ClusterLink namespace: no Import's source names it`);
   }
-  const naming = (await kube.list(IMPORTS, readOptions("cached")))
+  const naming = (await store.listImports(readOptions("cached")))
     .map(observeImport)
     .filter((imp) => !imp.deleting && peerNamesOf(imp).includes(ref.name));
   if (naming.length === 0) return done(`no Import names ${peer}`);
   const peers = await readPeers(
-    kube,
+    store,
     [...new Set(naming.flatMap(peerNamesOf))],
     options.clNamespace,
   );
@@ -373,7 +378,7 @@ export async function onPeerEvent(
   for (let i = 0; i < stale.length; i += PEER_EVENT_CONCURRENCY) {
     const batch = stale.slice(i, i + PEER_EVENT_CONCURRENCY);
     const settled = await Promise.all(
-      batch.map((imp) => settleByPort(kube, imp, options, { fromOwnEvent: false })),
+      batch.map((imp) => settleByPort(store, imp, options, { fromOwnEvent: false })),
     );
     outcomes.push(...settled.flatMap((s) => (s.own ? [s.own.outcome] : [])));
   }

@@ -5,16 +5,11 @@
  */
 import { done, permanent, type Outcome } from "../core/outcome.js";
 import {
-  clusterLinkResource,
-  ENDPOINT_SLICES,
   isKubeError,
   raced,
   retryOnConflict,
-  SERVICES,
   type EventRecorder,
-  type KubeClient,
   type KubeObject,
-  type ResourceType,
 } from "../kube/index.js";
 import { planClusterLinkEvents, planSourceEvents } from "./plan-events.js";
 import { recordClusterLinkEvents } from "./record-events.js";
@@ -37,13 +32,11 @@ import {
 import type { LeaseDecision } from "./plan-lease.js";
 import { planSources, type PeerReading } from "./plan-sources.js";
 import { planStatus } from "./plan-status.js";
-import { keyOf, nameBarred, peerNamesOf } from "./plan-scope.js";
+import { keyOf, nameBarred, peerNamesOf } from "./plan-import-scope.js";
 import { peerStatusSchema } from "../kinds/clusterlink.js";
+import type { ClusterLinkStore } from "./store.js";
 
-export { keyOf, leaseClaimOf, peerNamesOf } from "./plan-scope.js";
-
-export const IMPORTS = clusterLinkResource("Import");
-const PEERS = clusterLinkResource("Peer");
+export { keyOf, leaseClaimOf, peerNamesOf } from "./plan-import-scope.js";
 
 /** Tries of a write whose object changed since it was read, each after a fresh read. */
 const WRITE_ATTEMPTS = 3;
@@ -62,20 +55,20 @@ export interface ImportEventOptions {
   readonly events?: EventRecorder;
 }
 
-export async function listImports(kube: KubeClient): Promise<ObservedImport[]> {
-  return (await kube.list(IMPORTS)).map(observeImport);
+export async function listImports(store: ClusterLinkStore): Promise<ObservedImport[]> {
+  return (await store.listImports()).map(observeImport);
 }
 
 /** The lease goes into the spec with our annotation, in one write guarded by resourceVersion. */
 export async function writeLease(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   imp: ObservedImport,
   port: number,
 ): Promise<ObservedImport> {
   const { raw } = imp;
   const annotations = { ...imp.annotations, [LEASED_PORT_ANNOTATION]: String(port) };
   const spec = { ...(raw.spec as Record<string, unknown>), targetPort: port };
-  const written = await kube.replace(IMPORTS, {
+  const written = await store.replaceImport({
     ...raw,
     metadata: { ...raw.metadata, name: imp.name, namespace: imp.namespace, annotations },
     spec,
@@ -87,14 +80,17 @@ export async function writeLease(
  * A port we leased an Import whose name bars it (leased before that was checked) is given back:
  * its spec says no port again, and our annotation goes, in one write guarded by resourceVersion.
  */
-async function releaseBarredLease(kube: KubeClient, imp: ObservedImport): Promise<ObservedImport> {
+async function releaseBarredLease(
+  store: ClusterLinkStore,
+  imp: ObservedImport,
+): Promise<ObservedImport> {
   const port = imp.spec.ok ? (imp.spec.value.targetPort ?? 0) : 0;
   if (!nameBarred(imp) || port === 0 || imp.annotations[LEASED_PORT_ANNOTATION] !== String(port)) {
     return imp;
   }
   const { [LEASED_PORT_ANNOTATION]: _released, ...annotations } = imp.annotations;
   const { targetPort: _port, ...spec } = imp.raw.spec as Record<string, unknown>;
-  const written = await kube.replace(IMPORTS, {
+  const written = await store.replaceImport({
     ...imp.raw,
     metadata: { ...imp.raw.metadata, name: imp.name, namespace: imp.namespace, annotations },
     spec,
@@ -103,14 +99,14 @@ async function releaseBarredLease(kube: KubeClient, imp: ObservedImport): Promis
 }
 
 export async function findServices(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   key: ImportKey,
   clNamespace: string,
 ): Promise<FoundServices> {
   const refs = serviceRefs(key, clNamespace);
   const [system, user] = await Promise.all([
-    kube.get(SERVICES, refs.system),
-    refs.user === null ? undefined : kube.get(SERVICES, refs.user),
+    store.getService(refs.system),
+    refs.user === null ? undefined : store.getService(refs.user),
   ]);
   return { system, user };
 }
@@ -120,18 +116,18 @@ export async function findServices(
  * patch with metadata.resourceVersion is refused with 409 like an update): a Service replaced or
  * relabelled since our read is never overwritten or deleted. See settleImport for the re-read.
  */
-export async function applyWrite(kube: KubeClient, write: ServiceWrite): Promise<void> {
+export async function applyWrite(store: ClusterLinkStore, write: ServiceWrite): Promise<void> {
   if (write.action === "delete") {
-    await kube.delete(SERVICES, write.ref, { resourceVersion: write.resourceVersion });
+    await store.deleteService(write.ref, { resourceVersion: write.resourceVersion });
     return;
   }
   const { namespace, name, labels, spec } = write.service;
   if (write.action === "create") {
-    await kube.create(SERVICES, { metadata: { name, namespace, labels }, spec });
+    await store.createService({ metadata: { name, namespace, labels }, spec });
   } else {
     // Merge patch: ports and selector are replaced whole; clusterIP and other defaults stay.
     const metadata = { labels, resourceVersion: write.resourceVersion };
-    await kube.mergePatch(SERVICES, { namespace, name }, { metadata, spec });
+    await store.mergePatchService({ namespace, name }, { metadata, spec });
   }
 }
 
@@ -151,13 +147,13 @@ export function peerReadingOf(peer: KubeObject | undefined): PeerReading {
 
 /** The Peers an Import's sources name, read live from the ClusterLink namespace, by name. */
 export async function readPeers(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   names: readonly string[],
   clNamespace: string,
 ): Promise<Map<string, PeerReading>> {
   const read = await Promise.all(
     names.map(async (name) => {
-      const peer = await kube.get(PEERS, { namespace: clNamespace, name });
+      const peer = await store.getPeer({ namespace: clNamespace, name });
       return [name, peerReadingOf(peer)] as const;
     }),
   );
@@ -166,38 +162,38 @@ export async function readPeers(
 
 /** Every Peer of the ClusterLink namespace, by name: one list for a round over many Imports. */
 export async function listPeers(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   clNamespace: string,
 ): Promise<Map<string, PeerReading>> {
-  const peers = await kube.list(PEERS, { namespace: clNamespace });
+  const peers = await store.listPeers({ namespace: clNamespace });
   return new Map(peers.map((peer) => [peer.metadata.name, peerReadingOf(peer)]));
 }
 
 /** The dataplane's EndpointSlices and this Import's copies of them. */
 export async function findSlices(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   key: ImportKey,
   clNamespace: string,
 ): Promise<FoundSlices> {
   const [dataplane, copies] = await Promise.all([
-    kube.list(ENDPOINT_SLICES, {
+    store.listEndpointSlices({
       namespace: clNamespace,
       labelSelector: { [SERVICE_NAME_LABEL]: DATAPLANE_SERVICE_NAME },
     }),
-    kube.list(ENDPOINT_SLICES, { namespace: key.namespace, labelSelector: copySelector(key) }),
+    store.listEndpointSlices({ namespace: key.namespace, labelSelector: copySelector(key) }),
   ]);
   return { dataplane, copies };
 }
 
 /** One copy's write; update and delete with the resourceVersion read, as applyWrite's. */
-export async function applySliceWrite(kube: KubeClient, write: SliceWrite): Promise<void> {
+export async function applySliceWrite(store: ClusterLinkStore, write: SliceWrite): Promise<void> {
   if (write.action === "delete") {
-    await kube.delete(ENDPOINT_SLICES, write.ref, { resourceVersion: write.resourceVersion });
+    await store.deleteEndpointSlice(write.ref, { resourceVersion: write.resourceVersion });
     return;
   }
   const { namespace, name, labels, addressType, endpoints, ports } = write.slice;
   if (write.action === "create") {
-    await kube.create(ENDPOINT_SLICES, {
+    await store.createEndpointSlice({
       metadata: { name, namespace, labels },
       addressType,
       endpoints,
@@ -205,8 +201,7 @@ export async function applySliceWrite(kube: KubeClient, write: SliceWrite): Prom
     });
   } else {
     // Merge patch: endpoints and ports are replaced whole.
-    await kube.mergePatch(
-      ENDPOINT_SLICES,
+    await store.mergePatchEndpointSlice(
       { namespace, name },
       { metadata: { labels, resourceVersion: write.resourceVersion }, endpoints, ports },
     );
@@ -229,7 +224,7 @@ export interface Settled {
 
 /** The status when it changed, and the Events its transitions (or a new lease) are worth. */
 async function writeStatusAndEvents(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   imp: ObservedImport,
   next: {
     readonly conditions: ImportPlan["conditions"];
@@ -241,7 +236,7 @@ async function writeStatusAndEvents(
 ): Promise<"unchanged" | "status written"> {
   const status = planStatus(imp.status, next.conditions, imp.generation, options.now);
   if (status.write !== null) {
-    await kube.patchStatus(IMPORTS, imp, status.write, { resourceVersion: imp.resourceVersion });
+    await store.patchImportStatus(imp, status.write, { resourceVersion: imp.resourceVersion });
   }
   const leased = decision?.kind === "lease" ? decision.port : undefined;
   if (status.write !== null || leased !== undefined) {
@@ -277,8 +272,11 @@ export const PRESUMED_ABSENT = "presumed absent" as const;
 const NO_SERVICES: FoundServices = { system: undefined, user: undefined };
 
 /** The plan's creates, sent together; false when one found its name taken. */
-async function createdAll(kube: KubeClient, writes: readonly ServiceWrite[]): Promise<boolean> {
-  const results = await Promise.allSettled(writes.map((write) => applyWrite(kube, write)));
+async function createdAll(
+  store: ClusterLinkStore,
+  writes: readonly ServiceWrite[],
+): Promise<boolean> {
+  const results = await Promise.allSettled(writes.map((write) => applyWrite(store, write)));
   let taken = false;
   for (const result of results) {
     if (result.status === "fulfilled") continue;
@@ -293,7 +291,7 @@ async function createdAll(kube: KubeClient, writes: readonly ServiceWrite[]): Pr
  * if the caller already read them (their names do not depend on the lease), or PRESUMED_ABSENT.
  */
 export async function settleImport(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   observed: ObservedImport,
   decision: LeaseDecision | undefined,
   options: ImportEventOptions,
@@ -308,10 +306,10 @@ export async function settleImport(
   // The Peers are read alongside the lease write and the slices: none depends on the others.
   const [imp, peers, slices] = await Promise.all([
     decision?.kind === "lease"
-      ? writeLease(kube, observed, decision.port)
-      : releaseBarredLease(kube, observed),
-    how.peers ?? readPeers(kube, peerNamesOf(observed), options.clNamespace),
-    slicesMatter(observed) ? findSlices(kube, observed, options.clNamespace) : undefined,
+      ? writeLease(store, observed, decision.port)
+      : releaseBarredLease(store, observed),
+    how.peers ?? readPeers(store, peerNamesOf(observed), options.clNamespace),
+    slicesMatter(observed) ? findSlices(store, observed, options.clNamespace) : undefined,
   ]);
   const planFor = (found: FoundServices, copies: FoundSlices | undefined): ImportPlan =>
     planImport({
@@ -327,24 +325,28 @@ export async function settleImport(
   const planAndApply = (given: FoundServices | undefined): Promise<ImportPlan> =>
     retryOnConflict({ attempts: WRITE_ATTEMPTS, isRace: changedSinceRead }, async (attempt) => {
       const [found, copies] = await Promise.all([
-        attempt === 1 && given !== undefined ? given : findServices(kube, imp, options.clNamespace),
-        attempt === 1 || slices === undefined ? slices : findSlices(kube, imp, options.clNamespace),
+        attempt === 1 && given !== undefined
+          ? given
+          : findServices(store, imp, options.clNamespace),
+        attempt === 1 || slices === undefined
+          ? slices
+          : findSlices(store, imp, options.clNamespace),
       ]);
       const next = planFor(found, copies);
       // At most one write per Service (system, user) and per copy: independent, sent together.
       await Promise.all([
-        ...next.writes.map((write) => applyWrite(kube, write)),
-        ...next.sliceWrites.map((write) => applySliceWrite(kube, write)),
+        ...next.writes.map((write) => applyWrite(store, write)),
+        ...next.sliceWrites.map((write) => applySliceWrite(store, write)),
       ]);
       return next;
     });
   const presumed = how.found === PRESUMED_ABSENT && slices === undefined;
   let plan = presumed ? planFor(NO_SERVICES, undefined) : undefined;
-  if (plan === undefined || plan.problem !== null || !(await createdAll(kube, plan.writes))) {
+  if (plan === undefined || plan.problem !== null || !(await createdAll(store, plan.writes))) {
     plan = await planAndApply(how.found === PRESUMED_ABSENT ? undefined : how.found);
   }
   const next = { conditions: plan.conditions, peers };
-  const written = await writeStatusAndEvents(kube, imp, next, options, decision);
+  const written = await writeStatusAndEvents(store, imp, next, options, decision);
   return settledAs(`Import ${keyOf(imp)}`, plan, written, fromOwnEvent);
 }
 
@@ -358,15 +360,15 @@ function settledAs(ref: string, plan: ImportPlan, written: string, fromOwnEvent:
 }
 
 /** Copies of an Import that no longer exists (listed by the labels only its copies carry). */
-export async function removeCopiesOf(kube: KubeClient, key: ImportKey): Promise<number> {
+export async function removeCopiesOf(store: ClusterLinkStore, key: ImportKey): Promise<number> {
   const removed = await Promise.all(
     (
-      await kube.list(ENDPOINT_SLICES, {
+      await store.listEndpointSlices({
         namespace: key.namespace,
         labelSelector: copySelector(key),
       })
     ).map((copy) =>
-      deleteIfStill(kube, ENDPOINT_SLICES, copy, (now) =>
+      deleteIfStill(store, "EndpointSlice", copy, (now) =>
         Object.entries(copySelector(key)).every(([k, v]) => now.metadata.labels?.[k] === v),
       ),
     ),
@@ -379,32 +381,40 @@ export async function removeCopiesOf(kube: KubeClient, key: ImportKey): Promise<
  * changed since (409), reads it again and decides again. False when it is gone or no longer
  * qualifies (someone else's now): the check and the delete are about the same version.
  */
-export function deleteIfStill<T extends KubeObject>(
-  kube: KubeClient,
-  type: ResourceType<T>,
-  read: T,
-  still: (object: T) => boolean,
+export function deleteIfStill(
+  store: ClusterLinkStore,
+  kind: "Service" | "EndpointSlice",
+  read: KubeObject,
+  still: (object: KubeObject) => boolean,
 ): Promise<boolean> {
   const ref = { namespace: read.metadata.namespace ?? "", name: read.metadata.name };
+  const reread = (key: typeof ref) =>
+    kind === "Service" ? store.getService(key) : store.getEndpointSlice(key);
+  const remove = (key: typeof ref, options: { resourceVersion: string }) =>
+    kind === "Service"
+      ? store.deleteService(key, options)
+      : store.deleteEndpointSlice(key, options);
   return retryOnConflict({ attempts: WRITE_ATTEMPTS }, async (attempt) => {
-    const current = attempt === 1 ? read : await kube.get(type, ref);
+    const current = attempt === 1 ? read : await reread(ref);
     if (current === undefined || !still(current)) return false;
     const resourceVersion = current.metadata.resourceVersion ?? "";
-    return kube.delete(type, ref, { resourceVersion });
+    return remove(ref, { resourceVersion });
   });
 }
 
 /** Services of an Import that no longer exists: remove exactly what carries its labels. */
 export async function removeServicesOf(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   key: ImportKey,
   clNamespace: string,
 ): Promise<number> {
-  const found = await findServices(kube, key, clNamespace);
+  const found = await findServices(store, key, clNamespace);
   const removed = await Promise.all(
     [found.system, found.user]
       .filter((svc) => svc !== undefined)
-      .map((svc) => deleteIfStill(kube, SERVICES, svc, (now) => ownedBy(now.metadata.labels, key))),
+      .map((svc) =>
+        deleteIfStill(store, "Service", svc, (now) => ownedBy(now.metadata.labels, key)),
+      ),
   );
   return removed.filter(Boolean).length;
 }

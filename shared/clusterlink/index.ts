@@ -1,9 +1,11 @@
 /**
  * shared/clusterlink: ClusterLink's control plane (reference B) as stateless reconcilers: Exports
  * checked against their Services, Imports given a leased port and their Services, Peers
- * heartbeaten, access decided from the live policies. One entry per function: syncExportEvent,
- * syncImportEvent, syncPeerEvent, decideAccessRequest; pure plan-*.ts; I/O in apply-import.ts,
- * lease-by-port.ts and heartbeat.ts. Schemas and CRDs: shared/kinds/clusterlink.ts.
+ * heartbeaten, access decided from the live policies. One entry per function (on-*.ts):
+ * syncExportEvent, syncImportEvent, syncPeerEvent, decideAccessRequest, each with its pure scope
+ * planner (plan-<kind>-scope.ts); the API only through the ClusterLinkStore (store.ts,
+ * kube-store.ts); pure plan-*.ts; I/O in apply-import*.ts, lease-by-port.ts and heartbeat.ts.
+ * Schemas and CRDs: shared/kinds/clusterlink.ts.
  * Does not: keep leases in memory (ADR 0006), speak HTTP, or program a dataplane.
  * Each module's part: docs/code-notes.md (clusterlink); the functions: docs/clusterlink.md.
  */
@@ -21,7 +23,7 @@ export * from "./on-import-event.js";
 export * from "./plan-access.js";
 export * from "./plan-authz.js";
 export * from "./plan-policy-status.js";
-export * from "./authz.js";
+export * from "./on-access-request.js";
 export * from "./plan-peer-health.js";
 export * from "./heartbeat.js";
 export * from "./on-peer-event.js";

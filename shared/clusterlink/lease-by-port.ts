@@ -5,10 +5,9 @@
  * a lease the new port's holders are listed, so of two racing instances the later one moves the
  * younger Import. Details: docs/code-notes.md (clusterlink/lease-by-port.ts).
  */
-import type { KubeClient, KubeObject } from "../kube/index.js";
+import type { KubeObject } from "../kube/index.js";
 import {
   findServices,
-  IMPORTS,
   keyOf,
   leaseClaimOf,
   peerNamesOf,
@@ -28,12 +27,13 @@ import {
   type LeaseClaim,
   type LeaseDecision,
 } from "./plan-lease.js";
+import type { ClusterLinkStore } from "./store.js";
 
 /** Ports probed for a free one before the event gives up and is redelivered. */
 const MAX_PROBES = 64;
 
-async function holdersOf(kube: KubeClient, port: number): Promise<ObservedImport[]> {
-  const found = await kube.list(IMPORTS, { fieldSelector: `spec.targetPort=${port}` });
+async function holdersOf(store: ClusterLinkStore, port: number): Promise<ObservedImport[]> {
+  const found = await store.listImports({ fieldSelector: `spec.targetPort=${port}` });
   return found.map(observeImport).filter((i) => !i.deleting);
 }
 
@@ -44,7 +44,7 @@ const nextPort = (port: number): number => (port + 1 >= PORT_END ? PORT_MIN : po
 
 /** The first port from the Import's start that no Import holds, skipping those it must avoid. */
 async function probeFreePort(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   imp: ObservedImport,
   avoid: ReadonlySet<number>,
 ): Promise<number | null> {
@@ -54,7 +54,7 @@ async function probeFreePort(
       port = nextPort(port);
       continue;
     }
-    const holders = (await holdersOf(kube, port)).filter((h) => keyOf(h) !== keyOf(imp));
+    const holders = (await holdersOf(store, port)).filter((h) => keyOf(h) !== keyOf(imp));
     if (holders.length === 0) return port;
     port = nextPort(port);
   }
@@ -73,7 +73,7 @@ interface PortDecision {
  * of ours gives up whatever the ages.
  */
 async function currentPort(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   imp: ObservedImport,
   claim: LeaseClaim,
   avoid: ReadonlySet<number>,
@@ -85,7 +85,7 @@ async function currentPort(
     const decision = planLeases([claim]).get(claim.key);
     return decision?.kind === "lease" ? undefined : { decision, rivals: [] };
   }
-  const rivals = (await holdersOf(kube, claim.targetPort)).filter((h) => keyOf(h) !== keyOf(imp));
+  const rivals = (await holdersOf(store, claim.targetPort)).filter((h) => keyOf(h) !== keyOf(imp));
   const decision = planLeases(claimsOf([imp, ...rivals])).get(claim.key);
   return decision?.kind === "lease" ? { decision: undefined, rivals } : { decision, rivals };
 }
@@ -95,7 +95,7 @@ async function currentPort(
  * port, unprobed: the list after the write checks it.
  */
 async function decideFor(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   imp: ObservedImport,
   avoid: ReadonlySet<number>,
 ): Promise<PortDecision> {
@@ -104,9 +104,9 @@ async function decideFor(
   if (claim.targetPort === 0 && avoid.size === 0) {
     return { decision: { kind: "lease", port: leaseStart(imp.uid), previous: 0 }, rivals: [] };
   }
-  const current = await currentPort(kube, imp, claim, avoid);
+  const current = await currentPort(store, imp, claim, avoid);
   if (current?.decision !== undefined) return current;
-  const port = await probeFreePort(kube, imp, avoid);
+  const port = await probeFreePort(store, imp, avoid);
   const decision: LeaseDecision =
     port === null ? { kind: "exhausted" } : { kind: "lease", port, previous: claim.targetPort };
   return { decision, rivals: current?.rivals ?? [] };
@@ -141,12 +141,12 @@ export interface SettleHow {
 
 /** The live Import for this round: the caller's read first, then fresh ones. */
 async function importFor(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   key: ImportKey,
   round: number,
   read: KubeObject | undefined,
 ): Promise<ObservedImport | undefined> {
-  const object = round === 0 && read !== undefined ? read : await kube.get(IMPORTS, key);
+  const object = round === 0 && read !== undefined ? read : await store.getImport(key);
   const imp = object === undefined ? undefined : observeImport(object);
   return imp === undefined || imp.deleting ? undefined : imp;
 }
@@ -160,12 +160,12 @@ type Verdict =
   | { readonly kind: "yield"; readonly port: number; readonly requesters: readonly ImportKey[] };
 
 async function verdictOn(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   imp: ObservedImport,
   { decision, rivals }: PortDecision,
 ): Promise<Verdict> {
   if (decision?.kind !== "lease") return { kind: "kept", losers: losersOn([imp, ...rivals]) };
-  const contested = await holdersOf(kube, decision.port);
+  const contested = await holdersOf(store, decision.port);
   const requesters = requestersOf(contested, imp);
   if (requesters.length > 0) return { kind: "yield", port: decision.port, requesters };
   const losers = losersOn(contested);
@@ -182,7 +182,7 @@ const neverLeased = (imp: ObservedImport): boolean =>
  * on the others, and an event's latency is its chain of round trips.
  */
 export async function settleByPort(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   key: ImportKey,
   options: ImportEventOptions,
   how: SettleHow,
@@ -191,19 +191,19 @@ export async function settleByPort(
   const avoid = new Set<number>();
   const yieldedTo: ImportKey[] = [];
   for (let round = 0; round < maxRounds; round += 1) {
-    const imp = await importFor(kube, key, round, how.read);
+    const imp = await importFor(store, key, round, how.read);
     if (imp === undefined) return { own: null, others: [] };
     const [decided, found, peers] = await Promise.all([
-      decideFor(kube, imp, avoid),
-      neverLeased(imp) ? PRESUMED_ABSENT : findServices(kube, imp, options.clNamespace),
-      readPeers(kube, peerNamesOf(imp), options.clNamespace),
+      decideFor(store, imp, avoid),
+      neverLeased(imp) ? PRESUMED_ABSENT : findServices(store, imp, options.clNamespace),
+      readPeers(store, peerNamesOf(imp), options.clNamespace),
     ]);
-    const own = await settleImport(kube, imp, decided.decision, options, {
+    const own = await settleImport(store, imp, decided.decision, options, {
       fromOwnEvent: how.fromOwnEvent,
       found,
       peers,
     });
-    const verdict = await verdictOn(kube, imp, decided);
+    const verdict = await verdictOn(store, imp, decided);
     if (verdict.kind === "yield") {
       avoid.add(verdict.port);
       yieldedTo.push(...verdict.requesters);
@@ -211,7 +211,7 @@ export async function settleByPort(
     if (verdict.kind !== "kept") continue;
     const others =
       (how.depth ?? 0) === 0
-        ? await settleLosers(kube, [...verdict.losers, ...yieldedTo], options)
+        ? await settleLosers(store, [...verdict.losers, ...yieldedTo], options)
         : [];
     return { own, others };
   }
@@ -220,13 +220,13 @@ export async function settleByPort(
 
 /** The Imports that lost a port to this one, each settled by its own port (one level deep). */
 async function settleLosers(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   losers: readonly ImportKey[],
   options: ImportEventOptions,
 ): Promise<Settled[]> {
   const settled: Settled[] = [];
   for (const loser of losers) {
-    const result = await settleByPort(kube, loser, options, { fromOwnEvent: false, depth: 1 });
+    const result = await settleByPort(store, loser, options, { fromOwnEvent: false, depth: 1 });
     if (result.own !== null) settled.push(result.own);
   }
   return settled;

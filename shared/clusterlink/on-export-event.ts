@@ -14,16 +14,13 @@ import type { KubeObject, Service } from "../core/objects.js";
 import { batchOutcome, done, malformed, permanent, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
-  clusterLinkResource,
   eachObject,
   isKubeError,
   kubeFailureOutcome,
   type EntryContext,
   retryOnConflict,
-  SERVICES,
   type EventRecorder,
   type EventRegarding,
-  type KubeClient,
 } from "../kube/index.js";
 import { CLUSTERLINK_API_VERSION } from "../kinds/clusterlink.js";
 import { observeExport, type ObservedExport } from "./observed.js";
@@ -31,8 +28,9 @@ import { planExport } from "./plan-export.js";
 import { planStatus } from "./plan-status.js";
 import { planClusterLinkEvents } from "./plan-events.js";
 import { recordClusterLinkEvents } from "./record-events.js";
-
-const EXPORTS = clusterLinkResource("Export");
+import type { ClusterLinkStore } from "./store.js";
+import { kubeClusterLinkStore } from "./kube-store.js";
+import { exportTriggerFromEvent, needsService, serviceNamespaces } from "./plan-export-scope.js";
 
 export interface ExportEventOptions {
   /** RFC 3339 time for condition transitions. */
@@ -49,7 +47,7 @@ interface Target {
 
 /** One Export: plan, write the status when it changed, say what happened. */
 async function settleExport(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   target: Target,
   options: ExportEventOptions,
   fromExportEvent: boolean,
@@ -59,7 +57,7 @@ async function settleExport(
   const status = planStatus(exp.status, plan.conditions, exp.generation, options.now);
   const key = { namespace: exp.namespace, name: exp.name };
   if (status.write !== null) {
-    await kube.patchStatus(EXPORTS, key, status.write, { resourceVersion: exp.resourceVersion });
+    await store.patchExportStatus(key, status.write, { resourceVersion: exp.resourceVersion });
     await recordClusterLinkEvents(
       options.events,
       { kind: "Export", ...key, uid: exp.uid },
@@ -73,22 +71,19 @@ async function settleExport(
   return done(`${ref} stalled (${plan.verdict.reason}), ${written}`);
 }
 
-const needsService = (exp: ObservedExport): boolean =>
-  !(exp.spec.ok && exp.spec.value.host !== undefined && exp.spec.value.host !== "");
-
 /** Re-reads one Export and its Service; conflicts re-read and re-plan. */
 async function syncOneExport(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   key: { namespace: string; name: string },
   options: ExportEventOptions,
   fromExportEvent: boolean,
 ): Promise<Outcome> {
   return retryOnConflict({ attempts: 3 }, async () => {
-    const object = await kube.get(EXPORTS, key);
+    const object = await store.getExport(key);
     if (object === undefined) return done(`Export ${key.namespace}/${key.name} is gone`);
     const exp = observeExport(object);
-    const service = needsService(exp) ? await kube.get(SERVICES, key) : undefined;
-    return settleExport(kube, { exp, service }, options, fromExportEvent);
+    const service = needsService(exp) ? await store.getService(key) : undefined;
+    return settleExport(store, { exp, service }, options, fromExportEvent);
   });
 }
 
@@ -105,16 +100,16 @@ const exportRegarding = (exp: ObservedExport): EventRegarding => ({
  * cannot be settled is reported on itself and skipped (eachObject); the others are settled.
  */
 async function syncAllExports(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   namespace: string | undefined,
   log: Log,
   options: ExportEventOptions,
 ): Promise<Outcome> {
-  const exports = (await kube.list(EXPORTS, namespace ? { namespace } : {})).map(observeExport);
-  const namespaces = [...new Set(exports.filter(needsService).map((e) => e.namespace))];
+  const exports = (await store.listExports(namespace ? { namespace } : {})).map(observeExport);
+  const namespaces = serviceNamespaces(exports);
   const services = new Map<string, KubeObject & Service>();
   for (const ns of namespaces) {
-    for (const svc of await kube.list(SERVICES, { namespace: ns })) {
+    for (const svc of await store.listServices({ namespace: ns })) {
       services.set(`${ns}/${svc.metadata.name}`, svc);
     }
   }
@@ -123,7 +118,7 @@ async function syncAllExports(
     async (exp) => {
       const service = services.get(`${exp.namespace}/${exp.name}`);
       try {
-        return await settleExport(kube, { exp, service }, options, false);
+        return await settleExport(store, { exp, service }, options, false);
       } catch (error) {
         // Changed since the list: its own event (or the next resync) brings it.
         if (!isKubeError(error, "conflict")) throw error;
@@ -143,25 +138,18 @@ export async function syncExportEvent(
   ctx: ExportEventContext,
 ): Promise<Outcome> {
   const { kube, log } = ctx;
+  const store = kubeClusterLinkStore(kube);
   const options: ExportEventOptions = {
     now: ctx.now(),
     ...(ctx.events ? { events: ctx.events } : {}),
   };
+  const trigger = exportTriggerFromEvent(event);
+  if (trigger.kind === "malformed") return malformed(trigger.code, trigger.reason);
   try {
-    if (event.type === "resync") {
-      return await syncAllExports(kube, event.scope.namespace, log, options);
-    }
-    const { kind, namespace, name } = event.ref;
-    if (kind !== "Export" && kind !== "Service") {
-      return malformed(
-        "UnknownKind",
-        `clusterlink-export handles Export and Service events, not ${kind}`,
-      );
-    }
-    if (namespace === "") return malformed("MissingNamespace", `${kind} ${name} has no namespace`);
-    // A Service re-validates the Export named like it: upstream's Export names its Service so.
-    const outcome = await syncOneExport(kube, { namespace, name }, options, kind === "Export");
-    log.debug({ kind, namespace, name }, "export verified");
+    if (trigger.kind === "all") return await syncAllExports(store, trigger.namespace, log, options);
+    const { namespace, name, fromExportEvent } = trigger;
+    const outcome = await syncOneExport(store, { namespace, name }, options, fromExportEvent);
+    log.debug({ kind: fromExportEvent ? "Export" : "Service", namespace, name }, "export verified");
     return outcome;
   } catch (error) {
     return kubeFailureOutcome(error, "verifying the Exports", {

@@ -17,6 +17,8 @@ import {
 } from "./apply-import-event.js";
 import type { ImportEventOptions } from "./apply-import.js";
 import { LeaseRaceError } from "./lease-by-port.js";
+import { importTriggerFromEvent } from "./plan-import-scope.js";
+import { kubeClusterLinkStore } from "./kube-store.js";
 
 /** clusterlink-import's context: the API, the log, the clock, and its own settings. */
 export type ImportEventContext = EntryContext & Omit<ImportEventOptions, "now" | "events">;
@@ -26,25 +28,20 @@ export async function syncImportEvent(
   ctx: ImportEventContext,
 ): Promise<Outcome> {
   const { kube, log, now, ...settings } = ctx;
+  const store = kubeClusterLinkStore(kube);
   const withLog: RoundOptions = { ...settings, now: now(), log };
+  const trigger = importTriggerFromEvent(event);
+  if (trigger.kind === "malformed") return malformed(trigger.code, trigger.reason);
   try {
-    if (event.type === "resync") return await onResync(kube, withLog);
-    const { kind, namespace, name } = event.ref;
-    if (kind !== "Import" && kind !== "Service" && kind !== "EndpointSlice" && kind !== "Peer") {
-      return malformed(
-        "UnknownKind",
-        `clusterlink-import handles Import, Service, EndpointSlice and Peer events, not ${kind}`,
-      );
-    }
-    if (namespace === "") return malformed("MissingNamespace", `${kind} ${name} has no namespace`);
-    const ref = { namespace, name };
+    if (trigger.kind === "resync") return await onResync(store, withLog);
+    const { kind, namespace, name } = trigger;
     const handlers = {
       Import: onImportEvent,
       Service: onServiceEvent,
       EndpointSlice: onEndpointSliceEvent,
       Peer: onPeerEvent,
     } as const;
-    const outcome = await handlers[kind](kube, ref, withLog);
+    const outcome = await handlers[kind](store, { namespace, name }, withLog);
     log.debug({ kind, namespace, name, outcome: outcome.kind }, "imports reconciled");
     return outcome;
   } catch (error) {

@@ -17,7 +17,6 @@ import {
 } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
-  clusterLinkResource,
   eachObject,
   isKubeError,
   kubeFailureOutcome,
@@ -25,7 +24,6 @@ import {
   readOptions,
   type EventRecorder,
   type EventRegarding,
-  type KubeClient,
   type KubeObject,
 } from "../kube/index.js";
 import { planClusterLinkEvents } from "./plan-events.js";
@@ -34,14 +32,21 @@ import { CLUSTERLINK_API_VERSION, peerSpecSchema, peerStatusSchema } from "../ki
 import { heartbeat, InvalidPeerTlsError, type PeerTls } from "./heartbeat.js";
 import {
   DEFAULT_HEARTBEAT_CADENCE,
-  heartbeatDue,
   planPeerHealth,
   type HeartbeatCadence,
-  type HeartbeatMemory,
 } from "./plan-peer-health.js";
 import { planStatus, reconcileConditions, type WantedCondition } from "./plan-status.js";
-
-const PEERS = clusterLinkResource("Peer");
+import type { ClusterLinkStore } from "./store.js";
+import { kubeClusterLinkStore } from "./kube-store.js";
+import {
+  memoryOf,
+  peerTriggerFromEvent,
+  planPeerEventScope,
+  planTickScope,
+  type PeerScope,
+  type PeerTrigger,
+  type Reachability,
+} from "./plan-peer-scope.js";
 
 export interface PeerEventOptions {
   readonly now: string;
@@ -63,18 +68,6 @@ export interface PeerEventOptions {
   ) => void;
 }
 
-function memoryOf(status: unknown): HeartbeatMemory {
-  const parsed = peerStatusSchema.safeParse(status ?? {});
-  const s = parsed.success ? parsed.data : {};
-  const reachable = s.conditions?.find((c) => c.type === "PeerReachable")?.status;
-  return {
-    reachable: reachable === undefined ? undefined : reachable === "True",
-    consecutiveSuccesses: s.consecutiveSuccesses ?? 0,
-    consecutiveFailures: s.consecutiveFailures ?? 0,
-    labels: s.labels,
-  };
-}
-
 /** Removed labels become null: a merge patch would otherwise keep them. */
 function labelsPatch(
   before: Readonly<Record<string, string>> | undefined,
@@ -91,14 +84,14 @@ function labelsPatch(
  * is dropped and the next tick goes on.
  */
 async function patchAsRead(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   peer: KubeObject,
   status: Record<string, unknown>,
 ): Promise<boolean> {
   const key = { namespace: peer.metadata.namespace ?? "", name: peer.metadata.name };
   const resourceVersion = peer.metadata.resourceVersion;
   try {
-    await kube.patchStatus(PEERS, key, status, resourceVersion ? { resourceVersion } : {});
+    await store.patchPeerStatus(key, status, resourceVersion ? { resourceVersion } : {});
     return true;
   } catch (error) {
     if (isKubeError(error, "conflict")) return false;
@@ -114,7 +107,7 @@ function withoutNulls(value: unknown): unknown {
 }
 
 async function writeStatus(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   peer: KubeObject,
   conditions: readonly WantedCondition[],
   extra: Record<string, unknown>,
@@ -131,7 +124,7 @@ async function writeStatus(
   if (plan.write === null && !extraChanged) return false;
   const status = { ...(plan.write ?? {}), ...extra };
   const key = { namespace: peer.metadata.namespace ?? "", name: peer.metadata.name };
-  if (!(await patchAsRead(kube, peer, status))) return false;
+  if (!(await patchAsRead(store, peer, status))) return false;
   await recordClusterLinkEvents(
     options.events,
     { kind: "Peer", ...key, uid: peer.metadata.uid ?? "" },
@@ -141,7 +134,7 @@ async function writeStatus(
 }
 
 async function checkPeer(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   peer: KubeObject,
   tls: PeerTls,
   options: PeerEventOptions,
@@ -163,7 +156,7 @@ async function checkPeer(
       });
   const m = plan.memory;
   await writeStatus(
-    kube,
+    store,
     peer,
     [plan.condition, ...ready],
     {
@@ -176,15 +169,13 @@ async function checkPeer(
   return done(`${ref} ${plan.reachable ? "reachable" : "unreachable"}`);
 }
 
-type Reachability = { readonly peer: string; readonly reachable: boolean };
-
 /**
  * Every Peer heartbeaten at once, each on its own (a Peer whose status cannot be written is
  * reported and skipped); their reachability reported when all are done, with `held`: the Peers
  * not due this tick, as their status has them.
  */
 async function checkAll(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   peers: readonly KubeObject[],
   tls: PeerTls,
   options: PeerEventOptions,
@@ -192,7 +183,7 @@ async function checkAll(
 ): Promise<Outcome[]> {
   const { log, held, complete } = tick;
   const seen = new Map<string, boolean>();
-  const checked = await eachObject(peers, (p) => checkPeer(kube, p, tls, options, seen), {
+  const checked = await eachObject(peers, (p) => checkPeer(store, p, tls, options, seen), {
     regarding: peerRegarding,
     log,
     events: options.events,
@@ -204,7 +195,7 @@ async function checkAll(
 }
 
 async function ignorePeer(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   peer: KubeObject,
   options: PeerEventOptions,
 ): Promise<Outcome> {
@@ -214,7 +205,7 @@ async function ignorePeer(
     reason: "OutsideClusterLinkNamespace",
     message,
   });
-  await writeStatus(kube, peer, conditions, {}, options);
+  await writeStatus(store, peer, conditions, {}, options);
   return done(`Peer ${peer.metadata.namespace ?? ""}/${peer.metadata.name} ignored: ${message}`);
 }
 
@@ -226,68 +217,27 @@ const peerRegarding = (peer: KubeObject): EventRegarding => ({
   uid: peer.metadata.uid ?? "",
 });
 
-/**
- * Whether a Peer's status already answers for its spec: it was heartbeaten at this generation.
- * Its update events are then our own status writes (or label edits), not a reason to probe.
- */
-function heartbeatCurrent(peer: KubeObject): boolean {
-  const stored = peerStatusSchema.safeParse(peer.status ?? {});
-  if (!stored.success) return false;
-  const generation = peer.metadata.generation ?? 0;
-  const probed = stored.data.conditions?.some((c) => c.type === "PeerReachable") ?? false;
-  const stalled = stored.data.conditions?.some((c) => c.type === "Stalled" && c.status === "True");
-  return stored.data.observedGeneration === generation && (probed || stalled === true);
-}
-
-/** The Peers this event concerns, and why the others were left alone. */
+/** The Peers this event concerns, read and scoped (plan-peer-scope.ts). */
 async function peersOf(
-  kube: KubeClient,
-  event: IntakeEvent,
+  store: ClusterLinkStore,
+  trigger: Exclude<PeerTrigger, { kind: "malformed" }>,
   options: PeerEventOptions,
-): Promise<{
-  readonly peers: KubeObject[];
-  /** A tick's Peers that are not due (unreachable, between their 10 s probes), as stored. */
-  readonly held: readonly Reachability[];
-  readonly skipped?: string;
-}> {
-  const cadence = options.cadence ?? DEFAULT_HEARTBEAT_CADENCE;
-  if (event.type === "resync") {
+): Promise<PeerScope> {
+  if (trigger.kind === "tick") {
     // Every second: from the watch cache (a stale Peer only loses its write to the precondition).
-    const all = await kube.list(PEERS, {
+    const all = await store.listPeers({
       namespace: options.clNamespace,
       ...readOptions("cached"),
     });
-    const nowMs = Date.parse(options.now);
-    const isDue = (p: KubeObject) => heartbeatDue(memoryOf(p.status).reachable, nowMs, cadence);
-    const due: KubeObject[] = [];
-    const waiting: KubeObject[] = [];
-    for (const p of all) (isDue(p) ? due : waiting).push(p);
-    // A tick reports every Peer: those not due keep the reachability their status says.
-    const held = waiting.map((p) => ({
-      peer: p.metadata.name,
-      reachable: memoryOf(p.status).reachable === true,
-    }));
-    return waiting.length === 0
-      ? { peers: due, held }
-      : { peers: due, held, skipped: `${waiting.length} unreachable Peer(s) not due this tick` };
+    return planTickScope(all, options.now, options.cadence ?? DEFAULT_HEARTBEAT_CADENCE);
   }
-  const peer = await kube.get(PEERS, { namespace: event.ref.namespace, name: event.ref.name });
-  if (peer === undefined || peer.metadata.deletionTimestamp !== undefined) {
-    return { peers: [], held: [] };
-  }
-  if (heartbeatCurrent(peer)) {
-    return {
-      peers: [],
-      held: [],
-      skipped: `Peer ${event.ref.namespace}/${event.ref.name} unchanged since its last heartbeat (the heartbeat tick checks it)`,
-    };
-  }
-  return { peers: [peer], held: [] };
+  const peer = await store.getPeer({ namespace: trigger.namespace, name: trigger.name });
+  return planPeerEventScope(trigger, peer);
 }
 
 /** The client identity, or the retry to answer after every Peer says why there is none. */
 async function readTls(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   peers: readonly KubeObject[],
   options: PeerEventOptions,
 ): Promise<{ readonly tls: PeerTls } | { readonly retry: Outcome }> {
@@ -303,7 +253,7 @@ async function readTls(
       reason: invalid ? "TlsMaterialInvalid" : "TlsMaterialMissing",
       message,
     });
-    await Promise.all(peers.map((p) => writeStatus(kube, p, conditions, {}, options)));
+    await Promise.all(peers.map((p) => writeStatus(store, p, conditions, {}, options)));
     return { retry: retryLater(message, 30) };
   }
 }
@@ -324,23 +274,20 @@ export type PeerEventContext = EntryContext & Omit<PeerEventOptions, "now" | "ev
 
 export async function syncPeerEvent(event: IntakeEvent, ctx: PeerEventContext): Promise<Outcome> {
   const { kube, log, now, ...settings } = ctx;
+  const store = kubeClusterLinkStore(kube);
   const options: PeerEventOptions = { ...settings, now: now() };
-  if (event.type === "object" && event.ref.kind !== "Peer") {
-    return malformed(
-      "UnknownKind",
-      `clusterlink-peer-health handles Peer events, not ${event.ref.kind}`,
-    );
-  }
+  const trigger = peerTriggerFromEvent(event);
+  if (trigger.kind === "malformed") return malformed(trigger.code, trigger.reason);
   try {
-    const { peers, held, skipped } = await peersOf(kube, event, options);
-    const complete = event.type === "resync";
+    const { peers, held, skipped } = await peersOf(store, trigger, options);
+    const complete = trigger.kind === "tick";
     const outside = peers.filter((p) => p.metadata.namespace !== options.clNamespace);
     const inside = peers.filter((p) => p.metadata.namespace === options.clNamespace);
-    const ignored = await Promise.all(outside.map((p) => ignorePeer(kube, p, options)));
+    const ignored = await Promise.all(outside.map((p) => ignorePeer(store, p, options)));
     if (inside.length === 0) return noneProbed(ignored, { held, complete }, skipped, options);
-    const tls = await readTls(kube, inside, options);
+    const tls = await readTls(store, inside, options);
     if ("retry" in tls) return tls.retry;
-    const checked = await checkAll(kube, inside, tls.tls, options, { log, held, complete });
+    const checked = await checkAll(store, inside, tls.tls, options, { log, held, complete });
     log.debug({ peers: inside.length }, "peers heartbeaten");
     return batchOutcome([...ignored, ...checked]);
   } catch (error) {

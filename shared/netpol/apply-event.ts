@@ -230,23 +230,8 @@ function reportProblems(
   ];
 }
 
-export async function applyNetpolTrigger(
-  trigger: NetpolTrigger,
-  store: NetpolStore,
-  options: NetpolApplyOptions = {},
-): Promise<NetpolEventResult> {
-  const limit = pLimit(options.concurrency ?? (trigger.kind === "resync" ? RESYNC_IN_FLIGHT : 8));
-  const writeTable = writerWithEvents(store, trigger, options.events ?? NO_EVENTS);
-  const reading = readingOf(options, limit);
-  const { maxPeerSetBytes } = reading;
-  let fullBecause: string | null = null;
-  if (trigger.kind === "pod" && options.podFastPath !== false) {
-    const fast = await applyPodEventFast(trigger, store, reading, writeTable);
-    if (!("fullBecause" in fast)) return fast;
-    fullBecause = fast.fullBecause;
-  }
-  // Tables before the world: see planTableScope.
-  const scope = await tableScope(store, trigger);
+/** The stored tables of `scope`, then the world (in that order: see planTableScope). */
+async function readScopeThenWorld(store: NetpolStore, scope: TableScope, limit: Limit) {
   const [storedPeerSets, storedEndpoints] = await Promise.all([
     readTables(store, "peerSet", scope.peerSets, limit),
     readTables(store, "endpoint", scope.endpoints, limit),
@@ -256,16 +241,16 @@ export async function applyNetpolTrigger(
     store.listPods(),
     store.listNamespaces(),
   ]);
-  const { world, unreadable } = parseWorld({ policies, pods, namespaces });
-  const compiled = compileWorld(world, { maxPeerSetBytes });
-  const desired = [
-    ...compiled.peerSets.map(desiredPeerSetTable),
-    ...compiled.endpoints.map(desiredEndpointTable),
-  ];
-  const phases = [
-    planTableWrites("peerSet", scope.peerSets, desired, storedPeerSets),
-    planTableWrites("endpoint", scope.endpoints, desired, storedEndpoints),
-  ];
+  return { storedPeerSets, storedEndpoints, ...parseWorld({ policies, pods, namespaces }) };
+}
+
+/** Each phase after the one before (peer sets, then the endpoints naming them), counted. */
+async function writePhases(
+  phases: readonly (readonly TableWrite[])[],
+  limit: Limit,
+  writeTable: (w: TableWrite) => Promise<void>,
+  options: NetpolApplyOptions,
+): Promise<Pick<NetpolEventResult, "writes"> & { failures: Outcome[] }> {
   const writes = { create: 0, replace: 0, delete: 0 };
   const failures: Outcome[] = [];
   for (const phase of phases) {
@@ -276,18 +261,52 @@ export async function applyNetpolTrigger(
       else failures.push(outcome);
     });
   }
-  const problems = [...unreadable, ...reportProblems(trigger, scope, compiled, options)];
+  return { writes, failures };
+}
+
+const failingClosedOf = (compiled: CompiledNetpol) => ({
+  ingress: compiled.endpoints.filter((e) => e.spec.ingress.failClosed).length,
+  egress: compiled.endpoints.filter((e) => e.spec.egress.failClosed).length,
+});
+
+export async function applyNetpolTrigger(
+  trigger: NetpolTrigger,
+  store: NetpolStore,
+  options: NetpolApplyOptions = {},
+): Promise<NetpolEventResult> {
+  const limit = pLimit(options.concurrency ?? (trigger.kind === "resync" ? RESYNC_IN_FLIGHT : 8));
+  const writeTable = writerWithEvents(store, trigger, options.events ?? NO_EVENTS);
+  const reading = readingOf(options, limit);
+  let fullBecause: string | null = null;
+  if (trigger.kind === "pod" && options.podFastPath !== false) {
+    const fast = await applyPodEventFast(trigger, store, reading, writeTable);
+    if (!("fullBecause" in fast)) return fast;
+    fullBecause = fast.fullBecause;
+  }
+  const scope = await tableScope(store, trigger);
+  const read = await readScopeThenWorld(store, scope, limit);
+  const compiled = compileWorld(read.world, { maxPeerSetBytes: reading.maxPeerSetBytes });
+  const desired = [
+    ...compiled.peerSets.map(desiredPeerSetTable),
+    ...compiled.endpoints.map(desiredEndpointTable),
+  ];
+  const { writes, failures } = await writePhases(
+    [
+      planTableWrites("peerSet", scope.peerSets, desired, read.storedPeerSets),
+      planTableWrites("endpoint", scope.endpoints, desired, read.storedEndpoints),
+    ],
+    limit,
+    writeTable,
+    options,
+  );
   return {
     trigger,
     endpoints: compiled.endpoints.length,
     peerSets: compiled.peerSets.length,
     writes,
-    problems,
+    problems: [...read.unreadable, ...reportProblems(trigger, scope, compiled, options)],
     path: fullBecause === null ? "full" : `full: ${fullBecause}`,
     failures,
-    failingClosed: {
-      ingress: compiled.endpoints.filter((e) => e.spec.ingress.failClosed).length,
-      egress: compiled.endpoints.filter((e) => e.spec.egress.failClosed).length,
-    },
+    failingClosed: failingClosedOf(compiled),
   };
 }

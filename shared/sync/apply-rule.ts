@@ -10,7 +10,6 @@ import {
   retryOnConflict,
   ruleResource,
   type KnownFinalizers,
-  type KubeClient,
   type KubeError,
   type KubeObject,
 } from "../kube/index.js";
@@ -26,6 +25,7 @@ import {
   type RuleAfterWrite,
   type RuleDecision,
 } from "./plan-status.js";
+import type { SyncStore } from "./store.js";
 
 const now = (): string => new Date().toISOString();
 
@@ -61,7 +61,7 @@ export type ClaimResult =
  * their cleanup, however the writes that follow end.
  */
 export async function claimRule(
-  kube: KubeClient,
+  store: SyncStore,
   rule: RuleIdentity,
   observed: KnownFinalizers & { readonly echoBasis: string },
 ): Promise<ClaimResult> {
@@ -75,12 +75,12 @@ export async function claimRule(
   };
   try {
     const type = ruleResource(entry);
-    const result = await kube.addFinalizer(type, key, entry.finalizer, observed, written);
+    const result = await store.addRuleFinalizer(type, key, entry.finalizer, observed, written);
     if (result === "gone") return { claimed: false, outcome: done("gone") };
     return resourceVersion === undefined ? { claimed: true } : { claimed: true, resourceVersion };
   } catch (error) {
     if (!isKubeError(error)) throw error;
-    return claimFailed(kube, rule, entry.finalizer, error);
+    return claimFailed(store, rule, entry.finalizer, error);
   }
 }
 
@@ -91,7 +91,7 @@ export async function claimRule(
  * RBAC, the object's size) is reported in the rule's status, and so is an outage.
  */
 async function claimFailed(
-  kube: KubeClient,
+  store: SyncStore,
   rule: RuleIdentity,
   finalizer: string,
   error: KubeError,
@@ -100,8 +100,8 @@ async function claimFailed(
   if (error.code === "notFound") return { claimed: false, outcome: done("gone") };
   if (error.code === "conflict") return { claimed: false, outcome };
   if (error.code === "invalid" || error.code === "forbidden") {
-    const now = await kube
-      .get(ruleResource(requireKind(rule.kind)), { namespace: rule.namespace, name: rule.name })
+    const now = await store
+      .getRule(ruleResource(requireKind(rule.kind)), { namespace: rule.namespace, name: rule.name })
       .catch(() => null);
     if (now === undefined) return { claimed: false, outcome: done("gone") };
     if (now?.metadata.deletionTimestamp !== undefined) return { claimed: false, outcome };
@@ -128,7 +128,7 @@ const asRead = (resourceVersion: string): { readonly resourceVersion?: string } 
  * either way. Returns the rule's version after the write, when it was written.
  */
 export async function markApplying(
-  kube: KubeClient,
+  store: SyncStore,
   rule: RuleIdentity,
   oldStatus: RuleStatus | undefined,
   status: RuleStatus,
@@ -137,7 +137,7 @@ export async function markApplying(
   const type = ruleResource(requireKind(rule.kind));
   const key = { namespace: rule.namespace, name: rule.name };
   try {
-    const { metadata } = await kube.patchStatus(
+    const { metadata } = await store.patchRuleStatus(
       type,
       key,
       statusMergePatch(oldStatus, status),
@@ -177,7 +177,7 @@ export interface DecisionResult {
  * the result says so (`stale`). Otherwise its echo is our own (own-writes.ts).
  */
 async function writeStatus(
-  kube: KubeClient,
+  store: SyncStore,
   rule: RuleIdentity,
   first: RuleDecision,
   read: {
@@ -193,7 +193,7 @@ async function writeStatus(
   let base: { status: RuleStatus | undefined; echoBasis?: string; resourceVersion: string } = read;
   return retryOnConflict({ attempts: STATUS_WRITE_ATTEMPTS }, async (attempt) => {
     if (attempt > 1) {
-      const raw = await kube.get(type, key);
+      const raw = await store.getRule(type, key);
       if (raw === undefined) return { decision, after: "gone" as const };
       const after = {
         uid: raw.metadata.uid,
@@ -211,7 +211,7 @@ async function writeStatus(
     }
     const status = decision.status;
     if (status === null) return { decision, after: undefined };
-    const { metadata } = await kube.patchStatus(
+    const { metadata } = await store.patchRuleStatus(
       type,
       key,
       statusMergePatch(base.status, status),
@@ -219,7 +219,7 @@ async function writeStatus(
     );
     const superseded = planSuperseded(status, metadata.generation, now());
     if (superseded !== null) {
-      await kube.patchStatus(type, key, statusMergePatch(status, superseded));
+      await store.patchRuleStatus(type, key, statusMergePatch(status, superseded));
     } else if (base.echoBasis !== undefined) {
       processOwnWrites.recordWrite(base.echoBasis, metadata, status.inSync === true);
     }
@@ -248,7 +248,7 @@ export function replanWith(
 }
 
 export async function applyRuleDecision(
-  kube: KubeClient,
+  store: SyncStore,
   rule: RuleIdentity,
   oldStatus: RuleStatus | undefined,
   given: RuleDecision,
@@ -266,7 +266,7 @@ export async function applyRuleDecision(
   try {
     if (decision.status !== null) {
       const read = { ...observed, status: oldStatus };
-      const written = await writeStatus(kube, rule, decision, read);
+      const written = await writeStatus(store, rule, decision, read);
       if (written.stale !== undefined) {
         const outcome = done("the rule changed while it was applied");
         return { outcome, after: written.after, stale: written.stale, decision };
@@ -283,7 +283,7 @@ export async function applyRuleDecision(
     try {
       // A rule on its way out got no status write (planRuleDecision), so `observed` is current
       // unless someone else wrote meanwhile.
-      await kube.removeFinalizer(type, key, entry.finalizer, observed);
+      await store.removeRuleFinalizer(type, key, entry.finalizer, observed);
     } catch (error) {
       if (isKubeError(error, "notFound")) {
         return { outcome: done("gone"), after: "gone", decision };
@@ -310,7 +310,7 @@ export async function applyRuleDecision(
  * request per kind. A rule absent from the answer is "gone".
  */
 export async function readRulesAfterWrite(
-  kube: KubeClient,
+  store: SyncStore,
   rules: readonly RuleIdentity[],
 ): Promise<Map<RuleKey, RuleAfterWrite>> {
   const found = new Map<RuleKey, RuleAfterWrite>();
@@ -322,8 +322,8 @@ export async function readRulesAfterWrite(
       const type = ruleResource(requireKind(first.kind));
       const objects =
         group.length === 1
-          ? [await kube.get(type, { namespace: first.namespace, name: first.name })]
-          : await kube.list(type, { namespace: first.namespace });
+          ? [await store.getRule(type, { namespace: first.namespace, name: first.name })]
+          : await store.listRules(type, { namespace: first.namespace });
       for (const object of objects) {
         if (object === undefined) continue;
         const { metadata } = object;

@@ -10,11 +10,12 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { setTimeout as delay } from "node:timers/promises";
-import { isKubeError, LEASES, type KubeClient, type Lease } from "../kube/index.js";
+import { isKubeError, type Lease } from "../kube/index.js";
 import type { Log } from "../core/context.js";
 import type { CnfScope } from "./observed.js";
 import { cnfLeaseObject, decideHeldLease, type CnfLeaseObject } from "./plan-cnf-lease.js";
 import { messageOf } from "../core/error-message.js";
+import type { SyncStore } from "./store.js";
 
 export interface CnfLeaseSettings {
   /** Where the Leases live (the prune ledgers' namespace). */
@@ -26,7 +27,7 @@ export interface CnfLeaseSettings {
 }
 
 export interface CnfLeaseContext {
-  readonly kube: KubeClient;
+  readonly store: SyncStore;
   readonly log: Log;
   readonly signal: AbortSignal;
   readonly now: () => string;
@@ -96,11 +97,11 @@ async function acquire(
   for (;;) {
     if (Date.now() > deadline) return { kind: "busy", holder: lastHolder };
     try {
-      return { kind: "acquired", lease: await ctx.kube.create(LEASES, ours()) };
+      return { kind: "acquired", lease: await ctx.store.createLease(ours()) };
     } catch (error) {
       if (!isKubeError(error, "conflict")) throw error;
     }
-    const held = await ctx.kube.get(LEASES, key);
+    const held = await ctx.store.getLease(key);
     if (held === undefined) continue; // released between our create and our read
     lastHolder = held.spec?.holderIdentity ?? "";
     const decision = decideHeldLease({ lease: held, now: ctx.now(), triggerVersion });
@@ -127,7 +128,7 @@ async function takeOver(
     metadata: { ...object.metadata, resourceVersion: held.metadata.resourceVersion },
   };
   try {
-    return await ctx.kube.replace(LEASES, taken);
+    return await ctx.store.replaceLease(taken);
   } catch (error) {
     if (isKubeError(error, "conflict") || isKubeError(error, "notFound")) return undefined;
     throw error;
@@ -142,8 +143,7 @@ async function release(
 ): Promise<void> {
   const { name, resourceVersion } = lease.metadata;
   try {
-    await ctx.kube.delete(
-      LEASES,
+    await ctx.store.deleteLease(
       { namespace: settings.namespace, name },
       resourceVersion === undefined ? {} : { resourceVersion },
     );

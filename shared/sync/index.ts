@@ -1,9 +1,10 @@
 /**
  * shared/sync: brings SDEWAN rules in sync on every ready pod of their CNF and records the result
  * on each rule's status. Entries (on-event.ts): syncRuleEvent for reconcile-rule, syncCnfEvent for
- * on-deployment-ready and the resync. Reads in observe.ts; pure plan-*.ts (scope, targets,
- * writes, status, prune, preview); shells apply-pod, apply-rule, sync (syncRules), resync
- * (runCnfWork), prune-ledger. preview.ts serves dry runs and `npm run plan`.
+ * on-deployment-ready and the resync. The API only through the SyncStore (store.ts; kube-store.ts
+ * built by the entries); reads in observe.ts; pure plan-*.ts (scope, targets, writes, status,
+ * prune, preview); shells apply-pod, apply-rule, sync (syncRules), resync (runCnfWork),
+ * prune-ledger. preview.ts serves dry runs and `npm run plan`.
  * Does not: parse events, speak HTTP, name a rule kind, or keep anything between events.
  * Each module's part: docs/code-notes.md (sync); the resync: docs/resync.md.
  */
@@ -34,7 +35,9 @@ export {
 } from "./prune-ledger.js";
 export { PRUNE_ANNOTATION } from "./plan-prune.js";
 export { syncCnfEvent, syncRuleEvent } from "./on-event.js";
-export type { CnfEventContext } from "./on-event.js";
+export type { CnfEventContext, SyncEntryContext } from "./on-event.js";
+export { kubeSyncStore } from "./kube-store.js";
+export type { SyncStore } from "./store.js";
 export { processOwnWrites } from "./own-writes.js";
 export {
   DEFAULT_CNF_CREDENTIALS_SECRET,

@@ -7,10 +7,11 @@
  * all succeed costs no look-up. A sync of a whole CNF has them all already.
  */
 import { KeyMaterial } from "../core/redact.js";
-import { ruleResource, readOptions, type Deployment, type KubeClient } from "../kube/index.js";
+import { ruleResource, readOptions, type Deployment } from "../kube/index.js";
 import { ALL_RULE_KINDS, PURPOSE_LABEL } from "../kinds/index.js";
 import { parseRuleObject, type CnfObservation, type ObservedRuleCr } from "./observed.js";
 import { keyMaterialOf, type SecretReader } from "./secret-refs.js";
+import type { SyncStore } from "./store.js";
 
 const KEY_KINDS = ALL_RULE_KINDS.filter((entry) => entry.carriesKeys);
 
@@ -44,7 +45,7 @@ export class CnfKeys {
 }
 
 export async function cnfKeys(
-  kube: KubeClient,
+  store: SyncStore,
   reader: SecretReader,
   observation: CnfObservation,
   rules: readonly ObservedRuleCr[],
@@ -58,11 +59,11 @@ export async function cnfKeys(
   if (allRulesOfCnf || deployment === undefined || purpose === undefined) {
     return new CnfKeys(own, undefined);
   }
-  return new CnfKeys(own, () => otherKeys(kube, reader, deployment, purpose, rules));
+  return new CnfKeys(own, () => otherKeys(store, reader, deployment, purpose, rules));
 }
 
 async function otherKeys(
-  kube: KubeClient,
+  store: SyncStore,
   reader: SecretReader,
   deployment: Deployment,
   purpose: string,
@@ -71,7 +72,7 @@ async function otherKeys(
   const uids = new Set(rules.map((r) => (r.ok ? r.cr : r.raw).metadata.uid));
   const lists = await Promise.all(
     KEY_KINDS.map((entry) =>
-      kube.list(ruleResource(entry), {
+      store.listRules(ruleResource(entry), {
         namespace: deployment.metadata.namespace ?? "",
         labelSelector: { [PURPOSE_LABEL]: purpose },
         ...readOptions("cached"),

@@ -14,14 +14,11 @@ import {
   type NetworkInterfaceMap,
 } from "../kinds/index.js";
 import {
-  DEPLOYMENTS,
-  PODS,
   formatLabelSelector,
   isKubeError,
   readOptions,
   ruleResource,
   type Deployment,
-  type KubeClient,
   type KubeObject,
   type ObjectKey,
   type Pod,
@@ -45,6 +42,7 @@ export {
   type CnfScope,
   type ObservedRuleCr,
 } from "./observed.js";
+import type { SyncStore } from "./store.js";
 
 const NO_PODS: CnfPods = { ready: [], expected: 0 };
 
@@ -91,28 +89,28 @@ export function situationOf(scope: CnfScope, deployments: readonly Deployment[])
  * `freshness` says the watch cache will do (a preview, which acts on nothing it reads).
  */
 export async function observeCnf(
-  kube: KubeClient,
+  store: SyncStore,
   scope: CnfScope,
   freshness: ReadFreshness = "consistent",
 ): Promise<CnfObservation> {
-  const deployments = await kube.list(DEPLOYMENTS, {
+  const deployments = await store.listDeployments({
     namespace: scope.namespace,
     labelSelector: { [PURPOSE_LABEL]: scope.purpose },
     ...readOptions(freshness),
   });
-  return observeCnfOf(kube, scope, deployments, freshness);
+  return observeCnfOf(store, scope, deployments, freshness);
 }
 
 /** Like observeCnf, for Deployments already listed (a resync lists them once for all CNFs). */
 export async function observeCnfOf(
-  kube: KubeClient,
+  store: SyncStore,
   scope: CnfScope,
   deployments: readonly Deployment[],
   freshness: ReadFreshness = "consistent",
 ): Promise<CnfObservation> {
   const found = foundDeployment(scope, deployments);
   if (!found.found) return found.absent;
-  const pods = await kube.list(PODS, {
+  const pods = await store.listPods({
     namespace: scope.namespace,
     labelSelector: found.deployment.spec.selector,
     ...readOptions(freshness),
@@ -224,14 +222,14 @@ const FROM_CACHE = readOptions("cached");
  * cachedViewSuffices says so; otherwise the CNF is read again, consistently.
  */
 export async function observeRuleAndCnf(
-  kube: KubeClient,
+  store: SyncStore,
   type: ResourceType,
   key: ObjectKey & { readonly namespace: string },
   /** Asked once about the rule as read; true: answered as an echo, the CNF left unread. */
   isEcho: (raw: KubeObject) => boolean = () => false,
 ): Promise<RuleAndCnf | RuleEcho | undefined> {
   const { namespace } = key;
-  const read = await readRuleAndLists(kube, type, key, isEcho);
+  const read = await readRuleAndLists(store, type, key, isEcho);
   // Deleted (and released) before we got here: the finalizer path already cleaned the CNF.
   if (read === undefined) return undefined;
   if (read.lists === undefined) return { raw: read.raw, echo: true };
@@ -244,9 +242,9 @@ export async function observeRuleAndCnf(
   podSelectorGuesses.remember(scope, selector);
   if (!found.found) {
     recentCnfLists.forget(namespace);
-    return { raw, observation: await observeCnf(kube, scope) };
+    return { raw, observation: await observeCnf(store, scope) };
   }
-  const pods = await podsOf(kube, namespace, lists, selector);
+  const pods = await podsOf(store, namespace, lists, selector);
   const cached = observationOf(found.situation, found.deployment, pods);
   const suffices = cachedViewSuffices({
     found: true,
@@ -254,18 +252,18 @@ export async function observeRuleAndCnf(
     networksReadable: !(cached.networks instanceof RuleError),
   });
   if (!suffices) recentCnfLists.forget(namespace);
-  return { raw, observation: suffices ? cached : await observeCnf(kube, scope) };
+  return { raw, observation: suffices ? cached : await observeCnf(store, scope) };
 }
 
 /** The Pods of `selector`: as listed with the Deployments if that guess was right, else listed now. */
 async function podsOf(
-  kube: KubeClient,
+  store: SyncStore,
   namespace: string,
   lists: CnfLists,
   selector: string | undefined,
 ): Promise<readonly Pod[]> {
   if (lists.pods !== undefined && lists.pods.selector === selector) return lists.pods.items;
-  return kube.list(PODS, { namespace, labelSelector: selector, ...FROM_CACHE });
+  return store.listPods({ namespace, labelSelector: selector, ...FROM_CACHE });
 }
 
 /** The observation of a rule that names no CNF (no purpose label). */
@@ -279,7 +277,7 @@ function noCnf(namespace: string): CnfObservation {
  * first, then lists begun since this event began if there are any (ADR 0020).
  */
 async function readRuleAndLists(
-  kube: KubeClient,
+  store: SyncStore,
   type: ResourceType,
   key: ObjectKey & { readonly namespace: string },
   isEcho: (raw: KubeObject) => boolean,
@@ -288,21 +286,21 @@ async function readRuleAndLists(
   const began = recentCnfLists.clock();
   if (!recentCnfLists.inBurst(namespace)) {
     const [rule, listed] = await Promise.allSettled([
-      kube.get(type, key),
-      recentCnfLists.begin(namespace, () => readCnfLists(kube, namespace)),
+      store.getRule(type, key),
+      recentCnfLists.begin(namespace, () => readCnfLists(store, namespace)),
     ]);
     const raw = settledValue(rule);
     if (raw === undefined) return undefined;
     return { raw, lists: isEcho(raw) ? undefined : settledValue(listed) };
   }
-  const raw = await kube.get(type, key);
+  const raw = await store.getRule(type, key);
   if (raw === undefined) return undefined;
   // An echo of our own write needs no CNF: in a burst, most status writes' echoes.
   if (isEcho(raw)) return { raw, lists: undefined };
   const joined = recentCnfLists.since(namespace, began);
   const lists =
     (joined === undefined ? undefined : await joined.catch(() => undefined)) ??
-    (await recentCnfLists.begin(namespace, () => readCnfLists(kube, namespace)));
+    (await recentCnfLists.begin(namespace, () => readCnfLists(store, namespace)));
   return { raw, lists };
 }
 
@@ -313,13 +311,13 @@ const recentCnfLists = new RecentCnfLists();
  * The namespace's CNF Deployments and, with the selector last seen there, its Pods, from the
  * watch cache, at once.
  */
-async function readCnfLists(kube: KubeClient, namespace: string): Promise<CnfLists> {
+async function readCnfLists(store: SyncStore, namespace: string): Promise<CnfLists> {
   const guess = podSelectorGuesses.guess(namespace);
   const [deployments, guessed] = await Promise.all([
-    kube.list(DEPLOYMENTS, { namespace, labelSelector: PURPOSE_LABEL, ...FROM_CACHE }),
+    store.listDeployments({ namespace, labelSelector: PURPOSE_LABEL, ...FROM_CACHE }),
     guess === undefined
       ? undefined
-      : kube.list(PODS, { namespace, labelSelector: guess, ...FROM_CACHE }).catch(() => undefined),
+      : store.listPods({ namespace, labelSelector: guess, ...FROM_CACHE }).catch(() => undefined),
   ]);
   return {
     deployments,
@@ -337,12 +335,12 @@ function settledValue<T>(result: PromiseSettledResult<T>): T {
 
 /** Every rule of every kind labelled with `scope.purpose` in `scope.namespace` (one list per kind). */
 export async function listRulesOfScope(
-  kube: KubeClient,
+  store: SyncStore,
   scope: CnfScope,
 ): Promise<ObservedRuleCr[]> {
   const lists = await Promise.all(
     ALL_RULE_KINDS.map((entry) =>
-      kube.list(ruleResource(entry), {
+      store.listRules(ruleResource(entry), {
         namespace: scope.namespace,
         labelSelector: { [PURPOSE_LABEL]: scope.purpose },
       }),
@@ -365,7 +363,7 @@ export interface BlockedDeletion {
  * referring kind; read only on this failure path. Undefined when the API could not be read.
  */
 export async function observeReferrers(
-  kube: KubeClient,
+  store: SyncStore,
   blocked: BlockedDeletion,
 ): Promise<string[] | undefined> {
   if (!isRuleKind(blocked.kind) || blocked.purpose === undefined) return undefined;
@@ -374,7 +372,7 @@ export async function observeReferrers(
     const lists = await Promise.all(
       kindsReferencing(blocked.kind).map(async (entry) => ({
         entry,
-        items: await kube.list(ruleResource(entry), {
+        items: await store.listRules(ruleResource(entry), {
           namespace: blocked.namespace,
           labelSelector,
         }),

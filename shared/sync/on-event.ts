@@ -7,11 +7,9 @@
 import { done, malformed, type Outcome } from "../core/outcome.js";
 import type { IntakeEvent } from "../events/index.js";
 import {
-  DEPLOYMENTS,
   kubeFailureOutcome,
-  PODS,
   ruleResource,
-  type KubeClient,
+  type EntryContext,
   type KubeObject,
 } from "../kube/index.js";
 import { byKind, RULE_KIND_NAMES } from "../kinds/index.js";
@@ -22,6 +20,8 @@ import { cnfObjectKind, planObjectWork, planResyncWork, type CnfWork } from "./p
 import { runCnfWork, type CnfBatchReport } from "./resync.js";
 import { coversCluster, notInSyncCounts } from "./sync-counts.js";
 import { syncRules, type SyncContext } from "./sync.js";
+import type { SyncStore } from "./store.js";
+import { kubeSyncStore } from "./kube-store.js";
 
 type ObjectEvent = Extract<IntakeEvent, { type: "object" }>;
 
@@ -70,7 +70,7 @@ async function syncRule(event: ObjectEvent, ctx: SyncContext): Promise<Outcome> 
   const isEcho = (raw: KubeObject): boolean =>
     event.action === "update" &&
     processOwnWrites.takeEcho(raw.metadata.uid, raw.metadata.resourceVersion, "read");
-  const observed = await observeRuleAndCnf(ctx.kube, ruleResource(entry), key, isEcho);
+  const observed = await observeRuleAndCnf(ctx.store, ruleResource(entry), key, isEcho);
   // Deleted (and released) before we got here: the finalizer path already cleaned the CNF.
   if (observed === undefined) return done("gone");
   if (observed.echo === true) return skipEcho(ctx, event, "no CNF reads");
@@ -83,8 +83,16 @@ async function syncRule(event: ObjectEvent, ctx: SyncContext): Promise<Outcome> 
   return report.outcome;
 }
 
+/** What an entry is handed: a SyncContext whose store is built here from `kube`. */
+export type SyncEntryContext = Omit<SyncContext, "store"> & EntryContext;
+
+/** The context sync runs with: the API reached only through the store (store.ts). */
+function withStore({ kube, ...rest }: SyncEntryContext): SyncContext {
+  return { ...rest, store: kubeSyncStore(kube) };
+}
+
 /** A rule was created, changed or deleted: bring that one rule in sync on every pod of its CNF. */
-export async function syncRuleEvent(event: IntakeEvent, ctx: SyncContext): Promise<Outcome> {
+export async function syncRuleEvent(event: IntakeEvent, ctx: SyncEntryContext): Promise<Outcome> {
   if (event.type === "resync") {
     return malformed(
       "WrongFunction",
@@ -92,7 +100,7 @@ export async function syncRuleEvent(event: IntakeEvent, ctx: SyncContext): Promi
     );
   }
   try {
-    return await syncRule(event, ctx);
+    return await syncRule(event, withStore(ctx));
   } catch (error) {
     return kubeFailureOutcome(error, "reading the rule and its CNF");
   }
@@ -106,7 +114,7 @@ interface EventWork {
 }
 
 /** Which CNFs the event concerns: a Deployment or Pod is re-read first. */
-async function workOf(event: IntakeEvent, kube: KubeClient): Promise<EventWork> {
+async function workOf(event: IntakeEvent, store: SyncStore): Promise<EventWork> {
   if (event.type === "resync") {
     return { work: planResyncWork(event.scope), triggerVersion: undefined };
   }
@@ -114,7 +122,7 @@ async function workOf(event: IntakeEvent, kube: KubeClient): Promise<EventWork> 
   if (!kind.ok) return { work: kind.work, triggerVersion: undefined };
   const key = { namespace: event.ref.namespace, name: event.ref.name };
   const live =
-    kind.kind === "Deployment" ? await kube.get(DEPLOYMENTS, key) : await kube.get(PODS, key);
+    kind.kind === "Deployment" ? await store.getDeployment(key) : await store.getPod(key);
   const work = planObjectWork({
     ref: event.ref,
     liveLabels: live === undefined ? undefined : (live.metadata.labels ?? {}),
@@ -145,7 +153,7 @@ async function syncCnfs(
   ctx: SyncContext,
   cnfConcurrency: number,
 ): Promise<Outcome> {
-  const { work, triggerVersion } = await workOf(event, ctx.kube);
+  const { work, triggerVersion } = await workOf(event, ctx.store);
   if (work.kind === "malformed") return malformed(work.code, work.reason);
   if (work.kind === "skip") {
     ctx.log.info({ reason: work.reason }, `ignoring event: ${work.reason}`);
@@ -167,10 +175,8 @@ async function syncCnfs(
   return report.outcome;
 }
 
-/** on-deployment-ready's context: a SyncContext and how many CNFs one event syncs at once. */
-export interface CnfEventContext extends SyncContext {
-  readonly cnfConcurrency: number;
-}
+/** on-deployment-ready's context: a SyncEntryContext and how many CNFs one event syncs at once. */
+export type CnfEventContext = SyncEntryContext & { readonly cnfConcurrency: number };
 
 /**
  * A CNF Deployment or Pod changed, or the resync is due: bring every rule of the CNFs it concerns
@@ -178,7 +184,7 @@ export interface CnfEventContext extends SyncContext {
  */
 export async function syncCnfEvent(event: IntakeEvent, ctx: CnfEventContext): Promise<Outcome> {
   try {
-    return await syncCnfs(event, ctx, ctx.cnfConcurrency);
+    return await syncCnfs(event, withStore(ctx), ctx.cnfConcurrency);
   } catch (error) {
     return kubeFailureOutcome(error, "reading the CNF and its rules");
   }

@@ -21,7 +21,6 @@ import { KeyMaterial } from "../core/redact.js";
 import type { CallCounters, Log } from "../core/context.js";
 import { messageOf } from "../core/error-message.js";
 import {
-  SECRETS,
   isKubeError,
   kubeObjectSchema,
   readOptions,
@@ -64,6 +63,8 @@ import { planWarnings } from "./plan-preview-text.js";
 import { holdingsOf } from "./plan-targets.js";
 import type { RuleTarget } from "./plan-writes.js";
 import { SecretReader, resolveSecretRefs } from "./secret-refs.js";
+import type { SyncStore } from "./store.js";
+import { kubeSyncStore } from "./kube-store.js";
 
 /** A whole preview is given up on after this long: a dry run must answer within the webhook's 5 s. */
 export const DEFAULT_PREVIEW_DEADLINE_MS = 2500;
@@ -141,7 +142,7 @@ export async function readCnfCredentials(
 ): Promise<Credentials> {
   const what = `Secret ${secret.namespace}/${secret.name} (the CNF credentials)`;
   try {
-    const found = await kube.get(SECRETS, secret);
+    const found = await kubeSyncStore(kube).getSecret(secret);
     if (found === undefined) return { withheld: `${what} does not exist` };
     return cnfCredentialsFromSecretData(found.data, env);
   } catch (error) {
@@ -214,7 +215,7 @@ async function resolveKeys(
   rules: readonly ObservedRuleCr[],
 ): Promise<{ rules: ObservedRuleCr[]; unread: Map<string, UnreadKeys> }> {
   const unread = new Map<string, UnreadKeys>();
-  const reader = new SecretReader(ctx.kube);
+  const reader = new SecretReader(kubeSyncStore(ctx.kube));
   const resolved = await Promise.all(
     rules.map(async (rule) => {
       const keys = unreadKeysOf(rule);
@@ -235,7 +236,7 @@ async function resolveKeys(
  * the API server's watch cache, as the CNF's pods are read.
  */
 async function listReferring(
-  kube: KubeClient,
+  store: SyncStore,
   scope: CnfScope,
   rules: readonly ObservedRuleCr[],
 ): Promise<ObservedRuleCr[]> {
@@ -247,7 +248,7 @@ async function listReferring(
   }
   const lists = await Promise.all(
     [...kinds.values()].map((entry) =>
-      kube.list(ruleResource(entry), {
+      store.listRules(ruleResource(entry), {
         namespace: scope.namespace,
         labelSelector: { [PURPOSE_LABEL]: scope.purpose },
         ...readOptions("cached"),
@@ -314,12 +315,13 @@ async function previewCnf(
   if (!(known instanceof Promise) && "withheld" in known) {
     return planWithheld(group.scope, group.rules, known.withheld);
   }
+  const store = kubeSyncStore(ctx.kube);
   const [credentials, observation, others, keys] = await Promise.all([
     known,
     // From the watch cache: a consistent list can wait 100 ms for it (ADR 0004's addendum), and
     // a preview acts on nothing it reads.
-    observeCnf(ctx.kube, group.scope, "cached"),
-    listReferring(ctx.kube, group.scope, group.rules),
+    observeCnf(store, group.scope, "cached"),
+    listReferring(store, group.scope, group.rules),
     resolveKeys(ctx, group.rules),
   ]);
   if ("withheld" in credentials) {

@@ -12,14 +12,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Env } from "../cnf/index.js";
-import {
-  CONFIG_MAPS,
-  isKubeError,
-  retryOnConflict,
-  type ConfigMap,
-  type Deployment,
-  type KubeClient,
-} from "../kube/index.js";
+import { isKubeError, retryOnConflict, type ConfigMap, type Deployment } from "../kube/index.js";
 import {
   applyLedgerChange,
   formatLedger,
@@ -28,6 +21,7 @@ import {
   type LedgerChange,
 } from "./plan-prune.js";
 import { CNF_NAMESPACE_LABEL } from "./observed.js";
+import type { SyncStore } from "./store.js";
 
 /** Where ledgers were kept before they moved to ConfigMaps; read until the first write. */
 export const LEDGER_ANNOTATION = "sdewan.akraino.org/applied-objects";
@@ -69,11 +63,11 @@ export interface StoredLedger {
  * Deployment's old annotation (migration), else empty. One GET.
  */
 export async function readLedger(
-  kube: KubeClient,
+  store: SyncStore,
   namespace: string,
   deployment: Deployment,
 ): Promise<StoredLedger> {
-  const configMap = await kube.get(CONFIG_MAPS, { namespace, name: ledgerName(deployment) });
+  const configMap = await store.getConfigMap({ namespace, name: ledgerName(deployment) });
   const uid = configMap?.metadata.annotations?.[CNF_UID_ANNOTATION];
   const ours = configMap !== undefined && uid === deployment.metadata.uid;
   const text = ours
@@ -108,23 +102,23 @@ function ledgerObject(namespace: string, deployment: Deployment, text: string) {
  * can see pruning is on.
  */
 export async function updateLedger(
-  kube: KubeClient,
+  store: SyncStore,
   namespace: string,
   deployment: Deployment,
   stored: StoredLedger,
   change: LedgerChange,
 ): Promise<void> {
   await retryOnConflict({ attempts: ATTEMPTS, jitterMs: 0 }, async (attempt) => {
-    const current = attempt === 1 ? stored : await readLedger(kube, namespace, deployment);
+    const current = attempt === 1 ? stored : await readLedger(store, namespace, deployment);
     const text = formatLedger(applyLedgerChange(current.entries, change));
     if (current.ours && text === formatLedger(current.entries)) return;
     const object = ledgerObject(namespace, deployment, text);
     if (current.configMap === undefined) {
-      await kube.create(CONFIG_MAPS, object);
+      await store.createConfigMap(object);
       return;
     }
     const { resourceVersion } = current.configMap.metadata;
-    await kube.replace(CONFIG_MAPS, {
+    await store.replaceConfigMap({
       ...object,
       metadata: { ...object.metadata, resourceVersion },
     });

@@ -10,7 +10,7 @@
  *   report.outcome  // worst over every rule: retry when a CNF write must be retried
  */
 import pLimit from "p-limit";
-import { DEPLOYMENTS, type Deployment, type KubeClient } from "../kube/index.js";
+import type { Deployment } from "../kube/index.js";
 import { ALL_RULE_KINDS, PURPOSE_LABEL } from "../kinds/index.js";
 import { batchOutcome, done, retryLater, type Outcome } from "../core/outcome.js";
 import { isKubeError, ruleResource, settleObject } from "../kube/index.js";
@@ -42,6 +42,7 @@ import {
 import { syncRules, type SyncContext, type SyncReport } from "./sync.js";
 import { withCnfLease, type CnfLeaseSettings } from "./cnf-lease.js";
 import { messageOf } from "../core/error-message.js";
+import type { SyncStore } from "./store.js";
 
 export interface CnfSyncOptions {
   /** How many CNFs a namespace or cluster resync syncs at once (pods per CNF: SyncContext). */
@@ -113,7 +114,7 @@ async function loadLedger(
 ): Promise<StoredLedger | undefined> {
   const namespace = ledgerNamespace(ctx.env);
   try {
-    return await readLedger(ctx.kube, namespace, deployment);
+    return await readLedger(ctx.store, namespace, deployment);
   } catch (error) {
     warnLedgerNotKept(ctx, deployment, error, namespace);
     return undefined;
@@ -132,7 +133,7 @@ async function recordLedger(
 ): Promise<void> {
   const namespace = ledgerNamespace(ctx.env);
   try {
-    await updateLedger(ctx.kube, namespace, deployment, stored, change);
+    await updateLedger(ctx.store, namespace, deployment, stored, change);
   } catch (error) {
     warnLedgerNotKept(ctx, deployment, error, namespace);
   }
@@ -255,8 +256,8 @@ async function syncOneCnf(ctx: SyncContext, scope: CnfScope): Promise<CnfBatchRe
     scope,
     async () => {
       const [observation, rules] = await Promise.all([
-        observeCnf(ctx.kube, scope),
-        listRulesOfScope(ctx.kube, scope),
+        observeCnf(ctx.store, scope),
+        listRulesOfScope(ctx.store, scope),
       ]);
       return syncScope(ctx, observation, scope, rules);
     },
@@ -266,10 +267,10 @@ async function syncOneCnf(ctx: SyncContext, scope: CnfScope): Promise<CnfBatchRe
 }
 
 /** Every rule of every kind, in one namespace or all: one list per kind. */
-async function listAllRules(kube: KubeClient, namespace: string | undefined) {
+async function listAllRules(store: SyncStore, namespace: string | undefined) {
   const lists = await Promise.all(
     ALL_RULE_KINDS.map((entry) =>
-      kube.list(ruleResource(entry), namespace === undefined ? {} : { namespace }),
+      store.listRules(ruleResource(entry), namespace === undefined ? {} : { namespace }),
     ),
   );
   return lists.flat().map((raw) => ({
@@ -296,7 +297,7 @@ function syncGroup(
       if (group.rules.length === 0 && !pruneEnabled(cnf?.metadata.annotations)) {
         return { scope, situation: "found", sync: undefined, pruned: 0, outcomes: [] };
       }
-      const observation = await observeCnfOf(ctx.kube, scope, inNamespace);
+      const observation = await observeCnfOf(ctx.store, scope, inNamespace);
       return syncScope(ctx, observation, scope, group.rules);
     },
     "many",
@@ -311,8 +312,8 @@ async function syncMany(
 ): Promise<CnfBatchReport> {
   const inNamespace = namespace === undefined ? {} : { namespace };
   const [deployments, rules] = await Promise.all([
-    ctx.kube.list(DEPLOYMENTS, { ...inNamespace, labelSelector: PURPOSE_LABEL }),
-    listAllRules(ctx.kube, namespace),
+    ctx.store.listDeployments({ ...inNamespace, labelSelector: PURPOSE_LABEL }),
+    listAllRules(ctx.store, namespace),
   ]);
   const cnfs = deployments
     .filter((d) => d.metadata.deletionTimestamp === undefined)

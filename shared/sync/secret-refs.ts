@@ -10,16 +10,11 @@
  * CNF needs only its kind and name.
  */
 import type { OutcomeCode } from "../core/outcome.js";
-import {
-  SECRETS,
-  isKubeError,
-  type KubeClient,
-  type KubeObject,
-  type Secret,
-} from "../kube/index.js";
+import { isKubeError, type KubeObject, type Secret } from "../kube/index.js";
 import { KeyMaterial, MIN_KEY_LENGTH } from "../core/redact.js";
 import { requireKind, type RuleCr, type SecretKeyRefUse } from "../kinds/index.js";
 import type { ObservedRuleCr } from "./observed.js";
+import type { SyncStore } from "./store.js";
 
 type SecretLookup =
   { readonly secret: Secret } | { readonly code: OutcomeCode; readonly why: string };
@@ -27,7 +22,7 @@ type SecretLookup =
 /** Reads each Secret once per event, whatever the number of rules naming it. */
 export class SecretReader {
   private readonly cache = new Map<string, Promise<SecretLookup>>();
-  constructor(private readonly kube: KubeClient) {}
+  constructor(private readonly store: SyncStore) {}
 
   lookup(namespace: string, name: string): Promise<SecretLookup> {
     const key = `${namespace}/${name}`;
@@ -41,7 +36,7 @@ export class SecretReader {
 
   private async read(namespace: string, name: string): Promise<SecretLookup> {
     try {
-      const secret = await this.kube.get(SECRETS, { namespace, name });
+      const secret = await this.store.getSecret({ namespace, name });
       if (secret !== undefined) return { secret };
       return { code: "SecretNotFound", why: `Secret ${namespace}/${name} does not exist` };
     } catch (error) {

@@ -24,7 +24,6 @@ import {
   type EntryContext,
   type EventRecorder,
   type EventRegarding,
-  type KubeClient,
 } from "../kube/index.js";
 import { RULE_API_VERSION, requireKind, ruleKey, type RuleKey } from "../kinds/index.js";
 import type { CallCounters, Log } from "../core/context.js";
@@ -85,16 +84,19 @@ import { processOwnWrites } from "./own-writes.js";
 import type { CnfLeaseSettings } from "./cnf-lease.js";
 import { messageOf } from "../core/error-message.js";
 import type { CnfRuleCount } from "./sync-counts.js";
+import type { SyncStore } from "./store.js";
 
 export type { CnfRuleCount } from "./sync-counts.js";
 
 /** How many rules' API writes (claims, statuses) are in flight at once. */
 const STATUS_WRITE_CONCURRENCY = 32;
 
-/** Everything sync needs from the outside world for one event. */
-/** rule sync's context: an EntryContext (kube, log, now, events) and what sync needs besides. */
-export interface SyncContext extends EntryContext {
-  readonly kube: KubeClient;
+/**
+ * rule sync's context: an EntryContext's log, now and events, the API reached only through the
+ * SyncStore the entry builds from its client (on-event.ts), and what sync needs besides.
+ */
+export interface SyncContext extends Omit<EntryContext, "kube"> {
+  readonly store: SyncStore;
   readonly env: Env;
   readonly calls: CallCounters;
   readonly signal: AbortSignal;
@@ -269,7 +271,7 @@ async function claimRules(
         if (rule.target === undefined || !willWrite) return rule;
         let ready = rule;
         if (needsClaim(rule.observed, willWrite)) {
-          const claim = await claimRule(ctx.kube, rule.identity, {
+          const claim = await claimRule(ctx.store, rule.identity, {
             ...rule.meta,
             echoBasis: rule.echoBasis,
           });
@@ -284,7 +286,7 @@ async function claimRules(
         // No inSync=true for an earlier generation while this one is written (issue 17).
         const applying = planApplying(rule.observed, ctx.now());
         if (applying !== null) {
-          const version = await markApplying(ctx.kube, rule.identity, rule.oldStatus, applying, {
+          const version = await markApplying(ctx.store, rule.identity, rule.oldStatus, applying, {
             echoBasis: rule.echoBasis,
             resourceVersion: ready.meta.resourceVersion,
           });
@@ -322,7 +324,7 @@ async function claimFailed(
   const { failure } = claim;
   const plan = (observed: ObservedRule) => planClaimFailure(observed, failure, ctx.now());
   const { outcome, after, decision } = await applyRuleDecision(
-    ctx.kube,
+    ctx.store,
     rule.identity,
     rule.oldStatus,
     plan(rule.observed),
@@ -342,7 +344,7 @@ async function reportFinalizerFailure(
   if (failure === undefined) return applied;
   const plan = (observed: ObservedRule) => planClaimFailure(observed, failure, ctx.now());
   const reported = await applyRuleDecision(
-    ctx.kube,
+    ctx.store,
     rule.identity,
     rule.oldStatus,
     plan(rule.observed),
@@ -352,31 +354,44 @@ async function reportFinalizerFailure(
   return { ...reported, after: applied.after };
 }
 
-/** Brings `request.rules` in sync on every ready pod of the observed CNF and records the result. */
-export async function syncRules(
+/** The context of one sync: every key the CNF could echo, known before its first call. */
+async function keyedContext(
   outer: SyncContext,
   request: SyncRequest,
-  /** 1, or which pass of applying rules overtaken by a newer generation (syncOvertaken). */
-  pass = 1,
-): Promise<SyncReport> {
-  const mode = request.restartMode ?? "now";
-  const found = request.observation.situation.kind === "found";
-  const willWrite = found && request.observation.pods.ready.length > 0;
-  const reader = new SecretReader(outer.kube);
-  // Every key the CNF could echo, before its first call: every text from here is redacted.
+  reader: SecretReader,
+  willWrite: boolean,
+): Promise<KeyedSyncContext> {
   const keys = await cnfKeys(
-    outer.kube,
+    outer.store,
     reader,
     request.observation,
     request.rules,
     request.allRulesOfCnf === true || !willWrite,
   );
-  const ctx: KeyedSyncContext = {
-    ...outer,
-    keys,
-    noted: [],
-    log: redactingLog(outer.log, () => keys.current),
-  };
+  // Every text from here is redacted.
+  return { ...outer, keys, noted: [], log: redactingLog(outer.log, () => keys.current) };
+}
+
+/** The rules claimed and the pods' results: what the statuses are decided from. */
+interface PodsSynced {
+  readonly planned: readonly PlannedRule[];
+  readonly unclaimed: readonly RuleReport[];
+  readonly pods: readonly PodSyncResult[];
+  readonly usedBy: ReadonlyMap<string, readonly string[]>;
+}
+
+/**
+ * Claims the rules, then brings every ready pod to their targets; a deletion a pod refused
+ * because an object no rule declares used it is tried again once that is known.
+ */
+async function syncRulesOnPods(
+  ctx: KeyedSyncContext,
+  request: SyncRequest,
+  reader: SecretReader,
+  willWrite: boolean,
+): Promise<PodsSynced> {
+  const mode = request.restartMode ?? "now";
+  const found = request.observation.situation.kind === "found";
   // Secrets named by reference are read only for a CNF that exists (its targets need them).
   const observed = found ? await resolveSecretRefs(reader, request.rules) : request.rules;
   const { claimed: planned, unclaimed } = await claimRules(
@@ -395,15 +410,24 @@ export async function syncRules(
     unblocked.length === 0
       ? firstPass
       : withLaterResults(firstPass, await syncPods(ctx, request, unblocked, mode));
-  const now = ctx.now();
-  const redaction = await keys.settled();
+  return { planned, unclaimed, pods, usedBy };
+}
+
+/** Each claimed rule's status decided from the pods' results and written, a few at a time. */
+async function decideRules(
+  ctx: KeyedSyncContext,
+  request: SyncRequest,
+  synced: PodsSynced,
+  { now, redaction }: { readonly now: string; readonly redaction: KeyMaterial },
+): Promise<DecidedRule[]> {
+  const { planned, pods, usedBy } = synced;
   const limit = pLimit(STATUS_WRITE_CONCURRENCY);
   const readySince = new Map(
     request.observation.pods.ready.flatMap((p) =>
       p.readySince === undefined ? [] : [[p.name, p.readySince] as const],
     ),
   );
-  const decided = await Promise.all(
+  return Promise.all(
     planned.map((rule) =>
       limit(async (): Promise<DecidedRule> => {
         const podResults = podResultsOf(rule, pods, readySince);
@@ -419,7 +443,7 @@ export async function syncRules(
             now,
           });
         const applied = await applyRuleDecision(
-          ctx.kube,
+          ctx.store,
           rule.identity,
           rule.oldStatus,
           plan(rule.observed),
@@ -439,11 +463,29 @@ export async function syncRules(
       }),
     ),
   );
+}
+
+/** Brings `request.rules` in sync on every ready pod of the observed CNF and records the result. */
+export async function syncRules(
+  outer: SyncContext,
+  request: SyncRequest,
+  /** 1, or which pass of applying rules overtaken by a newer generation (syncOvertaken). */
+  pass = 1,
+): Promise<SyncReport> {
+  const found = request.observation.situation.kind === "found";
+  const willWrite = found && request.observation.pods.ready.length > 0;
+  const reader = new SecretReader(outer.store);
+  const ctx = await keyedContext(outer, request, reader, willWrite);
+  const synced = await syncRulesOnPods(ctx, request, reader, willWrite);
+  const now = ctx.now();
+  const redaction = await ctx.keys.settled();
+  const decided = await decideRules(ctx, request, synced, { now, redaction });
+  const { pods } = synced;
   await recordEvents(ctx, request, pods, redaction);
   const raced = await settleRacedWrites(ctx, request, decided);
   finishOwnWrites(decided, raced);
   const again = await syncOvertaken(ctx, request, decided, raced, pass);
-  const rules = [...unclaimed, ...again.rules];
+  const rules = [...synced.unclaimed, ...again.rules];
   const allPods = again.pods.length === 0 ? pods : withLaterResults(pods, again.pods);
   return { rules, pods: allPods, outcome: worstOutcome(rules.map((r) => r.outcome)) };
 }
@@ -489,7 +531,7 @@ async function syncOvertaken(
       const type = ruleResource(requireKind(d.rule.identity.kind));
       const key = { namespace: d.rule.identity.namespace, name: d.rule.identity.name };
       try {
-        return await ctx.kube.patchStatus(
+        return await ctx.store.patchRuleStatus(
           type,
           key,
           statusMergePatch(stale.observed.status, correction),
@@ -632,7 +674,7 @@ async function stillUsedBy(
   );
   const found = await Promise.all(
     blocked.map(async (rule) => {
-      const referrers = await observeReferrers(ctx.kube, {
+      const referrers = await observeReferrers(ctx.store, {
         ...rule.identity,
         purpose: rule.purpose,
       });
@@ -665,7 +707,7 @@ async function settleRacedWrites(
     .map((d) => d.rule.identity);
   let readBack = new Map<RuleKey, RuleAfterWrite>();
   try {
-    if (unanswered.length > 0) readBack = await readRulesAfterWrite(ctx.kube, unanswered);
+    if (unanswered.length > 0) readBack = await readRulesAfterWrite(ctx.store, unanswered);
   } catch (error) {
     if (!isKubeError(error)) throw error;
     // Unknown fates: the writes stand, as they did before this check existed; resync rechecks.

@@ -62,12 +62,12 @@ async function review(
   const body = reviewBody(spec) as { request: Record<string, unknown> };
   body.request["dryRun"] = dryRun;
   const asked: string[] = [];
-  const reply = await admit(
-    body,
-    () => reader(secret, asked),
-    { log: silent, calls: { api: 0, cnf: 0 } },
+  const reply = await admit(body, {
+    log: silent,
+    calls: { api: 0, cnf: 0 },
+    reader: () => reader(secret, asked),
     planner,
-  );
+  });
   return { response: (reply.body as AdmissionResponseBody).response, asked };
 }
 

@@ -3,20 +3,14 @@
  * the decision of plan-authz.ts / plan-access.ts out, naming what decided. Who asks comes from
  * the connection (`caller`: the verified client certificate), never from the body. A policy that
  * cannot be evaluated gets `PolicyValid False` and a Warning Event (plan-policy-status.ts).
- * The request and reply shapes: docs/code-notes.md (clusterlink/authz.ts); docs/clusterlink.md.
+ * The request and reply shapes: docs/code-notes.md (clusterlink/on-access-request.ts) and
+ * docs/clusterlink.md.
  */
 import * as z from "zod";
 import type { Log } from "../core/context.js";
 import { isDnsSubdomain } from "../core/labels.js";
 import type { KubeObject } from "../core/objects.js";
-import {
-  clusterLinkResource,
-  isKubeError,
-  raced,
-  PODS,
-  type EventRecorder,
-  type KubeClient,
-} from "../kube/index.js";
+import { isKubeError, raced, type EntryContext, type EventRecorder } from "../kube/index.js";
 import { clusterLinkStatusSchema } from "../kinds/clusterlink.js";
 import { observeExport, observeImport } from "./observed.js";
 import { compilePolicy, type AccessDecision, type LivePolicy } from "./plan-access.js";
@@ -34,6 +28,8 @@ import {
 } from "./plan-authz.js";
 import { planPolicyStatus } from "./plan-policy-status.js";
 import { recordClusterLinkEvents } from "./record-events.js";
+import type { ClusterLinkStore } from "./store.js";
+import { kubeClusterLinkStore } from "./kube-store.js";
 
 const objectRef = z.strictObject({ name: z.string().min(1), namespace: z.string().min(1) });
 
@@ -83,12 +79,6 @@ export interface AuthzOptions {
   readonly events?: EventRecorder;
 }
 
-const PEERS = clusterLinkResource("Peer");
-const EXPORTS = clusterLinkResource("Export");
-const IMPORTS = clusterLinkResource("Import");
-const ACCESS_POLICIES = clusterLinkResource("AccessPolicy");
-const PRIVILEGED = clusterLinkResource("PrivilegedAccessPolicy");
-
 const badRequest = (error: z.ZodError): JsonReply => {
   const message = error.issues
     .map((i) => `${i.path.map(String).join(".") || "body"}: ${i.message}`)
@@ -106,10 +96,10 @@ interface ReadPolicy {
   readonly object: KubeObject;
 }
 
-async function readPolicies(kube: KubeClient, namespace: string): Promise<ReadPolicy[]> {
+async function readPolicies(store: ClusterLinkStore, namespace: string): Promise<ReadPolicy[]> {
   const [privileged, namespaced] = await Promise.all([
-    kube.list(PRIVILEGED),
-    kube.list(ACCESS_POLICIES, { namespace }),
+    store.listPrivilegedAccessPolicies(),
+    store.listAccessPolicies({ namespace }),
   ]);
   const read = (object: KubeObject, isPrivileged: boolean): ReadPolicy => {
     const ns = object.metadata.namespace ?? "";
@@ -122,7 +112,7 @@ async function readPolicies(kube: KubeClient, namespace: string): Promise<ReadPo
 
 /** PolicyValid on every policy read whose validity changed, and its Event; best-effort. */
 async function reportPolicies(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   policies: readonly ReadPolicy[],
   options: AuthzOptions,
   log: Log,
@@ -138,10 +128,12 @@ async function reportPolicies(
         options.now,
       );
       if (plan.write === null) return;
-      const type = live.privileged ? PRIVILEGED : ACCESS_POLICIES;
+      const patchStatus = live.privileged
+        ? store.patchPrivilegedAccessPolicyStatus
+        : store.patchAccessPolicyStatus;
       const key = { name: meta.name, namespace: live.namespace };
       try {
-        await kube.patchStatus(type, key, plan.write, {
+        await patchStatus(key, plan.write, {
           ...(meta.resourceVersion === undefined ? {} : { resourceVersion: meta.resourceVersion }),
         });
       } catch (error) {
@@ -168,18 +160,18 @@ const decisionBody = (decision: AccessDecision): Record<string, unknown> => ({
 });
 
 async function peerView(
-  kube: KubeClient,
+  store: ClusterLinkStore,
   name: string,
   clNamespace: string,
 ): Promise<PeerView | undefined> {
   if (!isDnsSubdomain(name)) return undefined;
-  const object = await kube.get(PEERS, { namespace: clNamespace, name });
+  const object = await store.getPeer({ namespace: clNamespace, name });
   return object === undefined ? undefined : peerViewOf(object);
 }
 
 async function decideIngress(
   request: z.infer<typeof ingressRequestSchema>,
-  kube: KubeClient,
+  store: ClusterLinkStore,
   options: AuthzOptions,
   log: Log,
 ): Promise<JsonReply> {
@@ -187,9 +179,9 @@ async function decideIngress(
   if ("status" in who) return refusal(who);
   const exportRef = request.export;
   const [peer, exported, policies] = await Promise.all([
-    peerView(kube, who.peer, options.clNamespace),
-    kube.get(EXPORTS, exportRef),
-    readPolicies(kube, exportRef.namespace),
+    peerView(store, who.peer, options.clNamespace),
+    store.getExport(exportRef),
+    readPolicies(store, exportRef.namespace),
   ]);
   const decision = planIngress({
     clNamespace: options.clNamespace,
@@ -200,7 +192,7 @@ async function decideIngress(
     client: request.source,
     policies: policies.map((p) => p.live),
   });
-  await reportPolicies(kube, policies, options, log);
+  await reportPolicies(store, policies, options, log);
   const subject = { peer: who.peer, export: `${exportRef.namespace}/${exportRef.name}` };
   log.debug({ ...decision, ...subject }, "ingress access decided");
   return {
@@ -211,7 +203,7 @@ async function decideIngress(
 
 async function decideEgress(
   request: z.infer<typeof egressRequestSchema>,
-  kube: KubeClient,
+  store: ClusterLinkStore,
   options: AuthzOptions,
   log: Log,
 ): Promise<JsonReply> {
@@ -220,16 +212,16 @@ async function decideEgress(
   const importRef = request.import;
   const ip = request.client.ip;
   const [imported, pods, policies] = await Promise.all([
-    kube.get(IMPORTS, importRef),
-    kube.list(PODS, { fieldSelector: `status.podIP=${ip}` }),
-    readPolicies(kube, importRef.namespace),
+    store.getImport(importRef),
+    store.listPods({ fieldSelector: `status.podIP=${ip}` }),
+    readPolicies(store, importRef.namespace),
   ]);
   const observed = imported === undefined ? undefined : observeImport(imported);
   const importSpec = observed?.spec.ok === true ? observed.spec.value : undefined;
   const names = [...new Set((importSpec?.sources ?? []).map((s) => s.peer))];
   const peers = new Map(
     await Promise.all(
-      names.map(async (name) => [name, await peerView(kube, name, options.clNamespace)] as const),
+      names.map(async (name) => [name, await peerView(store, name, options.clNamespace)] as const),
     ),
   );
   const client = clientOf(pods, ip);
@@ -241,7 +233,7 @@ async function decideEgress(
     peers,
     policies: policies.map((p) => p.live),
   });
-  await reportPolicies(kube, policies, options, log);
+  await reportPolicies(store, policies, options, log);
   const subject = {
     import: `${importRef.namespace}/${importRef.name}`,
     client: client.ok ? client.pod : ip,
@@ -263,23 +255,27 @@ async function decideEgress(
   };
 }
 
+/** clusterlink-authz's context: the API, the log, the clock, and who asks with its settings. */
+export type AccessRequestContext = EntryContext & Omit<AuthzOptions, "now" | "events">;
+
 export async function decideAccessRequest(
   body: unknown,
-  kube: KubeClient,
-  log: Log,
-  options: AuthzOptions,
+  ctx: AccessRequestContext,
 ): Promise<JsonReply> {
+  const { kube, log, now, ...settings } = ctx;
+  const options: AuthzOptions = { ...settings, now: now() };
   const egress = typeof body === "object" && body !== null && "import" in body;
+  const store = kubeClusterLinkStore(kube);
   try {
     if (egress) {
       const parsed = egressRequestSchema.safeParse(body);
       return parsed.success
-        ? await decideEgress(parsed.data, kube, options, log)
+        ? await decideEgress(parsed.data, store, options, log)
         : badRequest(parsed.error);
     }
     const parsed = ingressRequestSchema.safeParse(body);
     return parsed.success
-      ? await decideIngress(parsed.data, kube, options, log)
+      ? await decideIngress(parsed.data, store, options, log)
       : badRequest(parsed.error);
   } catch (error) {
     if (isKubeError(error))

@@ -1,15 +1,38 @@
 /**
- * Which Imports an event concerns (clusterlink-import's scope planner, pure): the keys an Import,
- * Service, EndpointSlice or Peer event brings into focus, which Imports a lease round settles,
+ * Which Imports an event concerns (clusterlink-import's scope planner, pure): the kind the event
+ * names, the keys an Import, Service, EndpointSlice or Peer event brings into focus, which Imports a lease round settles,
  * and what an Import claims of the port leases (plan-lease.ts).
  */
+import type { IntakeEvent } from "../events/types.js";
 import { importNameProblem } from "../kinds/clusterlink.js";
 import { LEASED_PORT_ANNOTATION, systemServiceName, type ImportKey } from "./names.js";
 import type { ObservedImport } from "./observed.js";
 import type { LeaseClaim, LeaseDecision } from "./plan-lease.js";
+import { namespacedTrigger, type MalformedTrigger } from "./plan-trigger.js";
 import { peersNamedBy, planSources, SOURCES_CONDITION } from "./plan-sources.js";
 
 export const keyOf = (k: ImportKey): string => `${k.namespace}/${k.name}`;
+
+/** The kinds whose events clusterlink-import takes; each has its applier (apply-import-event.ts). */
+export type ImportEventKind = "Import" | "Service" | "EndpointSlice" | "Peer";
+
+/** What the event names, before anything is read. */
+export type ImportTrigger =
+  | { readonly kind: "resync" }
+  | { readonly kind: ImportEventKind; readonly namespace: string; readonly name: string }
+  | MalformedTrigger;
+
+const IMPORT_EVENT_KINDS: readonly ImportEventKind[] = [
+  "Import",
+  "Service",
+  "EndpointSlice",
+  "Peer",
+];
+
+export function importTriggerFromEvent(event: IntakeEvent): ImportTrigger {
+  if (event.type === "resync") return { kind: "resync" };
+  return namespacedTrigger(event.ref, "clusterlink-import", IMPORT_EVENT_KINDS);
+}
 
 /** An Import no Service can be named after claims no port (plan-import.ts: InvalidName). */
 export const nameBarred = (imp: ObservedImport): boolean => importNameProblem(imp.name) !== null;
