@@ -54,6 +54,20 @@ export default tseslint.config(
     rules: { "@typescript-eslint/explicit-module-boundary-types": "off", complexity: "off" },
   },
   {
+    // A process's first localeCompare loads ICU's collation data: ~2.7 MiB of RSS for the rest of
+    // its life, a function's idle memory over its target (issue 28 item 5). Sort by code point.
+    files: ["shared/**/*.ts", "functions/**/*.ts", "connector/**/*.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "CallExpression[callee.property.name='localeCompare']",
+          message: "Use compareStrings (shared/core/order.ts): localeCompare loads ICU collation.",
+        },
+      ],
+    },
+  },
+  {
     // dev/netpol/launch.mjs: plain JavaScript so `npm run netpol` starts without a compiler.
     files: ["*.js", "*.cjs", "dev/netpol/launch.mjs"],
     ...tseslint.configs.disableTypeChecked,

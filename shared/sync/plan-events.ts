@@ -5,6 +5,7 @@
  * whole CNF did to many rules at once, the CNF's doing, is one Event on the CNF's Deployment
  * (planSyncEvents; docs/adr/0013). Pure: sync.ts records them.
  */
+import { compareStrings } from "../core/order.js";
 import type { RuleStatus } from "../kinds/index.js";
 import {
   REPEATED_DRIFT_REASON,
@@ -185,7 +186,7 @@ export function planSyncEvents<T extends NotedRuleEvent>(
   }
   const partly = partlyReady(input.cnf.name, input.readiness);
   if (partly !== undefined && !shared.has("RulesNotReady")) onCnf.push(partly);
-  onCnf.sort((a, b) => a.reason.localeCompare(b.reason));
+  onCnf.sort((a, b) => compareStrings(a.reason, b.reason));
   return { onRules, onCnf };
 }
 
@@ -223,7 +224,7 @@ function commonNote(group: readonly NotedRuleEvent[]): { note: string; sharedBy:
   const counts = new Map<string, number>();
   for (const { event } of group) counts.set(event.note, (counts.get(event.note) ?? 0) + 1);
   let best = { note: "", sharedBy: 0 };
-  for (const [note, n] of [...counts].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [note, n] of [...counts].sort(([a], [b]) => compareStrings(a, b))) {
     if (n > best.sharedBy) best = { note, sharedBy: n };
   }
   return best;
@@ -238,7 +239,7 @@ function writtenTo(group: readonly NotedRuleEvent[], pods: Pods): string {
       rules: new Set(p.writes.filter((w) => keys.has(w.ruleKey)).map((w) => w.ruleKey)).size,
     }))
     .filter((p) => p.rules > 0)
-    .sort((a, b) => a.pod.localeCompare(b.pod));
+    .sort((a, b) => compareStrings(a.pod, b.pod));
   if (written.length === 0) return "";
   return `; written to ${written.map((p) => `pod ${p.pod}: ${p.rules}`).join(", ")}`;
 }

@@ -3,6 +3,7 @@
  * pods listed with its selector. Rollout-safe: pods of old and new ReplicaSets both count, so a
  * rollout never makes reconcile fail (upstream demanded exactly one ReplicaSet).
  */
+import { compareStrings } from "../core/order.js";
 
 /** The parts of a Deployment this decision reads. */
 export interface DeploymentView {
@@ -63,7 +64,7 @@ export function planCnfPods(deployment: DeploymentView, pods: readonly PodView[]
       ip: p.podIP as string,
       ...(p.readySince === undefined ? {} : { readySince: p.readySince }),
     }))
-    .sort((a, b) => a.name.localeCompare(b.name));
+    .sort((a, b) => compareStrings(a.name, b.name));
   // During a rollout (surge) more pods than replicas may be live; each must hold the rules.
   const expected = Math.max(deployment.replicas ?? 1, owned.length);
   return { ready, expected };

@@ -8,6 +8,7 @@
  * control character (a newline) is dropped by the API server, and equal texts are shown once (by
  * the API server per request, by kubectl per invocation): every line names its rule and pod.
  */
+import { compareStrings } from "../core/order.js";
 import type { CnfPlan, PreviewReport, RulePlan, RulePodPlan, Skipped } from "./plan-preview.js";
 
 /** What kubectl shows well on one line (admission/v1 AdmissionResponse.warnings). */
@@ -159,7 +160,7 @@ function cnfHeader(cnf: CnfPlan): string {
 function burstLine(cnf: CnfPlan, pacing: string): string | undefined {
   const perPod = cnf.pods.map((pod) => {
     const services = Object.entries(pod.restarts)
-      .sort(([a], [b]) => a.localeCompare(b))
+      .sort(([a], [b]) => compareStrings(a, b))
       .map(([service, n]) => `${service} x${n}`);
     return `${pod.pod}: ${services.length === 0 ? "none" : services.join(", ")}`;
   });

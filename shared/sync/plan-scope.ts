@@ -3,6 +3,7 @@
  * purpose), every CNF of a namespace, or every CNF. The event is only a hint: a Deployment or
  * Pod is re-read first, and only a deleted one falls back to what the event carried.
  */
+import { compareStrings } from "../core/order.js";
 import type { OutcomeCode } from "../core/outcome.js";
 import type { ObjectRef, ResyncScope } from "../events/types.js";
 import { PURPOSE_LABEL } from "../kinds/index.js";
@@ -140,8 +141,8 @@ export function planScopeGroups<T>(
   }
   return [...groups.values()].sort(
     (a, b) =>
-      a.scope.namespace.localeCompare(b.scope.namespace) ||
-      a.scope.purpose.localeCompare(b.scope.purpose) ||
+      compareStrings(a.scope.namespace, b.scope.namespace) ||
+      compareStrings(a.scope.purpose, b.scope.purpose) ||
       Number(b.labelled) - Number(a.labelled),
   );
 }

@@ -4,6 +4,7 @@
  * No I/O here; apply-writes.ts executes the plan.
  */
 
+import { compareStrings } from "../core/order.js";
 import type { CnfObject } from "../kinds/index.js";
 
 /** An object as a CNF returned it in a GET list: named, other keys as the CNF chose. */
@@ -122,7 +123,7 @@ export function servicesToRestart(done: readonly ServiceTouch[]): string[] {
 export function findObjectCollisions(targets: readonly RuleTarget[]): Map<string, string> {
   const owner = new Map<string, string>();
   const collisions = new Map<string, string>();
-  for (const target of [...targets].sort((a, b) => a.key.localeCompare(b.key))) {
+  for (const target of [...targets].sort((a, b) => compareStrings(a.key, b.key))) {
     const objectKey = `${target.collection}/${target.objectName}`;
     const first = owner.get(objectKey);
     if (first === undefined) owner.set(objectKey, target.key);
