@@ -42,12 +42,6 @@ export class DeferredRules {
     return first;
   }
 
-  /** Whether rules of a CNF in `namespace` (keyed `namespace/...`) wait for a deferred restart. */
-  waitingIn(namespace: string): boolean {
-    for (const cnf of this.byCnf.keys()) if (cnf.startsWith(`${namespace}/`)) return true;
-    return false;
-  }
-
   /** Every rule of the CNF remembered as deferred, forgotten here (the caller syncs them). */
   take(cnf: string): DeferredRule[] {
     const rules = this.byCnf.get(cnf);

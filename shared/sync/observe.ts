@@ -4,7 +4,6 @@
  * Reads only; decides nothing beyond "which Deployment, which pods" (plan-pods.ts). A rule
  * event's CNF is read from the API server's watch cache when that is safe (ADR 0004).
  */
-import { processDeferredRules } from "./deferred-rules.js";
 import {
   ALL_RULE_KINDS,
   PURPOSE_LABEL,
@@ -301,15 +300,12 @@ async function readRuleAndLists(
   // An echo of our own write needs no CNF: in a burst, most status writes' echoes.
   if (isEcho(raw)) return { raw, lists: undefined };
   const joined = recentCnfLists.since(namespace, began);
-  // In a burst the pair is begun later, for every event begun until then; longer while rules
-  // there wait for a deferred restart, which this rule's will most likely join (ADR 0021).
-  const delayMs = processDeferredRules.waitingIn(namespace)
-    ? DEFERRED_LIST_DELAY_MS
-    : BURST_LIST_DELAY_MS;
+  // In a burst the pair is begun BURST_LIST_DELAY_MS later, for every event begun until then
   // (ADR 0021); a failed shared pair is read again at once.
   const lists =
     (await (
-      joined ?? recentCnfLists.begin(namespace, () => readCnfLists(kube, namespace), delayMs)
+      joined ??
+      recentCnfLists.begin(namespace, () => readCnfLists(kube, namespace), BURST_LIST_DELAY_MS)
     ).catch(() => undefined)) ??
     (await recentCnfLists.begin(namespace, () => readCnfLists(kube, namespace)));
   return { raw, lists };
@@ -317,8 +313,6 @@ async function readRuleAndLists(
 
 /** How long, in a burst, a rule event waits for others to share the CNF lists it begins. */
 const BURST_LIST_DELAY_MS = 200;
-/** The same while rules of the namespace wait for a deferred restart (seconds, ADR 0020). */
-const DEFERRED_LIST_DELAY_MS = 500;
 
 /** The lists reconcile-rule began lately, per namespace (recent-cnf-lists.ts). */
 const recentCnfLists = new RecentCnfLists();

@@ -14,7 +14,7 @@ import {
   type KubeClient,
   type KubeObject,
 } from "../kube/index.js";
-import { byKind, RULE_KIND_NAMES } from "../kinds/index.js";
+import { byKind, PURPOSE_LABEL, RULE_KIND_NAMES } from "../kinds/index.js";
 import { observeRuleAndCnf } from "./observe.js";
 import { processDeferredRules, type DeferredRule } from "./deferred-rules.js";
 import { messageOf } from "../core/error-message.js";
@@ -160,12 +160,16 @@ async function syncPaidRules(
   rules: readonly DeferredRule[],
   observation: CnfObservation,
 ): Promise<void> {
+  const purpose = observation.deployment?.metadata.labels?.[PURPOSE_LABEL];
   const lists = await Promise.all(
     [...Map.groupBy(rules, (r) => r.kind)].map(async ([kind, group]) => {
       const entry = byKind(kind);
       if (entry === undefined) return [];
       const names = new Set(group.map((r) => r.name));
-      const items = await ctx.kube.list(ruleResource(entry), { namespace });
+      const items = await ctx.kube.list(ruleResource(entry), {
+        namespace,
+        ...(purpose === undefined ? {} : { labelSelector: { [PURPOSE_LABEL]: purpose } }),
+      });
       return items.filter((item) => names.has(item.metadata.name));
     }),
   );
