@@ -60,6 +60,9 @@ async function syncRule(event: ObjectEvent, ctx: SyncContext): Promise<Outcome> 
   if (ref.namespace === "") {
     return malformed("MissingNamespace", `${ref.kind} ${ref.name}: rule kinds are namespaced`);
   }
+  // The watch saw the rule leave the API server, which waits for our finalizer: the finalizer
+  // path already cleaned the CNF, and a new rule of the name has its own event (ADR 0021).
+  if (event.action === "delete") return done("gone");
   // Resource mode: the event says which version it is; our own write's echo needs no read.
   const carried = carriedVersion(event);
   if (
