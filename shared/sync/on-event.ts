@@ -1,7 +1,7 @@
 /**
  * The two events rule sync answers, from intake to Outcome: a rule event (reconcile-rule) and a
  * CNF Deployment/Pod event or a resync (on-deployment-ready). The event only names an object:
- * it is re-read, and the rest is syncRules / runCnfWork. An API failure while reading becomes a
+ * it is re-read (a rule's delete event excepted), and the rest is syncRules / runCnfWork. An API failure while reading becomes a
  * retry or a permanent outcome (kubeFailureOutcome), never an exception.
  */
 import { done, malformed, type Outcome } from "../core/outcome.js";
