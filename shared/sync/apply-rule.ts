@@ -16,6 +16,7 @@ import {
 import { requireKind, ruleKey, type RuleKey, type RuleStatus } from "../kinds/index.js";
 import { done, retryLater, type Outcome } from "../core/outcome.js";
 import { echoBasisOf, processOwnWrites } from "./own-writes.js";
+import { SharedReadBacks } from "./read-back-batches.js";
 import { observedRule, type RuleIdentity } from "./plan-rules.js";
 import {
   planRewrite,
@@ -304,10 +305,40 @@ export async function applyRuleDecision(
   return { outcome: decision.outcome, after, decision };
 }
 
+/** How long a lone rule's read-back waits for others of a burst to share its read (ADR 0021). */
+const SHARED_READ_BACK_DELAY_MS = 200;
+
+const sharedReadBacks = new SharedReadBacks<Exclude<RuleAfterWrite, "gone">>();
+
+/** The rules named `names` of one kind and namespace: a GET for one, a LIST of the namespace else. */
+async function readBack(
+  store: SyncStore,
+  kind: string,
+  namespace: string,
+  names: readonly string[],
+): Promise<Map<string, Exclude<RuleAfterWrite, "gone">>> {
+  const type = ruleResource(requireKind(kind));
+  const [only] = names;
+  const objects =
+    names.length === 1 && only !== undefined
+      ? [await store.getRule(type, { namespace, name: only })]
+      : await store.listRules(type, { namespace });
+  const found = new Map<string, Exclude<RuleAfterWrite, "gone">>();
+  for (const object of objects) {
+    if (object === undefined) continue;
+    const { metadata } = object;
+    found.set(metadata.name, {
+      uid: metadata.uid,
+      deleting: metadata.deletionTimestamp !== undefined,
+    });
+  }
+  return found;
+}
+
 /**
- * The rules read back (those whose status write did not answer already): one GET for a lone
- * rule of a kind, one LIST of the namespace for several, so a CNF-wide sync costs at most one
- * request per kind. A rule absent from the answer is "gone".
+ * The rules read back (those whose status write did not answer already): one LIST of the
+ * namespace for several of a kind, so a CNF-wide sync costs at most one request per kind; a lone
+ * rule's read is shared with the burst's others (SharedReadBacks). A rule not found is "gone".
  */
 export async function readRulesAfterWrite(
   store: SyncStore,
@@ -316,22 +347,27 @@ export async function readRulesAfterWrite(
   const found = new Map<RuleKey, RuleAfterWrite>();
   const byKind = Map.groupBy(rules, (r) => `${r.kind}/${r.namespace}`);
   await Promise.all(
-    [...byKind.values()].map(async (group) => {
-      const first = group[0];
+    [...byKind.entries()].map(async ([group, members]) => {
+      const first = members[0];
       if (first === undefined) return;
-      const type = ruleResource(requireKind(first.kind));
-      const objects =
-        group.length === 1
-          ? [await store.getRule(type, { namespace: first.namespace, name: first.name })]
-          : await store.listRules(type, { namespace: first.namespace });
-      for (const object of objects) {
-        if (object === undefined) continue;
-        const { metadata } = object;
-        found.set(ruleKey({ kind: first.kind, name: metadata.name }), {
-          uid: metadata.uid,
-          deleting: metadata.deletionTimestamp !== undefined,
-        });
+      const { kind, namespace } = first;
+      if (members.length === 1) {
+        const one = await sharedReadBacks.read(
+          group,
+          first.name,
+          SHARED_READ_BACK_DELAY_MS,
+          (names) => readBack(store, kind, namespace, names),
+        );
+        if (one !== undefined) found.set(ruleKey(first), one);
+        return;
       }
+      const many = await readBack(
+        store,
+        kind,
+        namespace,
+        members.map((m) => m.name),
+      );
+      for (const [name, after] of many) found.set(ruleKey({ kind, name }), after);
     }),
   );
   return new Map(

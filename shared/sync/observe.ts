@@ -298,11 +298,19 @@ async function readRuleAndLists(
   // An echo of our own write needs no CNF: in a burst, most status writes' echoes.
   if (isEcho(raw)) return { raw, lists: undefined };
   const joined = recentCnfLists.since(namespace, began);
+  // In a burst the pair is begun BURST_LIST_DELAY_MS later, for every event begun until then
+  // (ADR 0021); a failed shared pair is read again at once.
   const lists =
-    (joined === undefined ? undefined : await joined.catch(() => undefined)) ??
+    (await (
+      joined ??
+      recentCnfLists.begin(namespace, () => readCnfLists(store, namespace), BURST_LIST_DELAY_MS)
+    ).catch(() => undefined)) ??
     (await recentCnfLists.begin(namespace, () => readCnfLists(store, namespace)));
   return { raw, lists };
 }
+
+/** How long, in a burst, a rule event waits for others to share the CNF lists it begins. */
+const BURST_LIST_DELAY_MS = 200;
 
 /** The lists reconcile-rule began lately, per namespace (recent-cnf-lists.ts). */
 const recentCnfLists = new RecentCnfLists();

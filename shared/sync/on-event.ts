@@ -1,7 +1,7 @@
 /**
  * The two events rule sync answers, from intake to Outcome: a rule event (reconcile-rule) and a
  * CNF Deployment/Pod event or a resync (on-deployment-ready). The event only names an object:
- * it is re-read, and the rest is syncRules / runCnfWork. An API failure while reading becomes a
+ * it is re-read (a rule's delete event excepted), and the rest is syncRules / runCnfWork. An API failure while reading becomes a
  * retry or a permanent outcome (kubeFailureOutcome), never an exception.
  */
 import { done, malformed, type Outcome } from "../core/outcome.js";
@@ -12,14 +12,16 @@ import {
   type EntryContext,
   type KubeObject,
 } from "../kube/index.js";
-import { byKind, RULE_KIND_NAMES } from "../kinds/index.js";
+import { byKind, PURPOSE_LABEL, RULE_KIND_NAMES } from "../kinds/index.js";
 import { observeRuleAndCnf } from "./observe.js";
+import { processDeferredRules, type DeferredRule } from "./deferred-rules.js";
+import { messageOf } from "../core/error-message.js";
 import { processOwnWrites } from "./own-writes.js";
-import { parseRuleObject } from "./observed.js";
+import { parseRuleObject, type CnfObservation } from "./observed.js";
 import { cnfObjectKind, planObjectWork, planResyncWork, type CnfWork } from "./plan-scope.js";
 import { runCnfWork, type CnfBatchReport } from "./resync.js";
 import { coversCluster, notInSyncCounts } from "./sync-counts.js";
-import { syncRules, type SyncContext } from "./sync.js";
+import { syncRules, type SyncContext, type SyncReport } from "./sync.js";
 import type { SyncStore } from "./store.js";
 import { kubeSyncStore } from "./kube-store.js";
 
@@ -58,6 +60,9 @@ async function syncRule(event: ObjectEvent, ctx: SyncContext): Promise<Outcome> 
   if (ref.namespace === "") {
     return malformed("MissingNamespace", `${ref.kind} ${ref.name}: rule kinds are namespaced`);
   }
+  // The watch saw the rule leave the API server, which waits for our finalizer: the finalizer
+  // path already cleaned the CNF, and a new rule of the name has its own event (ADR 0021).
+  if (event.action === "delete") return done("gone");
   // Resource mode: the event says which version it is; our own write's echo needs no read.
   const carried = carriedVersion(event);
   if (
@@ -67,6 +72,8 @@ async function syncRule(event: ObjectEvent, ctx: SyncContext): Promise<Outcome> 
     return skipEcho(ctx, event, "no reads");
   }
   const key = { namespace: ref.namespace, name: ref.name };
+  // A delivery syncing this rule with others whose restart it paid: its write is then our echo.
+  await processDeferredRules.settled(ref.namespace, { kind: ref.kind, name: ref.name });
   const isEcho = (raw: KubeObject): boolean =>
     event.action === "update" &&
     processOwnWrites.takeEcho(raw.metadata.uid, raw.metadata.resourceVersion, "read");
@@ -77,10 +84,110 @@ async function syncRule(event: ObjectEvent, ctx: SyncContext): Promise<Outcome> 
   const { raw, observation } = observed;
   const request = { observation, readMode: "items", restartMode: "coalesce" } as const;
   const report = await syncRules(ctx, { ...request, rules: [parseRuleObject(raw)] });
+  const outcome = await afterRestarts(ctx, ref.namespace, ref, observation, report);
   const cnfWrites = report.pods.reduce((n, p) => n + p.writes.length, 0);
   const rule = `${ref.kind} ${ref.namespace}/${ref.name}`;
   ctx.log.debug({ rule, cnfWrites, pods: report.pods.length }, "rule synced");
-  return report.outcome;
+  return outcome;
+}
+
+/** The CNF an observation found, as the key its deferred rules are remembered by. */
+function cnfKeyOf(observation: CnfObservation): string | undefined {
+  const deployment = observation.deployment;
+  if (observation.situation.kind !== "found" || deployment === undefined) return undefined;
+  const { uid, namespace, name } = deployment.metadata;
+  return `${namespace ?? ""}/${name}#${uid ?? ""}`;
+}
+
+const deferredIn = (report: SyncReport): boolean =>
+  report.pods.some((p) =>
+    [...p.results.values()].some((r) => r.kind === "failed" && r.failure.class === "deferred"),
+  );
+
+/**
+ * How much later than the restart is due the other deferred rules of a CNF are redelivered: the
+ * first one's redelivery pays the restart and syncs them all meanwhile (ADR 0021).
+ */
+const FOLLOWER_GRACE_SECONDS = 2;
+
+/**
+ * After a rule's sync: a rule whose restart was deferred is remembered; a delivery that restarted
+ * a service syncs the rules remembered as deferred on the CNF, now that the restart loaded them,
+ * so their statuses are written once and their redeliveries read their echo (ADR 0021). Answers
+ * the rule's outcome, a follower's retry put off by FOLLOWER_GRACE_SECONDS.
+ */
+async function afterRestarts(
+  ctx: SyncContext,
+  namespace: string,
+  rule: DeferredRule,
+  observation: CnfObservation,
+  report: SyncReport,
+): Promise<Outcome> {
+  const { outcome } = report;
+  const cnf = cnfKeyOf(observation);
+  if (cnf === undefined) return outcome;
+  if (report.pods.some((p) => p.restarted.length > 0)) {
+    const paid = processDeferredRules
+      .take(cnf)
+      .filter((r) => r.kind !== rule.kind || r.name !== rule.name);
+    if (paid.length > 0) {
+      try {
+        await processDeferredRules.track(
+          namespace,
+          paid,
+          syncPaidRules(ctx, namespace, cnf, paid, observation),
+        );
+      } catch (error) {
+        // Their redeliveries, owed by the delivery layer, do the work instead.
+        ctx.log.info({ cnf, error: messageOf(error) }, "syncing rules a restart paid failed");
+      }
+    }
+  }
+  if (!deferredIn(report)) return outcome;
+  const first = processDeferredRules.defer(cnf, rule);
+  return first || outcome.kind !== "retry"
+    ? outcome
+    : { ...outcome, retryAfterSeconds: outcome.retryAfterSeconds + FOLLOWER_GRACE_SECONDS };
+}
+
+/**
+ * Syncs `rules`, remembered as deferred on the CNF, after this delivery restarted its services:
+ * re-read at once (one consistent list per kind), synced with the CNF as this delivery observed
+ * it, their statuses written with the list's resourceVersion as precondition. A rule deferred
+ * again (written after the restart began) is remembered again.
+ */
+async function syncPaidRules(
+  ctx: SyncContext,
+  namespace: string,
+  cnf: string,
+  rules: readonly DeferredRule[],
+  observation: CnfObservation,
+): Promise<void> {
+  const purpose = observation.deployment?.metadata.labels?.[PURPOSE_LABEL];
+  const lists = await Promise.all(
+    [...Map.groupBy(rules, (r) => r.kind)].map(async ([kind, group]) => {
+      const entry = byKind(kind);
+      if (entry === undefined) return [];
+      const names = new Set(group.map((r) => r.name));
+      const items = await ctx.store.listRules(ruleResource(entry), {
+        namespace,
+        ...(purpose === undefined ? {} : { labelSelector: { [PURPOSE_LABEL]: purpose } }),
+      });
+      return items.filter((item) => names.has(item.metadata.name));
+    }),
+  );
+  const raws = lists.flat();
+  if (raws.length === 0) return;
+  const report = await syncRules(ctx, {
+    observation,
+    rules: raws.map(parseRuleObject),
+    readMode: "collections",
+    restartMode: "coalesce",
+  });
+  for (const r of report.rules) {
+    if (r.outcome.kind === "retry") processDeferredRules.defer(cnf, r.rule);
+  }
+  ctx.log.debug({ cnf, rules: raws.length }, "rules whose deferred restart was paid synced");
 }
 
 /** What an entry is handed: a SyncContext whose store is built here from `kube`. */

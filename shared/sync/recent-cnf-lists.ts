@@ -44,9 +44,13 @@ export class RecentCnfLists {
     return read !== undefined && read.startedAt >= since ? read.lists : undefined;
   }
 
-  /** Begins `read` now and keeps it as the namespace's newest; a failed read is forgotten. */
-  begin(namespace: string, read: () => Promise<CnfLists>): Promise<CnfLists> {
-    const entry = { startedAt: this.clock(), lists: read() };
+  /**
+   * Begins `read` in `delayMs` (now by default) and keeps it as the namespace's newest, so events
+   * that begin before it may join it; a failed read is forgotten.
+   */
+  begin(namespace: string, read: () => Promise<CnfLists>, delayMs = 0): Promise<CnfLists> {
+    const lists = delayMs <= 0 ? read() : new Promise((ok) => setTimeout(ok, delayMs)).then(read);
+    const entry = { startedAt: this.clock() + Math.max(0, delayMs), lists };
     this.byNamespace.delete(namespace);
     if (this.byNamespace.size >= MAX_NAMESPACES) {
       const oldest = this.byNamespace.keys().next().value;
