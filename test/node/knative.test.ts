@@ -158,19 +158,32 @@ interface DeadLetter {
   kind: string;
   name: string;
   code: string;
+  /** When the sink logged it (kubectl logs --timestamps), ms since the epoch. */
+  at: number;
 }
 
 /** The events the dead-letter sink (event_display) has logged: object and the Broker's error code. */
 async function deadLetters(): Promise<DeadLetter[]> {
-  const log = await world.kubectl(["-n", SYSTEM, "logs", "deployment/sdewan-dead-letter"]);
-  return log
-    .split("cloudevents.Event")
-    .slice(1)
-    .map((block) => ({
+  const log = await world.kubectl([
+    "-n",
+    SYSTEM,
+    "logs",
+    "--timestamps",
+    "deployment/sdewan-dead-letter",
+  ]);
+  // Each event opens with "<timestamp> ... cloudevents.Event"; its fields follow on later lines.
+  const blocks = log.split(/^(\S+) .*cloudevents\.Event$/m).slice(1);
+  const letters: DeadLetter[] = [];
+  for (let i = 0; i + 1 < blocks.length; i += 2) {
+    const block = blocks[i + 1] ?? "";
+    letters.push({
       kind: /"kind":\s*"([^"]+)"/.exec(block)?.[1] ?? "",
       name: /"name":\s*"([^"]+)"/.exec(block)?.[1] ?? "",
       code: /knativeerrorcode: (\S+)/.exec(block)?.[1] ?? "",
-    }));
+      at: Date.parse(blocks[i] ?? ""),
+    });
+  }
+  return letters;
 }
 
 async function waitForDeadLetter(
@@ -218,6 +231,24 @@ async function waitForEveryEventSpent(name: string, timeoutMs: number): Promise<
     500,
   );
   return spent;
+}
+
+/** When reconcile-rule first read `object` ("<namespace>/<name>"), from the audit log. */
+async function firstRead(object: string): Promise<number> {
+  let at: number | undefined;
+  await waitFor(
+    `reconcile-rule reads ${object}`,
+    async () => {
+      const { requests } = await readAudit(auditLogPath(world.auditDir), 0);
+      at = requests.find(
+        (r) => r.user === "sdewan-reconcile-rule" && r.verb === "get" && r.object === object,
+      )?.at;
+      return at === undefined ? "not yet" : undefined;
+    },
+    120_000,
+    200,
+  );
+  return at as number;
 }
 
 interface Attempt {
@@ -440,7 +471,7 @@ describe("Knative Eventing on a real node", () => {
     );
   }, 300_000);
 
-  it("a CNF outage longer than the retry budget: the Broker ignores Retry-After, dead-letters the event, and the real PingSource's resync heals the rule", async () => {
+  it("a CNF outage longer than the retry budget: the Broker ignores Retry-After, holds back no other rule, dead-letters the event, and the real PingSource's resync heals the rule", async () => {
     // The shipped budget (14 retries, linear 8 s x n: 12-14 min) shortened on reconcile-rule's
     // Trigger so that it runs out in seconds: the same Broker and filter, 3 retries, 1 s x n.
     await world.kubectl([
@@ -466,11 +497,29 @@ describe("Knative Eventing on a real node", () => {
       });
       const t = Date.now();
       await createFirewallRule("outage", 3000);
+      // A second rule of the kind created while the first one's event is being retried: its event
+      // must not wait behind those retries (an ApiServerSource sends one event at a time).
+      await waitFor(
+        "reconcile-rule answered the outage rule",
+        async () =>
+          (await functionAttempts("reconcile-rule", `FirewallRule ${NS}/outage`)).length > 0
+            ? undefined
+            : "not yet",
+        60_000,
+        100,
+      );
+      const bystanderCreated = Date.now();
+      await createFirewallRule("bystander", 3001);
       const dead = await waitForDeadLetter("FirewallRule", "outage", 120_000);
       measured(
         `outage: rule created -> its event dead-lettered (knativeerrorcode ${dead.code}): ${seconds(Date.now() - t)}`,
       );
       expect(dead.code).toBe("503");
+      const bystanderRead = await firstRead(`${NS}/bystander`);
+      measured(
+        `outage: a rule created during its retries was read ${seconds(bystanderRead - bystanderCreated)} after its create, ${seconds(dead.at - bystanderRead)} before the outage's first event was dead-lettered`,
+      );
+      expect(bystanderRead).toBeLessThan(dead.at);
       // What the filter did with each 503 + Retry-After of the first event (one CloudEvent id).
       const attempts = await functionAttempts("reconcile-rule", `FirewallRule ${NS}/outage`);
       const first = attempts.filter((a) => a.correlationId === attempts[0]?.correlationId);
@@ -483,12 +532,15 @@ describe("Knative Eventing on a real node", () => {
       expect(retryAfter).toBeGreaterThanOrEqual(5);
       // The Broker retried on its own backoff, not after the Retry-After the function asked for.
       expect(gaps.filter((g) => g >= retryAfter * 1000)).toEqual([]);
-      expect(await rulesNotInSync(world, NS, (n) => n === "outage")).toMatch(/not in sync/);
-      const spent = await waitForEveryEventSpent("outage", 120_000);
+      const failing = (n: string): boolean => n === "outage" || n === "bystander";
+      expect(await rulesNotInSync(world, NS, failing)).toMatch(/2\/2 not in sync/);
+      const spent =
+        (await waitForEveryEventSpent("outage", 120_000)) +
+        (await waitForEveryEventSpent("bystander", 120_000));
       measured(
-        `outage: its creation and the echoes of our writes to it, ${spent} events, all dead-lettered: ${seconds(Date.now() - t)}`,
+        `outage: both rules' creations and the echoes of our writes to them, ${spent} events, all dead-lettered: ${seconds(Date.now() - t)}`,
       );
-      expect(await rulesNotInSync(world, NS, (n) => n === "outage")).toMatch(/not in sync/);
+      expect(await rulesNotInSync(world, NS, failing)).toMatch(/2\/2 not in sync/);
 
       // The CNF back; the event is spent. The resync heals: the real PingSource's schedule brought
       // in from every 5 minutes to every 10 seconds for this test (the same adapter and Triggers).
@@ -496,15 +548,15 @@ describe("Knative Eventing on a real node", () => {
       const healing = Date.now();
       await setResyncSchedule("*/10 * * * * *");
       await waitFor(
-        "outage rule healed by the resync",
+        "outage rules healed by the resync",
         async () =>
-          (await rulesNotInSync(world, NS, (n) => n === "outage")) ??
-          (await cnfPodsPending(world, NS, CNF, onCnf + 1)),
+          (await rulesNotInSync(world, NS, failing)) ??
+          (await cnfPodsPending(world, NS, CNF, onCnf + 2)),
         180_000,
         500,
       );
       const healed = Date.now();
-      onCnf += 1;
+      onCnf += 2;
       // What healed it: on-deployment-ready's resync, the PingSource's event through the Broker,
       // not a late redelivery of the rule's own event to reconcile-rule.
       const ping = (await functionLog("on-deployment-ready")).find(
@@ -519,9 +571,13 @@ describe("Knative Eventing on a real node", () => {
         );
         throw new Error(`healed without a resync ping in between; handled: ${handled.join("; ")}`);
       }
-      const redelivered = (
-        await functionAttempts("reconcile-rule", `FirewallRule ${NS}/outage`)
-      ).filter((a) => a.at >= healing && a.at < (ping?.at ?? healed));
+      const redelivered = (await functionLog("reconcile-rule")).filter(
+        (a) =>
+          (a.object === `FirewallRule ${NS}/outage` ||
+            a.object === `FirewallRule ${NS}/bystander`) &&
+          a.at >= healing &&
+          a.at < (ping?.at ?? healed),
+      );
       expect(redelivered).toEqual([]);
       measured(`outage over -> healed by the PingSource resync: ${seconds(healed - healing)}`);
     } finally {

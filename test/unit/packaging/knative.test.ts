@@ -232,6 +232,15 @@ describe("manifests/knative", () => {
     }
   });
 
+  // Those retries must not hold back other events: an InMemoryChannel answers the Broker's ingress
+  // only once every Trigger's delivery of the event is over (retries included), and each
+  // ApiServerSource sends one event at a time, so one rule being retried for 12 minutes would stop
+  // every later change of its kind. The Broker's messaging.knative.dev annotations go to its channel.
+  it("the Broker's channel fans out in the background, so one event's retries hold back no other", () => {
+    const broker = ofKind(docs, "Broker")[0];
+    expect(at(broker, "metadata", "annotations", "messaging.knative.dev/async-handler")).toBe("true");
+  });
+
   it("each event function has a Service serving it (FUNCTIONS) where its Triggers post (uri /<name>)", () => {
     for (const name of EVENT_FUNCTIONS) {
       const service = ofKind(docs, "Service").find((s) => s.metadata?.name === name) as Doc;
