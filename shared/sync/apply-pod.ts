@@ -8,6 +8,7 @@ import type { CnfClient, CnfRestartPacer, RestartOptions } from "../cnf/index.js
 import {
   CnfHttpError,
   classifyCnfFailure,
+  isCnfError,
   type CnfCollectionRef,
   type CnfReplySchemas,
 } from "../cnf/index.js";
@@ -117,12 +118,23 @@ async function heldAfterConflict(
   }
 }
 
+/**
+ * A failed read told the same whether the pod was read item by item (a rule event) or by
+ * collection (a CNF-wide sync): otherwise each rewrites the rule's status the other wrote, and
+ * each write is an event, for as long as the CNF keeps failing.
+ */
+function readFailureMessage(error: unknown): string {
+  if (!isCnfError(error)) return messageOf(error);
+  const detail = error.message.slice(`CNF ${error.endpoint} ${error.operation}: `.length);
+  return `CNF ${error.endpoint} could not be read: ${detail}`;
+}
+
 function failAll(
   pod: string,
   targets: readonly RuleTarget[],
   error: unknown,
 ): Map<string, PodRuleResult> {
-  const failure = { class: failureClass(error), pod, message: messageOf(error) };
+  const failure = { class: failureClass(error), pod, message: readFailureMessage(error) };
   return new Map(targets.map((t) => [t.key, { kind: "failed", failure } as const]));
 }
 

@@ -43,3 +43,25 @@ describe("a rule whose CNF answers 503 on every pod", () => {
     expect(await world.ruleView("FirewallRule", "outage")).toMatchObject({ inSync: false });
   });
 });
+
+describe("a rule whose CNF answers 503, seen by its own event and by the CNF's resync", () => {
+  let world: SyncWorld;
+  afterEach(() => world.close());
+
+  it("gets one status: the resync (collection reads) agrees with the event (item reads)", async () => {
+    world = await SyncWorld.create();
+    const cnf = await world.createCnf("cnf1", { pods: 2 });
+    for (const pod of cnf.pods) {
+      pod.sim.failNext({ kind: "status", status: 503, collection: "firewall/rules", count: 1000 });
+    }
+    await world.createRule("FirewallRule", "outage", "cnf1", RULE);
+    expect(await world.reconcile("FirewallRule", "outage")).toMatchObject({ kind: "retry" });
+    const byEvent = await world.ruleView("FirewallRule", "outage");
+
+    expect(await world.resyncCnfs()).toMatchObject({ kind: "retry" });
+    expect(await world.reconcile("FirewallRule", "outage")).toMatchObject({ kind: "retry" });
+
+    // The same failure is the same status: no write for either to undo (each write is an event).
+    expect(await world.ruleView("FirewallRule", "outage")).toEqual(byEvent);
+  });
+});
