@@ -582,7 +582,8 @@ describe("Knative Eventing on a real node", () => {
       expect(redelivered).toEqual([]);
       measured(`outage over -> healed by the PingSource resync: ${seconds(healed - healing)}`);
     } finally {
-      // Back to the shipped schedule and budget for the scenarios after this one.
+      // Back to a working CNF, the shipped schedule and budget for the scenarios after this one.
+      await simOnEach(await readyPods(world, NS, CNF), "delete", "faults");
       await setResyncSchedule("*/5 * * * *");
       await world.kubectl([
         "-n",
