@@ -15,13 +15,16 @@ describe("a rule whose CNF answers 503 on every pod", () => {
   let world: SyncWorld;
   afterEach(() => world.close());
 
-  it("is retried on each delivery, and its status is written once", async () => {
+  beforeEach(async () => {
     world = await SyncWorld.create();
     const cnf = await world.createCnf("cnf1", { pods: 2 });
     for (const pod of cnf.pods) {
       pod.sim.failNext({ kind: "status", status: 503, collection: "firewall/rules", count: 1000 });
     }
     await world.createRule("FirewallRule", "outage", "cnf1", RULE);
+  });
+
+  it("is retried on each delivery, and its status is written once", async () => {
     let statusWrites = 0;
     const fn = createReconcileRule({
       kube: () =>
@@ -42,19 +45,8 @@ describe("a rule whose CNF answers 503 on every pod", () => {
     expect(statusWrites).toBe(1);
     expect(await world.ruleView("FirewallRule", "outage")).toMatchObject({ inSync: false });
   });
-});
 
-describe("a rule whose CNF answers 503, seen by its own event and by the CNF's resync", () => {
-  let world: SyncWorld;
-  afterEach(() => world.close());
-
-  it("gets one status: the resync (collection reads) agrees with the event (item reads)", async () => {
-    world = await SyncWorld.create();
-    const cnf = await world.createCnf("cnf1", { pods: 2 });
-    for (const pod of cnf.pods) {
-      pod.sim.failNext({ kind: "status", status: 503, collection: "firewall/rules", count: 1000 });
-    }
-    await world.createRule("FirewallRule", "outage", "cnf1", RULE);
+  it("gets one status whether its event (item reads) or the CNF's resync (collection reads) saw it", async () => {
     expect(await world.reconcile("FirewallRule", "outage")).toMatchObject({ kind: "retry" });
     const byEvent = await world.ruleView("FirewallRule", "outage");
 
