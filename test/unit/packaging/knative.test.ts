@@ -238,7 +238,9 @@ describe("manifests/knative", () => {
   // every later change of its kind. The Broker's messaging.knative.dev annotations go to its channel.
   it("the Broker's channel fans out in the background, so one event's retries hold back no other", () => {
     const broker = ofKind(docs, "Broker")[0];
-    expect(at(broker, "metadata", "annotations", "messaging.knative.dev/async-handler")).toBe("true");
+    expect(at(broker, "metadata", "annotations", "messaging.knative.dev/async-handler")).toBe(
+      "true",
+    );
   });
 
   it("each event function has a Service serving it (FUNCTIONS) where its Triggers post (uri /<name>)", () => {
