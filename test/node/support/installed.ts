@@ -81,17 +81,59 @@ export async function cnfPodsPending(
   return undefined;
 }
 
+/**
+ * The audit log read on from where the last read ended, so a poll parses only the lines written
+ * since; `requests` holds every request read so far.
+ */
+export class AuditTail {
+  readonly requests: AuditedRequest[] = [];
+
+  private constructor(
+    private readonly file: string,
+    private offset: number,
+  ) {}
+
+  /** A tail from the log's first line, or from its end now (what comes next). */
+  static async of(world: InstalledWorld, from: "start" | "now"): Promise<AuditTail> {
+    const file = auditLogPath(world.auditDir);
+    return new AuditTail(file, from === "start" ? 0 : (await readAudit(file, 0)).end);
+  }
+
+  /** The requests written since the last read (also added to `requests`). */
+  async read(): Promise<AuditedRequest[]> {
+    const { requests, end } = await readAudit(this.file, this.offset);
+    this.offset = end;
+    this.requests.push(...requests);
+    return requests;
+  }
+}
+
+/** When reconcile-rule first read `object` ("<namespace>/<name>") in `tail`, polled every `pollMs`. */
+export async function firstRead(tail: AuditTail, object: string, pollMs: number): Promise<number> {
+  const readOf = (r: AuditedRequest) =>
+    r.user === "sdewan-reconcile-rule" && r.verb === "get" && r.object === object;
+  let at: number | undefined;
+  await waitFor(
+    `reconcile-rule reads ${object}`,
+    async () => {
+      await tail.read();
+      at = tail.requests.find(readOf)?.at;
+      return at === undefined ? "not yet" : undefined;
+    },
+    120_000,
+    pollMs,
+  );
+  return at as number;
+}
+
 /** The requests our identities made in a 60 s window once a 10 s window had no write. */
 export async function atRestFor60s(world: InstalledWorld): Promise<AuditedRequest[]> {
-  const log = auditLogPath(world.auditDir);
-  let from = (await readAudit(log, 0)).end;
+  const tail = await AuditTail.of(world, "now");
   await waitFor(
     "quiet",
     async () => {
       await new Promise((resolve) => setTimeout(resolve, 10_000));
-      const { requests, end } = await readAudit(log, from);
-      from = end;
-      const writes = requests.filter(isWrite);
+      const writes = (await tail.read()).filter(isWrite);
       return writes.length === 0
         ? undefined
         : `${writes.length} writes, e.g. ${writes[0]?.user} ${writes[0]?.verb} ${writes[0]?.resource}`;
@@ -100,7 +142,7 @@ export async function atRestFor60s(world: InstalledWorld): Promise<AuditedReques
     0,
   );
   await new Promise((resolve) => setTimeout(resolve, 60_000)); // the window measured, not a wait
-  return (await readAudit(log, from)).requests;
+  return tail.read();
 }
 
 /**
@@ -113,11 +155,10 @@ export async function eventToFunctionMs(
   namespace: string,
   count: number,
 ): Promise<number[]> {
-  const log = auditLogPath(world.auditDir);
   const latencies: number[] = [];
   for (let i = 0; i < count; i += 1) {
     const name = `latency-${String(i).padStart(2, "0")}`;
-    const from = (await readAudit(log, 0)).end;
+    const tail = await AuditTail.of(world, "now");
     await world.kubectl(
       ["-n", namespace, "create", "-f", "-"],
       `apiVersion: batch.sdewan.akraino.org/v1alpha1
@@ -127,23 +168,8 @@ spec: {src: lan1, src_port: "${2000 + i}", proto: tcp, target: REJECT}
 `,
     );
     const created = Date.now();
-    let read: number | undefined;
-    await waitFor(
-      `reconcile-rule reads ${name}`,
-      async () => {
-        const { requests } = await readAudit(log, from);
-        read = requests.find(
-          (r) =>
-            r.user === "sdewan-reconcile-rule" &&
-            r.verb === "get" &&
-            r.object === `${namespace}/${name}`,
-        )?.at;
-        return read === undefined ? "not yet" : undefined;
-      },
-      120_000,
-      50,
-    );
-    latencies.push(Math.max(0, (read ?? created) - created));
+    const read = await firstRead(tail, `${namespace}/${name}`, 50);
+    latencies.push(Math.max(0, read - created));
   }
   await waitFor(
     "latency rules in sync",
