@@ -18,11 +18,20 @@ import {
 } from "./check.js";
 import { runNetpolDemo } from "./demo.js";
 
+/**
+ * process.exit once stdout has taken every line: writes to a pipe are asynchronous, and an exit
+ * before they drain drops the rest (a 10,000-packet batch lost a quarter of its answers).
+ */
+async function exitAfterOutput(code: number): Promise<never> {
+  await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+  process.exit(code);
+}
+
 const args = process.argv.slice(2);
 if (args[0] === "demo" && args.length <= 2) {
   try {
     for (const line of await runNetpolDemo(defaultKubeClient(), args[1])) console.log(line);
-    process.exit(0);
+    await exitAfterOutput(0);
   } catch (error) {
     console.error(`netpol demo: ${(error as Error).message}`);
     process.exit(EXIT_API_ERROR);
@@ -32,7 +41,7 @@ const source = batchSource(args);
 if (source !== null) {
   try {
     const lines = linesOf(source);
-    process.exit(await runBatch(defaultKubeClient(), lines, (line) => console.log(line)));
+    await exitAfterOutput(await runBatch(defaultKubeClient(), lines, (line) => console.log(line)));
   } catch (error) {
     // The file cannot be read, or KUBECONFIG cannot: no line was answered.
     console.error(`netpol check --batch: ${(error as Error).message}`);
@@ -47,7 +56,7 @@ if (!parsed.ok) {
 try {
   const answer = await checkPacket(defaultKubeClient(), parsed.packet);
   console.log(formatDecision(parsed.packet, answer));
-  process.exit(EXIT_CODE[answer.verdict]);
+  await exitAfterOutput(EXIT_CODE[answer.verdict]);
 } catch (error) {
   console.error(`netpol check: ${(error as Error).message}`);
   process.exit(EXIT_API_ERROR);

@@ -244,4 +244,19 @@ describe("`npm run netpol -- check` says when it cannot judge a packet", () => {
     // Every line answered, one of them unusable: exit 2.
     expect(run.code).toBe(2);
   }, 60_000);
+
+  it("--batch answers every line of a long batch before it exits (stdout is a pipe)", async () => {
+    // More output than a pipe holds at once (64 KiB): an exit before stdout drained lost the rest.
+    const packets = 5_000;
+    const input = Array.from(
+      { length: packets },
+      (_, i) => `${ns}/free ingress ${net}.${(i % 200) + 1} TCP ${1000 + i}`,
+    );
+    const run = await netpolCli(["check", "--batch", "-"], `${input.join("\n")}\n`);
+    const answers = run.stdout.split("\n").slice(0, -1);
+    expect({ code: run.code, answers: answers.length }).toEqual({ code: 0, answers: packets });
+    expect(answers.at(-1)).toBe(
+      `allow ${ns}/free ingress from ${net}.200 TCP/5999 (no policy selects the pod)`,
+    );
+  }, 120_000);
 });
