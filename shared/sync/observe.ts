@@ -299,11 +299,12 @@ async function readRuleAndLists(
   if (isEcho(raw)) return { raw, lists: undefined };
   const joined = recentCnfLists.since(namespace, began);
   // In a burst the pair is begun BURST_LIST_DELAY_MS later, for every event begun until then
-  // (ADR 0021); a failed shared pair is read again at once.
+  // (ADR 0021), but only while other events are in flight to share it; a failed shared pair is
+  // read again at once.
+  const delayMs = recentCnfLists.othersInFlight(namespace) > 0 ? BURST_LIST_DELAY_MS : 0;
   const lists =
     (await (
-      joined ??
-      recentCnfLists.begin(namespace, () => readCnfLists(store, namespace), BURST_LIST_DELAY_MS)
+      joined ?? recentCnfLists.begin(namespace, () => readCnfLists(store, namespace), delayMs)
     ).catch(() => undefined)) ??
     (await recentCnfLists.begin(namespace, () => readCnfLists(store, namespace)));
   return { raw, lists };
@@ -314,6 +315,10 @@ const BURST_LIST_DELAY_MS = 200;
 
 /** The lists reconcile-rule began lately, per namespace (recent-cnf-lists.ts). */
 const recentCnfLists = new RecentCnfLists();
+
+/** A rule event of `namespace` began: call the answer when it ends (RecentCnfLists.eventBegan). */
+export const ruleEventBegan = (namespace: string): (() => void) =>
+  recentCnfLists.eventBegan(namespace);
 
 /**
  * The namespace's CNF Deployments and, with the selector last seen there, its Pods, from the

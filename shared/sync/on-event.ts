@@ -12,8 +12,8 @@ import {
   type EntryContext,
   type KubeObject,
 } from "../kube/index.js";
-import { byKind, PURPOSE_LABEL, RULE_KIND_NAMES } from "../kinds/index.js";
-import { observeRuleAndCnf } from "./observe.js";
+import { byKind, PURPOSE_LABEL, RULE_KIND_NAMES, type RuleKindEntry } from "../kinds/index.js";
+import { observeRuleAndCnf, ruleEventBegan } from "./observe.js";
 import { processDeferredRules, type DeferredRule } from "./deferred-rules.js";
 import { messageOf } from "../core/error-message.js";
 import { processOwnWrites } from "./own-writes.js";
@@ -71,6 +71,21 @@ async function syncRule(event: ObjectEvent, ctx: SyncContext): Promise<Outcome> 
   ) {
     return skipEcho(ctx, event, "no reads");
   }
+  const ended = ruleEventBegan(ref.namespace);
+  try {
+    return await syncRuleRead(event, ctx, entry);
+  } finally {
+    ended();
+  }
+}
+
+/** syncRule from the rule's read on, counted as a rule event in flight (observe.ts). */
+async function syncRuleRead(
+  event: ObjectEvent,
+  ctx: SyncContext,
+  entry: RuleKindEntry,
+): Promise<Outcome> {
+  const { ref } = event;
   const key = { namespace: ref.namespace, name: ref.name };
   // A delivery syncing this rule with others whose restart it paid: its write is then our echo.
   await processDeferredRules.settled(ref.namespace, { kind: ref.kind, name: ref.name });

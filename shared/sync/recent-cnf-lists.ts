@@ -26,8 +26,31 @@ const MAX_NAMESPACES = 4096;
 
 export class RecentCnfLists {
   private readonly byNamespace = new Map<string, Read>();
+  private readonly eventsInFlight = new Map<string, number>();
 
   constructor(readonly clock: () => number = () => performance.now()) {}
+
+  /**
+   * A rule event of `namespace` began; call the answer when it ends. Waiting to share a list pays
+   * only while other events are in flight: a stream of events one after another has no one to
+   * share with, however close together.
+   */
+  eventBegan(namespace: string): () => void {
+    this.eventsInFlight.set(namespace, (this.eventsInFlight.get(namespace) ?? 0) + 1);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const left = (this.eventsInFlight.get(namespace) ?? 1) - 1;
+      if (left <= 0) this.eventsInFlight.delete(namespace);
+      else this.eventsInFlight.set(namespace, left);
+    };
+  }
+
+  /** Rule events of `namespace` in flight besides the caller's own. */
+  othersInFlight(namespace: string): number {
+    return Math.max(0, (this.eventsInFlight.get(namespace) ?? 0) - 1);
+  }
 
   /** Whether lists of `namespace` were begun lately: a rule event there reads its rule first. */
   inBurst(namespace: string): boolean {
