@@ -292,18 +292,22 @@ async function eventsByOutcome(fn: string): Promise<Map<string, number>> {
   return counts;
 }
 
+/** How many of `requests` share each `key`, most first. */
+function countedBy(
+  requests: readonly AuditedRequest[],
+  key: (r: AuditedRequest) => string,
+): [string, number][] {
+  const counts = new Map<string, number>();
+  for (const r of requests) counts.set(key(r), (counts.get(key(r)) ?? 0) + 1);
+  return [...counts].sort((x, y) => y[1] - x[1]);
+}
+
+const listed = (counts: readonly [string, number][]): string =>
+  counts.map(([key, n]) => `${key} ${n}`).join(", ");
+
 /** The three most frequent requests (identity, verb, resource), with their counts. */
 function mostRequested(requests: readonly AuditedRequest[]): string {
-  const counts = new Map<string, number>();
-  for (const r of requests) {
-    const key = `${r.user} ${r.verb} ${r.resource}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return [...counts]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, 3)
-    .map(([key, n]) => `${key} ${n}`)
-    .join(", ");
+  return listed(countedBy(requests, (r) => `${r.user} ${r.verb} ${r.resource}`).slice(0, 3));
 }
 
 async function setResyncSchedule(schedule: string): Promise<void> {
@@ -612,21 +616,14 @@ spec: {src: lan1, src_port: "${1000 + i}", proto: tcp, target: REJECT}
       `300-rule burst -> all in sync on both pods: ${seconds(Date.now() - t)}; reconcile-rule answered ${[...byOutcome].map(([o, n]) => `${o} ${n}`).join(", ")}; CNF service restarts ${restarts} (both pods)`,
     );
     // What the burst cost the API server, by reconcile-rule, against the bench's floor of 3 per rule.
-    const byVerb = new Map<string, number>();
     await audit.read();
-    for (const r of audit.requests) {
-      if (r.user !== "sdewan-reconcile-rule") continue;
-      const key = `${r.verb} ${r.resource}`;
-      byVerb.set(key, (byVerb.get(key) ?? 0) + 1);
-    }
-    const total = [...byVerb.values()].reduce((a, b) => a + b, 0);
+    const byVerb = countedBy(
+      audit.requests.filter((r) => r.user === "sdewan-reconcile-rule"),
+      (r) => `${r.verb} ${r.resource}`,
+    );
+    const total = byVerb.reduce((sum, [, n]) => sum + n, 0);
     measured(
-      `300-rule burst: reconcile-rule made ${total} API requests, ${(total / 300).toFixed(2)} per rule (floor 3): ${[
-        ...byVerb,
-      ]
-        .sort((a, b) => b[1] - a[1])
-        .map(([k, n]) => `${k} ${n}`)
-        .join(", ")}`,
+      `300-rule burst: reconcile-rule made ${total} API requests, ${(total / 300).toFixed(2)} per rule (floor 3): ${listed(byVerb)}`,
     );
     const letters = await deadLetters();
     expect(letters.filter((l) => l.name.startsWith("burst-"))).toEqual([]);
